@@ -1,0 +1,1 @@
+"""The codec: pure Python + numpy. Never imports bpy or mathutils."""

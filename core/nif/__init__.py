@@ -1,0 +1,10 @@
+"""NIF (Gamebryo / Bethesda) files: container, block registry and typed blocks."""
+
+from .block import Block, RawBlock, block_class, registered_types
+from .file import NifFile
+from .header import Header
+
+# Importing the block modules registers their classes.
+from .blocks import collision, extra_data, geometry, nodes, properties, shaders, skin, tri_shape  # noqa: F401,E402
+
+__all__ = ["Block", "RawBlock", "NifFile", "Header", "block_class", "registered_types"]

@@ -1,0 +1,69 @@
+"""Block base class and the registry mapping block type names to classes."""
+
+_REGISTRY = {}
+
+
+def block_class(*type_names):
+    """Class decorator: the class reads and writes blocks of these type names."""
+
+    def register(cls):
+        for name in type_names:
+            if name in _REGISTRY:
+                raise RuntimeError(f"block type {name} registered twice")
+            _REGISTRY[name] = cls
+        cls.type_names = type_names
+        return cls
+
+    return register
+
+
+def registered_types():
+    return dict(_REGISTRY)
+
+
+def class_for(type_name):
+    return _REGISTRY.get(type_name, RawBlock)
+
+
+class Block:
+    """One block of a NIF file.
+
+    Subclasses describe their fields once in ``sync(s)``. Class attributes give the defaults of
+    a block made in code (immutable values only, so instances never share mutable state).
+    """
+
+    type_name = None
+    trailing = b""  # bytes after the decoded fields within the declared block size
+
+    def __init__(self, type_name=None, **fields):
+        self.type_name = type_name or self.type_names[0]
+        for key, value in fields.items():
+            if not hasattr(type(self), key):
+                raise AttributeError(f"{type(self).__name__} has no field {key!r}")
+            setattr(self, key, value)
+
+    def sync(self, s):
+        raise NotImplementedError
+
+    def refs(self):
+        """(attribute, index) pairs of every block reference this block holds (for graphs and
+        renumbering); subclasses extend it."""
+        return []
+
+    def __repr__(self):
+        name = getattr(self, "name", None)
+        return f"<{self.type_name}{' ' + repr(name) if name else ''}>"
+
+
+class RawBlock(Block):
+    """A block type without a typed class: carried through as its bytes."""
+
+    type_names = ()
+    data = b""
+
+    def __init__(self, type_name, data=b""):
+        self.type_name = type_name
+        self.data = data
+
+    def sync(self, s):
+        self.data = s.raw(self.data, len(self.data) if not s.reading else s.remaining)

@@ -1,0 +1,1 @@
+"""Typed NIF blocks, one module per domain."""

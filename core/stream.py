@@ -1,0 +1,356 @@
+"""Reversible binary streams: one ``sync`` description per structure reads and writes it.
+
+A structure's ``sync(s)`` calls ``value = s.u32(value)`` and the like for each field in file
+order. A ReadStream ignores the value passed in and returns what it decodes; a WriteStream
+encodes the value it is given and returns it unchanged. Readers and writers therefore
+cannot drift apart.
+
+Every read is bounds-checked, and counts are checked against the bytes left before
+anything is allocated, so hostile counts cost nothing.
+"""
+
+import struct
+
+import numpy as np
+
+from .errors import FormatError
+
+TEXT_ENCODING = "cp1252"
+
+
+def decode_text(raw):
+    # surrogateescape keeps bytes cp1252 leaves undefined, so any string round-trips exactly.
+    return raw.decode(TEXT_ENCODING, "surrogateescape")
+
+
+def encode_text(text):
+    try:
+        return text.encode(TEXT_ENCODING, "surrogateescape")
+    except UnicodeEncodeError as error:
+        raise FormatError(f"text {text!r} cannot be stored: only Windows-1252 characters fit") from error
+
+
+_SCALARS = {
+    "u8": "B",
+    "i8": "b",
+    "u16": "H",
+    "i16": "h",
+    "u32": "I",
+    "i32": "i",
+    "u64": "Q",
+    "f32": "f",
+}
+
+
+class _Structs:
+    """Precompiled struct formats for one byte order."""
+
+    def __init__(self, order):
+        self.order = order
+        for name, code in _SCALARS.items():
+            setattr(self, name, struct.Struct(order + code))
+        self.vec3 = struct.Struct(order + "3f")
+        self.vec4 = struct.Struct(order + "4f")
+        self.mat33 = struct.Struct(order + "9f")
+
+    def dtype(self, code):
+        return np.dtype(code).newbyteorder(self.order)
+
+
+_LITTLE = _Structs("<")
+_BIG = _Structs(">")
+
+
+class Stream:
+    """What both directions share: the byte order and the file context."""
+
+    reading = False
+
+    def __init__(self, context, big_endian=False):
+        self.context = context
+        self.set_big_endian(big_endian)
+
+    def set_big_endian(self, big_endian):
+        self.big_endian = big_endian
+        self.structs = _BIG if big_endian else _LITTLE
+
+    def dtype(self, code):
+        """A numpy dtype in this stream's byte order ('f4', 'u2', ...)."""
+        return self.structs.dtype(code)
+
+
+class ReadStream(Stream):
+    reading = True
+
+    def __init__(self, data, context=None, *, big_endian=False, base=0):
+        super().__init__(context, big_endian)
+        self.data = data
+        self.pos = 0
+        self.base = base  # offset of data[0] in the file, for error messages
+
+    # -- bounds ------------------------------------------------------------------------
+    @property
+    def remaining(self):
+        return len(self.data) - self.pos
+
+    def error(self, message, at=None):
+        return FormatError(message, offset=self.base + (self.pos if at is None else at))
+
+    def need(self, size, what="data"):
+        if size > len(self.data) - self.pos:
+            raise self.error(f"{what} needs {size} bytes but only {len(self.data) - self.pos} remain")
+
+    def _unpack(self, packer):
+        pos = self.pos
+        if pos + packer.size > len(self.data):
+            raise self.error(f"truncated: {packer.size} bytes needed, {len(self.data) - pos} remain")
+        self.pos = pos + packer.size
+        return packer.unpack_from(self.data, pos)
+
+    # -- scalars -----------------------------------------------------------------------
+    def u8(self, value=None):
+        return self._unpack(self.structs.u8)[0]
+
+    def i8(self, value=None):
+        return self._unpack(self.structs.i8)[0]
+
+    def u16(self, value=None):
+        return self._unpack(self.structs.u16)[0]
+
+    def i16(self, value=None):
+        return self._unpack(self.structs.i16)[0]
+
+    def u32(self, value=None):
+        return self._unpack(self.structs.u32)[0]
+
+    def i32(self, value=None):
+        return self._unpack(self.structs.i32)[0]
+
+    def u64(self, value=None):
+        return self._unpack(self.structs.u64)[0]
+
+    def f32(self, value=None):
+        return self._unpack(self.structs.f32)[0]
+
+    def bool8(self, value=None):
+        """A one-byte boolean, kept as its byte value so odd values (e.g. 255) survive."""
+        return self._unpack(self.structs.u8)[0]
+
+    def vec3(self, value=None):
+        return self._unpack(self.structs.vec3)
+
+    def vec4(self, value=None):
+        return self._unpack(self.structs.vec4)
+
+    def mat33(self, value=None):
+        """Nine floats in file order: the rows of the rotation."""
+        return self._unpack(self.structs.mat33)
+
+    def raw(self, value=None, size=0):
+        self.need(size)
+        pos = self.pos
+        self.pos += size
+        return bytes(self.data[pos : pos + size])
+
+    # -- counts and arrays -------------------------------------------------------------
+    def count(self, value=None, *, kind="u32", item_size=1, what="items"):
+        """A count field, refused when its items cannot fit in the bytes left."""
+        at = self.pos
+        n = getattr(self, kind)()
+        if n * item_size > len(self.data) - self.pos:
+            raise self.error(
+                f"{what}: count {n} needs {n * item_size} bytes but only {len(self.data) - self.pos} remain",
+                at,
+            )
+        return n
+
+    def array(self, value, code, count):
+        """``count`` items of numpy type ``code`` (or a full dtype) as a writable array view."""
+        dtype = code if isinstance(code, np.dtype) else self.dtype(code)
+        size = dtype.itemsize * count
+        self.need(size, f"array of {count} {dtype}")
+        pos = self.pos
+        self.pos += size
+        return np.frombuffer(self.data, dtype, count, pos)
+
+    def items(self, value, factory, count, min_size=1):
+        """``count`` structures built by ``factory()`` and synced in turn."""
+        if count * min_size > len(self.data) - self.pos:
+            raise self.error(f"{count} structures cannot fit in {len(self.data) - self.pos} bytes")
+        out = []
+        for _ in range(count):
+            item = factory()
+            item.sync(self)
+            out.append(item)
+        return out
+
+    # -- strings -----------------------------------------------------------------------
+    def sized_string(self, value=None):
+        """u32 length + bytes."""
+        n = self.count(what="string")
+        return decode_text(self.raw(size=n))
+
+    def short_string(self, value=None):
+        """u8 length (including a NUL) + bytes; returned without the NUL."""
+        raw = self.raw(size=self.u8())
+        terminated = raw.endswith(b"\0")
+        return ShortString(decode_text(raw[:-1] if terminated else raw), terminated)
+
+    def sized_string16(self, value=None):
+        """u16 length + bytes."""
+        n = self.count(kind="u16", what="string")
+        return decode_text(self.raw(size=n))
+
+    def string(self, value=None):
+        """A string-table index (i32), resolved to the string; None for -1."""
+        at = self.pos
+        index = self.i32()
+        if index == -1:
+            return None
+        strings = self.context.strings
+        if not 0 <= index < len(strings):
+            raise self.error(f"string index {index} outside the string table of {len(strings)}", at)
+        return TableString(strings[index], index)
+
+
+class ShortString(str):
+    """A short string with a length byte of 0 (no NUL), so it writes back the same way."""
+
+    def __new__(cls, text, terminated=True):
+        obj = super().__new__(cls, text)
+        obj.terminated = terminated
+        return obj
+
+
+class TableString(str):
+    """A string read from the string table, remembering its index so tables with duplicate
+    entries still write back byte-identical."""
+
+    def __new__(cls, text, index):
+        obj = super().__new__(cls, text)
+        obj.index = index
+        return obj
+
+
+class WriteStream(Stream):
+    reading = False
+
+    def __init__(self, context=None, *, big_endian=False):
+        super().__init__(context, big_endian)
+        self.out = bytearray()
+
+    @property
+    def pos(self):
+        return len(self.out)
+
+    def error(self, message, at=None):
+        return FormatError(message)
+
+    def _pack(self, packer, *values):
+        try:
+            self.out += packer.pack(*values)
+        except struct.error as error:
+            raise FormatError(f"value {values if len(values) > 1 else values[0]!r} does not fit: {error}") from None
+
+    def u8(self, value):
+        self._pack(self.structs.u8, value)
+        return value
+
+    def i8(self, value):
+        self._pack(self.structs.i8, value)
+        return value
+
+    def u16(self, value):
+        self._pack(self.structs.u16, value)
+        return value
+
+    def i16(self, value):
+        self._pack(self.structs.i16, value)
+        return value
+
+    def u32(self, value):
+        self._pack(self.structs.u32, value)
+        return value
+
+    def i32(self, value):
+        self._pack(self.structs.i32, value)
+        return value
+
+    def u64(self, value):
+        self._pack(self.structs.u64, value)
+        return value
+
+    def f32(self, value):
+        self._pack(self.structs.f32, value)
+        return value
+
+    def bool8(self, value):
+        self._pack(self.structs.u8, int(value))
+        return value
+
+    def vec3(self, value):
+        self._pack(self.structs.vec3, *value)
+        return value
+
+    def vec4(self, value):
+        self._pack(self.structs.vec4, *value)
+        return value
+
+    def mat33(self, value):
+        self._pack(self.structs.mat33, *value)
+        return value
+
+    def raw(self, value, size=None):
+        if size is not None and len(value) != size:
+            raise FormatError(f"expected {size} bytes, got {len(value)}")
+        self.out += value
+        return value
+
+    def count(self, value, *, kind="u32", item_size=1, what="items"):
+        return getattr(self, kind)(value)
+
+    def array(self, value, code, count):
+        dtype = code if isinstance(code, np.dtype) else self.dtype(code)
+        array = np.asarray(value)
+        if len(array) != count:
+            raise FormatError(f"array holds {len(array)} items where its count says {count}")
+        if array.dtype != dtype:
+            array = array.astype(dtype)
+        self.out += array.tobytes()
+        return value
+
+    def items(self, value, factory, count, min_size=1):
+        if len(value) != count:
+            raise FormatError(f"list holds {len(value)} structures where its count says {count}")
+        for item in value:
+            item.sync(self)
+        return value
+
+    def sized_string(self, value):
+        raw = encode_text(value or "")
+        self.u32(len(raw))
+        self.out += raw
+        return value
+
+    def short_string(self, value):
+        value = value or ""
+        raw = encode_text(value)
+        if getattr(value, "terminated", True):
+            raw += b"\0"
+        if len(raw) > 255:
+            raise FormatError(f"short string {value!r} is longer than 254 bytes")
+        self.u8(len(raw))
+        self.out += raw
+        return value
+
+    def sized_string16(self, value):
+        raw = encode_text(value or "")
+        if len(raw) > 0xFFFF:
+            raise FormatError(f"string {value[:40]!r}... is longer than 65535 bytes")
+        self.u16(len(raw))
+        self.out += raw
+        return value
+
+    def string(self, value):
+        self.i32(-1 if value is None else self.context.string_index(value))
+        return value

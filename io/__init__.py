@@ -1,0 +1,1 @@
+"""Blender data from core objects and back (Blender side)."""

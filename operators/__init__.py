@@ -1,0 +1,1 @@
+"""Operators and file handlers (Blender side)."""

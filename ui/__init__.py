@@ -1,0 +1,15 @@
+"""Menus, panels and preferences (Blender side)."""
+
+from . import preferences
+
+_modules = (preferences,)
+
+
+def register():
+    for module in _modules:
+        module.register()
+
+
+def unregister():
+    for module in reversed(_modules):
+        module.unregister()
