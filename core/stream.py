@@ -78,6 +78,21 @@ class Stream:
         """A numpy dtype in this stream's byte order ('f4', 'u2', ...)."""
         return self.structs.dtype(code)
 
+    def ref_list(self, value):
+        """u32 count + i32 block references."""
+        n = self.count(len(value), item_size=4, what="references")
+        return self.array(value, "i4", n)
+
+    def repeat(self, value, count, sync_one):
+        """``count`` values each synced by ``sync_one(value)`` (strings, arrays of a list)."""
+        return [sync_one(v) for v in (value if not self.reading else [None] * count)]
+
+    def counted_array(self, value, code, *, kind="u32", what="array"):
+        """A count of type ``kind`` followed by that many items of numpy type ``code``."""
+        itemsize = self.dtype(code).itemsize if isinstance(code, str) else code.itemsize
+        n = self.count(len(value), kind=kind, item_size=itemsize, what=what)
+        return self.array(value, code, n)
+
 
 class ReadStream(Stream):
     reading = True
@@ -145,6 +160,10 @@ class ReadStream(Stream):
     def mat33(self, value=None):
         """Nine floats in file order: the rows of the rotation."""
         return self._unpack(self.structs.mat33)
+
+    def floats(self, value=None, count=0):
+        """A short fixed run of f32 as a tuple."""
+        return self._unpack(struct.Struct(self.structs.order + f"{count}f"))
 
     def raw(self, value=None, size=0):
         self.need(size)
@@ -300,6 +319,12 @@ class WriteStream(Stream):
         self._pack(self.structs.mat33, *value)
         return value
 
+    def floats(self, value, count=0):
+        if len(value) != count:
+            raise FormatError(f"{len(value)} values where {count} are stored")
+        self._pack(struct.Struct(self.structs.order + f"{count}f"), *value)
+        return value
+
     def raw(self, value, size=None):
         if size is not None and len(value) != size:
             raise FormatError(f"expected {size} bytes, got {len(value)}")
@@ -311,7 +336,12 @@ class WriteStream(Stream):
 
     def array(self, value, code, count):
         dtype = code if isinstance(code, np.dtype) else self.dtype(code)
-        array = np.asarray(value)
+        if dtype.subdtype is not None:  # e.g. triangles: (count, 3) items of the base type
+            base, shape = dtype.subdtype
+            array = np.asarray(value).reshape(-1, *shape)
+            dtype = base
+        else:
+            array = np.asarray(value)
         if len(array) != count:
             raise FormatError(f"array holds {len(array)} items where its count says {count}")
         if array.dtype != dtype:

@@ -45,11 +45,6 @@ class Block:
     def sync(self, s):
         raise NotImplementedError
 
-    def refs(self):
-        """(attribute, index) pairs of every block reference this block holds (for graphs and
-        renumbering); subclasses extend it."""
-        return []
-
     def __repr__(self):
         name = getattr(self, "name", None)
         return f"<{self.type_name}{' ' + repr(name) if name else ''}>"

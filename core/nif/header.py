@@ -120,15 +120,13 @@ class Header:
         # Xbox 360 files switch to big-endian here (FORMAT-NOTES section 7).
         s.set_big_endian(self.big_endian)
         num_types = s.count(len(self.block_types), kind="u16", item_size=4, what="block types")
-        self.block_types = [s.sized_string(t) for t in (self.block_types if not s.reading else [None] * num_types)]
+        self.block_types = s.repeat(self.block_types, num_types, s.sized_string)
         self.block_type_indices = s.array(self.block_type_indices, "u2", self.num_blocks)
         self.block_sizes = s.array(self.block_sizes, "u4", self.num_blocks)
         num_strings = s.count(len(self.strings), item_size=4, what="strings")
         self.max_string_length = s.u32(self.max_string_length)
+        strings = s.repeat(self.strings.strings, num_strings, s.sized_string)
         if s.reading:
-            self.strings = StringTable(s.sized_string() for _ in range(num_strings))
-        else:
-            for text in self.strings.strings:
-                s.sized_string(text)
+            self.strings = StringTable(strings)
         num_groups = s.count(len(self.groups), item_size=4, what="groups")
         self.groups = s.array(self.groups, "u4", num_groups)

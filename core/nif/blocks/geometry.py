@@ -1,1 +1,189 @@
-"""TODO"""
+"""Fallout 3 / New Vegas geometry: NiTriShape, NiTriStrips and their data blocks."""
+
+import numpy as np
+
+from ...errors import FormatError
+from ..block import Block, block_class
+from ..packed_vertices import bounding_sphere
+from .objects import NiAVObject
+from .tri_shape import check_triangles, triangle_dtype
+
+HAS_TANGENTS = 0x1000
+
+
+@block_class("NiTriShape", "NiTriStrips")
+class NiTriBasedGeom(NiAVObject):
+    data = -1
+    skin_instance = -1
+    material_names = ()
+    material_extra_data = ()
+    active_material = -1
+    material_needs_update = 0
+    shader_property = -1
+    alpha_property = -1
+
+    @property
+    def skinned(self):
+        return self.skin_instance != -1
+
+    def sync(self, s):
+        super().sync(s)
+        self.data = s.i32(self.data)
+        self.skin_instance = s.i32(self.skin_instance)
+        n = s.count(len(self.material_names), item_size=8, what="materials")
+        self.material_names = s.repeat(self.material_names, n, s.string)
+        self.material_extra_data = s.array(self.material_extra_data, "i4", n)
+        self.active_material = s.i32(self.active_material)
+        self.material_needs_update = s.bool8(self.material_needs_update)
+        if s.context.bs_version > 34:
+            self.shader_property = s.i32(self.shader_property)
+            self.alpha_property = s.i32(self.alpha_property)
+
+
+def _vec3_array(s, value, n):
+    return s.array(value, np.dtype((s.dtype("f4"), (3,))), n)
+
+
+class NiTriBasedGeomData(Block):
+    """NiGeometryData + triangle count. Arrays are float32 (n, 3) / (n, 4) / (n, 2); an absent
+    array is None. Setting ``vertices`` marks the bounding sphere for recomputation."""
+
+    group_id = 0
+    keep_flags = 0
+    compress_flags = 0
+    vertices = None
+    bs_data_flags = 0
+    material_crc = 0
+    normals = None
+    tangents = None
+    bitangents = None
+    bound_center = (0.0, 0.0, 0.0)
+    bound_radius = 0.0
+    vertex_colors = None
+    uv_sets = ()
+    consistency_flags = 0
+    additional_data = -1
+    num_vertices = 0
+    bounds_dirty = False
+
+    def __setattr__(self, name, value):
+        if name == "vertices" and value is not None and getattr(self, "vertices", None) is not value:
+            object.__setattr__(self, "bounds_dirty", True)
+        object.__setattr__(self, name, value)
+
+    def _update_dependent(self, s):
+        arrays = [a for a in (self.vertices, self.normals, self.vertex_colors, *self.uv_sets) if a is not None]
+        counts = {len(a) for a in arrays}
+        if len(counts) > 1:
+            raise FormatError(f"vertex arrays of different lengths {sorted(counts)}")
+        if counts:
+            self.num_vertices = counts.pop()
+        if self.num_vertices > 0xFFFF:
+            raise FormatError(f"{self.num_vertices} vertices: a NiGeometryData holds at most 65535")
+        if len(self.uv_sets) > 1:
+            raise FormatError("Bethesda geometry data holds at most one UV set")
+        self.bs_data_flags = (self.bs_data_flags & ~1) | len(self.uv_sets)
+        if self.tangents is not None and self.bitangents is not None:
+            self.bs_data_flags |= HAS_TANGENTS
+        elif self.tangents is None and self.bitangents is None:
+            self.bs_data_flags &= ~HAS_TANGENTS
+        else:
+            raise FormatError("tangents and bitangents go together")
+        if self.bounds_dirty and self.vertices is not None:
+            self.bound_center, self.bound_radius = bounding_sphere(self.vertices)
+            object.__setattr__(self, "bounds_dirty", False)
+
+    def sync(self, s):
+        if not s.reading:
+            self._update_dependent(s)
+        self.group_id = s.i32(self.group_id)
+        n = self.num_vertices = s.u16(self.num_vertices)
+        self.keep_flags = s.u8(self.keep_flags)
+        self.compress_flags = s.u8(self.compress_flags)
+        if s.bool8(self.vertices is not None):
+            self.vertices = _vec3_array(s, self.vertices, n)
+        self.bs_data_flags = s.u16(self.bs_data_flags)
+        if s.context.bs_version > 34:
+            self.material_crc = s.u32(self.material_crc)
+        if s.bool8(self.normals is not None):
+            self.normals = _vec3_array(s, self.normals, n)
+            if self.bs_data_flags & HAS_TANGENTS:
+                self.tangents = _vec3_array(s, self.tangents, n)
+                self.bitangents = _vec3_array(s, self.bitangents, n)
+        self.bound_center = s.vec3(self.bound_center)
+        self.bound_radius = s.f32(self.bound_radius)
+        if s.bool8(self.vertex_colors is not None):
+            self.vertex_colors = s.array(self.vertex_colors, np.dtype((s.dtype("f4"), (4,))), n)
+        uv = np.dtype((s.dtype("f4"), (2,)))
+        self.uv_sets = s.repeat(self.uv_sets, self.bs_data_flags & 1, lambda v: s.array(v, uv, n))
+        self.consistency_flags = s.u16(self.consistency_flags)
+        self.additional_data = s.i32(self.additional_data)
+        if s.reading:
+            object.__setattr__(self, "bounds_dirty", False)
+
+
+@block_class("NiTriShapeData")
+class NiTriShapeData(NiTriBasedGeomData):
+    triangles = None
+    match_groups = ()
+
+    def sync(self, s):
+        if not s.reading and self.triangles is not None:
+            check_triangles(self.triangles, len(self.vertices) if self.vertices is not None else self.num_vertices)
+        super().sync(s)
+        count = s.u16(0 if self.triangles is None else len(self.triangles))
+        s.u32(count * 3)  # num triangle points
+        if s.bool8(self.triangles is not None):
+            self.triangles = s.array(self.triangles, triangle_dtype(s), count)
+            if s.reading and self.vertices is not None:
+                check_triangles(self.triangles, self.num_vertices, s)
+        n = s.count(len(self.match_groups), kind="u16", item_size=2, what="match groups")
+        self.match_groups = s.repeat(
+            self.match_groups, n, lambda group: s.counted_array(() if group is None else group, "u2", kind="u16")
+        )
+
+    @property
+    def triangle_count(self):
+        return 0 if self.triangles is None else len(self.triangles)
+
+
+@block_class("NiTriStripsData")
+class NiTriStripsData(NiTriBasedGeomData):
+    strips = ()
+    has_points = 1
+
+    def sync(self, s):
+        super().sync(s)
+        s.u16(sum(max(len(strip) - 2, 0) for strip in self.strips))  # num triangles
+        n = s.count(len(self.strips), kind="u16", item_size=2, what="strips")
+        lengths = [int(v) for v in s.array([len(strip) for strip in self.strips], "u2", n)]
+        self.has_points = s.bool8(self.has_points)
+        if self.has_points:
+            if s.reading:
+                s.need(2 * sum(lengths), "strip points")
+            self.strips = [s.array(strip, "u2", length) for strip, length in zip(self.strips if not s.reading else lengths, lengths)]
+
+    @property
+    def triangles(self):
+        """The strips as triangles: alternating winding, degenerate triangles dropped."""
+        return strips_to_triangles(self.strips)
+
+    @property
+    def triangle_count(self):
+        return len(self.triangles)
+
+
+def strips_to_triangles(strips):
+    parts = []
+    for strip in strips:
+        strip = np.asarray(strip, np.int64)
+        if len(strip) < 3:
+            continue
+        a, b, c = strip[:-2], strip[1:-1], strip[2:]
+        odd = np.arange(len(a)) % 2 == 1
+        tris = np.stack([a, np.where(odd, c, b), np.where(odd, b, c)], axis=1)
+        keep = (a != b) & (b != c) & (a != c)
+        parts.append(tris[keep])
+    if not parts:
+        return np.zeros((0, 3), np.uint16)
+    return np.concatenate(parts).astype(np.uint16)
