@@ -43,11 +43,6 @@ class NifFile:
         pos = s.pos
         sizes = header.block_sizes.tolist()
         type_indices = header.block_type_indices.tolist()
-        if sum(sizes) > len(buffer) - pos:
-            raise FormatError(
-                f"block sizes add up to {sum(sizes)} bytes but only {len(buffer) - pos} follow the header",
-                offset=pos,
-            )
         for index, (type_index, size) in enumerate(zip(type_indices, sizes)):
             type_slot = type_index & 0x7FFF
             if type_slot >= len(header.block_types):
@@ -57,6 +52,13 @@ class NifFile:
                     offset=pos,
                 )
             type_name = header.block_types[type_slot]
+            if size > len(buffer) - pos:
+                raise FormatError(
+                    f"truncated: its declared {size} bytes run past the end of the file ({len(buffer) - pos} left)",
+                    block=index,
+                    block_type=type_name,
+                    offset=pos,
+                )
             self.blocks.append(self._parse_block(view[pos : pos + size], pos, index, type_name))
             pos += size
         s.pos = pos

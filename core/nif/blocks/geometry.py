@@ -181,7 +181,7 @@ def strips_to_triangles(strips):
             continue
         a, b, c = strip[:-2], strip[1:-1], strip[2:]
         odd = np.arange(len(a)) % 2 == 1
-        tris = np.stack([a, np.where(odd, c, b), np.where(odd, b, c)], axis=1)
+        tris = np.stack([np.where(odd, b, a), np.where(odd, a, b), c], axis=1)
         keep = (a != b) & (b != c) & (a != c)
         parts.append(tris[keep])
     if not parts:

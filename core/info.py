@@ -1,0 +1,77 @@
+"""What ``cli.py info`` reports: a JSON-ready summary of a file and its human rendering."""
+
+from .nif import NifFile
+from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from .nif.blocks.tri_shape import BSTriShape
+from .nif.header import version_string
+
+
+def shape_summary(nif, index, block):
+    if isinstance(block, BSTriShape):
+        vertices = block.vertex_count if block.vertex_data is not None else block.num_vertices
+        triangles = block.triangle_count
+    else:
+        data = nif.blocks[block.data] if 0 <= block.data < len(nif.blocks) else None
+        if isinstance(data, NiTriBasedGeomData):
+            vertices, triangles = data.num_vertices, data.triangle_count
+        else:
+            vertices = triangles = 0
+    return {
+        "block": index,
+        "type": block.type_name,
+        "name": block.name,
+        "vertices": int(vertices),
+        "triangles": int(triangles),
+        "skinned": block.skinned,
+    }
+
+
+def nif_info(nif):
+    header = nif.header
+    return {
+        "format": "nif",
+        "version": version_string(header.version),
+        "user_version": header.user_version,
+        "bs_version": header.bs_version,
+        "endian": "big" if header.big_endian else "little",
+        "game": header.game,
+        "blocks": [
+            {"index": index, "type": block.type_name, "size": int(size)}
+            for index, (block, size) in enumerate(zip(nif.blocks, header.block_sizes))
+        ],
+        "shapes": [shape_summary(nif, index, block) for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)],
+        "roots": list(nif.roots),
+        "warnings": list(nif.warnings),
+    }
+
+
+def file_info(path):
+    return nif_info(NifFile.read(path))
+
+
+GAME_NAMES = {
+    "FO3": "Fallout 3 / New Vegas",
+    "FO4": "Fallout 4",
+    "FO76": "Fallout 76",
+    "SSE": "Skyrim Special Edition",
+    "unknown": "unknown game",
+}
+
+
+def render_text(path, info):
+    lines = [
+        f"{path}: NIF {info['version']} ({GAME_NAMES[info['game']]}), user {info['user_version']}, "
+        f"bs {info['bs_version']}, {info['endian']}-endian, {len(info['blocks'])} blocks",
+    ]
+    for shape in info["shapes"]:
+        skinned = ", skinned" if shape["skinned"] else ""
+        lines.append(
+            f"  shape {shape['block']} {shape['type']} {shape['name']!r}: "
+            f"{shape['vertices']} vertices, {shape['triangles']} triangles{skinned}"
+        )
+    counts = {}
+    for block in info["blocks"]:
+        counts[block["type"]] = counts.get(block["type"], 0) + 1
+    lines.append("  blocks: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
+    lines.extend(f"  warning: {warning}" for warning in info["warnings"])
+    return "\n".join(lines)

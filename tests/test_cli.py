@@ -1,0 +1,104 @@
+"""cli.py as a user runs it: plain Python, JSON summary, round trip, one-line failures."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from support import ROOT
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "sample.nif"
+    result = run("sample", path)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_info_json_of_the_sample(sample):
+    result = run("info", sample, "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert {k: info[k] for k in ("format", "version", "user_version", "bs_version", "endian", "game")} == {
+        "format": "nif",
+        "version": "20.2.0.7",
+        "user_version": 12,
+        "bs_version": 130,
+        "endian": "little",
+        "game": "FO4",
+    }
+    assert [b["type"] for b in info["blocks"]] == ["BSFadeNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
+    assert all(b["size"] > 0 and b["index"] == i for i, b in enumerate(info["blocks"]))
+    assert info["shapes"] == [
+        {"block": 1, "type": "BSTriShape", "name": "Cube", "vertices": 24, "triangles": 12, "skinned": False}
+    ]
+
+
+def test_info_json_of_fnv_and_skinned_files(corpus):
+    info = json.loads(run("info", "--json", corpus / "pynifly/tests/tests/FONV/outfitf_simple.nif").stdout)
+    assert info["game"] == "FO3" and info["bs_version"] == 34
+    assert info["shapes"] and all(s["vertices"] > 0 and s["triangles"] > 0 for s in info["shapes"])
+    assert any(s["skinned"] for s in info["shapes"])
+    info = json.loads(run("info", "--json", corpus / "pynifly/tests/tests/FO4/BTBaseMaleBody.nif").stdout)
+    assert info["game"] == "FO4"
+    assert any(s["type"] == "BSSubIndexTriShape" and s["skinned"] for s in info["shapes"])
+
+
+def test_info_text(sample):
+    result = run("info", sample)
+    assert result.returncode == 0
+    assert "Fallout 4" in result.stdout and "24 vertices, 12 triangles" in result.stdout
+
+
+def test_roundtrip(corpus, tmp_path):
+    source = corpus / "pynifly/tests/tests/FO4/AlarmClock.nif"
+    result = run("roundtrip", source, tmp_path / "out.nif")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (("info", "{missing}"), "No such file"),
+        (("info", "{garbage}"), "not a NIF file"),
+        (("info", "{truncated}"), "truncated"),
+        (("info",), "required"),
+        (("explode",), "invalid choice"),
+    ],
+)
+def test_failures_are_one_line_with_status_2(tmp_path, sample, args, expected):
+    files = {
+        "missing": tmp_path / "missing.nif",
+        "garbage": tmp_path / "garbage.nif",
+        "truncated": tmp_path / "truncated.nif",
+    }
+    files["garbage"].write_bytes(b"\x00" * 100)
+    files["truncated"].write_bytes(sample.read_bytes()[:300])
+    result = run(*(arg.format(**files) for arg in args))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert expected in lines[0]
+    if len(args) > 1:
+        assert str(files[args[1].strip("{}")]) in lines[0]
+
+
+def test_truncated_file_names_block_and_offset(sample, tmp_path):
+    damaged = tmp_path / "cut.nif"
+    damaged.write_bytes(sample.read_bytes()[:-120])
+    line = run("info", damaged).stderr.strip()
+    assert f"{damaged}, block 2 (BSLightingShaderProperty), offset " in line and "truncated" in line
+
+
+def test_roundtrip_failure_leaves_no_output(tmp_path):
+    (tmp_path / "bad.nif").write_bytes(b"Gamebryo File Format, Version 20.2.0.7\n\x07\x00\x02\x14")
+    result = run("roundtrip", tmp_path / "bad.nif", tmp_path / "out.nif")
+    assert result.returncode == 2
+    assert not (tmp_path / "out.nif").exists()
