@@ -53,8 +53,13 @@ class _Structs:
         self.vec4 = struct.Struct(order + "4f")
         self.mat33 = struct.Struct(order + "9f")
 
+        self._dtypes = {}
+
     def dtype(self, code):
-        return np.dtype(code).newbyteorder(self.order)
+        dtype = self._dtypes.get(code)
+        if dtype is None:
+            dtype = self._dtypes[code] = np.dtype(code).newbyteorder(self.order)
+        return dtype
 
 
 _LITTLE = _Structs("<")
@@ -185,11 +190,12 @@ class ReadStream(Stream):
 
     def array(self, value, code, count):
         """``count`` items of numpy type ``code`` (or a full dtype) as a writable array view."""
-        dtype = code if isinstance(code, np.dtype) else self.dtype(code)
+        dtype = code if isinstance(code, np.dtype) else self.structs.dtype(code)
         size = dtype.itemsize * count
-        self.need(size, f"array of {count} {dtype}")
         pos = self.pos
-        self.pos += size
+        if size > len(self.data) - pos:
+            raise self.error(f"array of {count} {dtype} needs {size} bytes but only {len(self.data) - pos} remain")
+        self.pos = pos + size
         return np.frombuffer(self.data, dtype, count, pos)
 
     def items(self, value, factory, count, min_size=1):
