@@ -1,5 +1,7 @@
 """Block base class and the registry mapping block type names to classes."""
 
+from ..errors import FormatError
+
 _REGISTRY = {}
 
 
@@ -51,14 +53,23 @@ class Block:
 
 
 class RawBlock(Block):
-    """A block type without a typed class: carried through as its bytes."""
+    """A block type without a typed class: carried through as its bytes, which can only be
+    written in the byte order they were read in."""
 
     type_names = ()
     data = b""
+    big_endian = False
 
-    def __init__(self, type_name, data=b""):
+    def __init__(self, type_name, data=b"", big_endian=False):
         self.type_name = type_name
         self.data = data
+        self.big_endian = big_endian
 
     def sync(self, s):
+        if s.reading:
+            self.big_endian = s.big_endian
+        elif s.big_endian != self.big_endian:
+            raise FormatError(
+                f"cannot change the byte order of a {self.type_name} block: its fields are not known"
+            )
         self.data = s.raw(self.data, len(self.data) if not s.reading else s.remaining)
