@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 PYTHON = (3, 11)  # the only Python the bpy wheels are built for
 
-# The main environment runs the codec, the command line and pytest against bpy 4.5 (LTS);
-# the other two only run tests/blender/smoke_install.py against the oldest and newest
-# Blender the manifest claims.
+# The main environment runs the command line and pytest, with bpy 4.5 LTS in process; the
+# other two serve tests/blender/, which validates, installs and enables the extension on
+# Blender 4.2 (the manifest's minimum) and 5.0 too.
 ENVIRONMENTS = {
     ".venv": ("bpy==4.5.15", "numpy==1.26.4", "pytest==9.0.3"),
     ".venv-bpy42": ("bpy==4.2.23", "numpy==1.26.4"),
@@ -41,7 +41,7 @@ def ensure(name):
     print(f"tasks.py: creating {name}: {' '.join(ENVIRONMENTS[name])}", flush=True)
     shutil.rmtree(path, ignore_errors=True)
     run(sys.executable, "-m", "venv", path)
-    run(python_of(name), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+    run(python_of(name), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "--quiet",
         *ENVIRONMENTS[name])
     stamp.write_text(wanted)  # written last, so an interrupted setup is redone
 

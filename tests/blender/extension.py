@@ -1,0 +1,90 @@
+"""Building the extension zip and installing it the way a user does.
+
+Shared by conftest.py (in-process, bpy 4.5) and smoke_install.py (a subprocess per Blender
+version), so bpy is imported only inside the functions that need it.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ADDON = "bl_ext.user_default.precombined_nif"
+PREFERENCES_CLASS = "PrecombinedNifPreferences"
+
+# Each Blender version the tests cover, and the environment tasks.py makes for it.
+VENVS = {"4.2": ROOT / ".venv-bpy42", "4.5": ROOT / ".venv", "5.0": ROOT / ".venv-bpy50"}
+
+
+def python(venv):
+    return venv / "bin" / "python"
+
+
+def scripts(venv):
+    """The scripts folder bundled in the bpy wheel installed in ``venv``, or None."""
+    found = sorted(venv.glob("lib/python3*/site-packages/bpy/*/scripts"))
+    return found[0] if found else None
+
+
+def blender_ext(venv, command, *args):
+    """Run Blender's extension command line (``bl_pkg``) from ``venv``'s bpy wheel.
+
+    ``--valid-tags`` applies Blender's own tag list, as ``blender --command extension`` does.
+    """
+    root = scripts(venv)
+    tags = root / "modules" / "_bpy_internal" / "extensions" / "tags.py"
+    cli = root / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
+    argv = [python(venv), cli, command, f"--valid-tags={tags}", *args]
+    result = subprocess.run([str(arg) for arg in argv], capture_output=True, text=True, timeout=120)
+    if result.returncode:
+        raise AssertionError(f"blender_ext {command} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def build(venv, output_dir):
+    """Validate the repository as an extension source and build its zip; returns the zip's path."""
+    blender_ext(venv, "validate", ROOT)
+    output = Path(output_dir) / "precombined_nif.zip"
+    blender_ext(venv, "build", "--source-dir", ROOT, "--output-filepath", output)
+    return output
+
+
+def user_environment(user_dir):
+    """Environment variables that give Blender a clean user folder; they only take effect if set
+    before bpy is first imported. BLENDER_USER_RESOURCES alone moves every user folder; the others
+    override any that a developer has set."""
+    user_dir = Path(user_dir)
+    environment = {"BLENDER_USER_RESOURCES": str(user_dir)}
+    for name in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
+        environment[f"BLENDER_USER_{name}"] = str(user_dir / name.lower())
+    return environment
+
+
+def install_and_enable(zip_path):
+    """Install the zip into the "user_default" repository and enable it, as Preferences >
+    Get Extensions > Install from Disk does; returns the add-on's module."""
+    import bpy
+
+    result = bpy.ops.extensions.package_install_files(
+        filepath=str(zip_path), repo="user_default", enable_on_install=True
+    )
+    if result != {"FINISHED"} or ADDON not in bpy.context.preferences.addons or ADDON not in sys.modules:
+        raise AssertionError(f"installing {zip_path} did not enable {ADDON} (the operator returned {result})")
+    return sys.modules[ADDON]
+
+
+def preferences_class():
+    """The add-on's registered preferences class, or None."""
+    import bpy
+
+    return bpy.types.AddonPreferences.bl_rna_get_subclass_py(PREFERENCES_CLASS)
+
+
+def disable_all():
+    """Disable the add-on, then every other one Blender enabled: bpy 4.5 can hang at interpreter
+    exit while add-ons are still registered."""
+    import addon_utils
+    import bpy
+
+    bpy.ops.preferences.addon_disable(module=ADDON)
+    addon_utils.disable_all()

@@ -1,0 +1,37 @@
+"""cli.py run the way ``blender -b --python cli.py -- ...`` runs it: bpy loaded, our arguments
+after ``--``, and the exit status forced through to the shell."""
+
+import json
+import subprocess
+
+import extension
+from support import unavailable
+
+RUN_AS_BLENDER = (
+    "import runpy, sys, bpy; "
+    "sys.argv = ['blender', '-b', '--python', sys.argv[1], '--', *sys.argv[2:]]; "
+    "runpy.run_path(sys.argv[3], run_name='__main__')"
+)
+
+
+def blender_cli(*args):
+    venv = extension.VENVS["4.5"]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy in {venv}: python3 tasks.py test creates it")
+    command = [extension.python(venv), "-c", RUN_AS_BLENDER, extension.ROOT / "cli.py", *args]
+    return subprocess.run([str(a) for a in command], capture_output=True, text=True, timeout=180)
+
+
+def test_info_under_blender(tmp_path):
+    sample = tmp_path / "sample.nif"
+    assert blender_cli("sample", sample).returncode == 0
+    result = blender_cli("info", "--json", sample)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout[result.stdout.index("{") :])["shapes"][0]["vertices"] == 24
+
+
+def test_failure_status_reaches_the_shell_under_blender(tmp_path):
+    missing = tmp_path / "missing.nif"
+    result = blender_cli("info", missing)
+    assert result.returncode == 2
+    assert f"error: {missing}" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,57 @@
+"""The extension as a user gets it: validated, zipped, installed and enabled on each Blender."""
+
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import extension
+from support import unavailable
+
+SMOKE = Path(__file__).with_name("smoke_install.py")
+
+
+def venv_for(version):
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    return venv
+
+
+@pytest.mark.parametrize("version", extension.VENVS)
+def test_manifest_valid(version):
+    extension.blender_ext(venv_for(version), "validate", extension.ROOT)
+
+
+def test_zip_contents(extension_zip):
+    names = zipfile.ZipFile(extension_zip).namelist()
+    required = ["blender_manifest.toml", "__init__.py", "cli.py"]
+    required += [f"{package}/__init__.py" for package in ("core", "io", "operators", "ui")]
+    assert not [name for name in required if name not in names]
+    unwanted = [
+        name
+        for name in names
+        if name.startswith((".", "tests/", "benchmarks/"))
+        or name in ("tasks.py", "README.md")
+        or "__pycache__/" in name
+        or name.endswith(".pyc")
+    ]
+    assert not unwanted
+
+
+@pytest.mark.parametrize("version", extension.VENVS)
+def test_install_enable_disable(version, extension_zip, tmp_path):
+    command = [extension.python(venv_for(version)), SMOKE, extension_zip, tmp_path]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout
+
+
+def test_preferences_in_process(addon):
+    import bpy
+
+    preferences = bpy.context.preferences.addons[extension.ADDON].preferences
+    assert type(preferences) is extension.preferences_class()
+    preferences.fo4_data = "/games/Fallout 4/Data"
+    assert addon.ui.preferences.get(bpy.context).fo4_data == "/games/Fallout 4/Data"

@@ -1,0 +1,23 @@
+"""Helpers shared by the tests: where things are, and what a missing prerequisite means."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def unavailable(reason):
+    """Skip a test whose prerequisite is missing; in CI (CI set) fail it, since there every test must run."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI runs every test)", pytrace=False)
+    pytest.skip(reason)
+
+
+def corpus_files(pattern):
+    """The corpus files matching a glob pattern (e.g. ``"**/*.nif"``), sorted; empty when the corpus is
+    missing. For ``parametrize``: ``tests/test_corpus.py`` fails in CI when the corpus is missing, so an
+    empty parameter list cannot pass silently there."""
+    return sorted(path for path in CORPUS.glob(pattern) if path.is_file())
