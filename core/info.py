@@ -2,6 +2,7 @@
 
 from .nif import NifFile
 from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from .nif.blocks.tri_shape import BSTriShape
 from .nif.header import version_string
 
@@ -26,6 +27,24 @@ def shape_summary(nif, index, block):
     }
 
 
+def precombined_summary(nif, index, block):
+    objects = block.objects if block.shared else None
+    return {
+        "block": index,
+        "layout": block.layout,
+        "objects": [
+            {
+                "hash": f"{int(objects[i]['filename_hash']):08X}" if objects is not None else None,
+                "offset": int(objects[i]["data_offset"]) if objects is not None else None,
+                "vertices": record.num_vertices,
+                "lod_triangles": list(record.lod_counts),
+                "instances": len(record.instances),
+            }
+            for i, record in enumerate(block.records)
+        ],
+    }
+
+
 def nif_info(nif):
     header = nif.header
     return {
@@ -41,6 +60,7 @@ def nif_info(nif):
         ],
         "shapes": [shape_summary(nif, index, block) for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)],
         "roots": list(nif.roots),
+        "precombined": [precombined_summary(nif, index, block) for index, block in nif.blocks_of(BSPackedCombinedGeomDataExtra)],
         "warnings": list(nif.warnings),
     }
 
@@ -73,5 +93,10 @@ def render_text(path, info):
     for block in info["blocks"]:
         counts[block["type"]] = counts.get(block["type"], 0) + 1
     lines.append("  blocks: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
+    for cell in info["precombined"]:
+        instances = sum(o["instances"] for o in cell["objects"])
+        lines.append(
+            f"  precombined block {cell['block']} ({cell['layout']}): {len(cell['objects'])} objects, {instances} instances"
+        )
     lines.extend(f"  warning: {warning}" for warning in info["warnings"])
     return "\n".join(lines)

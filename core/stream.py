@@ -194,7 +194,9 @@ class ReadStream(Stream):
         size = dtype.itemsize * count
         pos = self.pos
         if size > len(self.data) - pos:
-            raise self.error(f"array of {count} {dtype} needs {size} bytes but only {len(self.data) - pos} remain")
+            raise self.error(
+                f"truncated: {count} items of {dtype.itemsize} bytes need {size} bytes but only {len(self.data) - pos} remain"
+            )
         self.pos = pos + size
         return np.frombuffer(self.data, dtype, count, pos)
 
