@@ -6,12 +6,14 @@ command line and the tests run on plain Python; Blender-side modules load in reg
 
 
 def register():
-    from . import ui
+    from . import operators, ui
 
+    operators.register()
     ui.register()
 
 
 def unregister():
-    from . import ui
+    from . import operators, ui
 
     ui.unregister()
+    operators.unregister()

@@ -1,1 +1,19 @@
-"""Operators and file handlers (Blender side)."""
+"""Operators and file handlers (Blender side). Each module lists its classes in CLASSES."""
+
+import bpy
+
+from . import nif_import
+
+_modules = (nif_import,)
+
+
+def register():
+    for module in _modules:
+        for cls in module.CLASSES:
+            bpy.utils.register_class(cls)
+
+
+def unregister():
+    for module in reversed(_modules):
+        for cls in reversed(module.CLASSES):
+            bpy.utils.unregister_class(cls)

@@ -1,8 +1,8 @@
 """Menus, panels and preferences (Blender side)."""
 
-from . import preferences
+from . import menus, preferences
 
-_modules = (preferences,)
+_modules = (preferences, menus)
 
 
 def register():

@@ -1,0 +1,39 @@
+"""Blender meshes from decoded numpy arrays, all through foreach_set (no per-vertex Python)."""
+
+import bpy
+import numpy as np
+
+
+def drop_degenerate(triangles):
+    """Triangles naming one vertex twice cannot be Blender faces."""
+    triangles = np.asarray(triangles).reshape(-1, 3)
+    keep = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+    return triangles[keep]
+
+
+def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=None, scale=1.0):
+    """A new mesh: one vertex per file vertex, one face per triangle. ``uvs`` in file convention
+    (v measured from the top: flipped here), ``normals`` become custom normals, ``colors``
+    RGBA 0..1 as stored bytes (sRGB)."""
+    positions = np.asarray(positions, np.float32).reshape(-1, 3)
+    triangles = drop_degenerate(triangles).astype(np.int32)
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(positions))
+    mesh.vertices.foreach_set("co", (positions * np.float32(scale)).ravel())
+    corners = triangles.ravel()
+    mesh.loops.add(len(corners))
+    mesh.loops.foreach_set("vertex_index", corners)
+    mesh.polygons.add(len(triangles))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, len(corners), 3, dtype=np.int32))
+    mesh.update(calc_edges=True)
+    if uvs is not None:
+        uv = np.asarray(uvs, np.float32).reshape(-1, 2)[corners]
+        uv[:, 1] = 1.0 - uv[:, 1]
+        mesh.uv_layers.new(name="UVMap").data.foreach_set("uv", uv.ravel())
+    if colors is not None:
+        attribute = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
+        attribute.data.foreach_set("color_srgb", np.asarray(colors, np.float32).ravel())
+    if normals is not None and len(triangles):
+        mesh.shade_smooth()
+        mesh.normals_split_custom_set_from_vertices(np.asarray(normals, np.float32).reshape(-1, 3))
+    return mesh

@@ -1,0 +1,87 @@
+"""File > Import > NIF, its drag-and-drop handler, and the import loop shared with cli.py."""
+
+from pathlib import Path
+
+import bpy
+from bpy_extras.io_utils import ImportHelper
+
+from ..core.errors import FormatError
+from ..core.nif import NifFile
+from ..io.nif_import import SceneBuilder
+
+
+def import_files(context, paths, *, scale=1.0):
+    """Import each file into a collection of its own. Returns (collections, errors): a file that
+    fails leaves nothing behind and does not stop the others."""
+    collections, errors = [], []
+    window_manager = context.window_manager
+    window_manager.progress_begin(0, max(len(paths), 1))
+    try:
+        for number, path in enumerate(paths):
+            try:
+                collections.append(import_file(context, path, scale=scale))
+            except (FormatError, OSError) as error:
+                errors.append(str(error) if isinstance(error, FormatError) else f"{path}: {error.strerror or error}")
+            window_manager.progress_update(number + 1)
+    finally:
+        window_manager.progress_end()
+    return collections, errors
+
+
+def import_file(context, path, *, scale=1.0):
+    nif = NifFile.read(path)
+    collection = bpy.data.collections.new(Path(path).stem)
+    builder = SceneBuilder(nif, collection, scale=scale)
+    try:
+        builder.build()
+    except BaseException:
+        builder.remove_created()
+        bpy.data.collections.remove(collection)
+        raise
+    context.scene.collection.children.link(collection)
+    collection["nif_path"] = str(path)
+    collection["nif_game"] = nif.header.game
+    return collection
+
+
+class IMPORT_SCENE_OT_nif(bpy.types.Operator, ImportHelper):
+    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
+
+    bl_idname = "import_scene.precombined_nif"
+    bl_label = "Import NIF"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".nif"
+    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
+    files: bpy.props.CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: bpy.props.StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+    scale: bpy.props.FloatProperty(
+        name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
+    )
+
+    def paths(self):
+        if self.files and self.directory:
+            return [str(Path(self.directory) / f.name) for f in self.files if f.name]
+        return [self.filepath]
+
+    def execute(self, context):
+        collections, errors = import_files(context, self.paths(), scale=self.scale)
+        for error in errors:  # an error only when nothing imported: the other files did
+            self.report({"WARNING"} if collections else {"ERROR"}, error)
+        if collections:
+            self.report({"INFO"}, f"Imported {len(collections)} NIF file(s)")
+        return {"FINISHED"} if collections else {"CANCELLED"}
+
+
+class IO_FH_nif(bpy.types.FileHandler):
+    bl_idname = "IO_FH_precombined_nif"
+    bl_label = "Bethesda NIF"
+    bl_import_operator = IMPORT_SCENE_OT_nif.bl_idname
+    bl_file_extensions = ".nif"
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type == "VIEW_3D"
+
+
+CLASSES = (IMPORT_SCENE_OT_nif, IO_FH_nif)
