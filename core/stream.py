@@ -18,16 +18,16 @@ from .errors import FormatError
 TEXT_ENCODING = "cp1252"
 
 
-def decode_text(raw):
-    # surrogateescape keeps bytes cp1252 leaves undefined, so any string round-trips exactly.
-    return raw.decode(TEXT_ENCODING, "surrogateescape")
+def decode_text(raw, encoding=TEXT_ENCODING):
+    # surrogateescape keeps bytes the encoding leaves undefined, so any string round-trips exactly.
+    return raw.decode(encoding, "surrogateescape")
 
 
-def encode_text(text):
+def encode_text(text, encoding=TEXT_ENCODING):
     try:
-        return text.encode(TEXT_ENCODING, "surrogateescape")
+        return text.encode(encoding, "surrogateescape")
     except UnicodeEncodeError as error:
-        raise FormatError(f"text {text!r} cannot be stored: only Windows-1252 characters fit") from error
+        raise FormatError(f"text {text!r} cannot be stored: only {encoding} characters fit") from error
 
 
 _SCALARS = {
@@ -90,7 +90,10 @@ class Stream:
 
     def repeat(self, value, count, sync_one):
         """``count`` values each synced by ``sync_one(value)`` (strings, arrays of a list)."""
-        return [sync_one(v) for v in (value if not self.reading else [None] * count)]
+        if self.reading:
+            self.charge(count)
+            value = [None] * count
+        return [sync_one(v) for v in value]
 
     def counted_array(self, value, code, *, kind="u32", what="array"):
         """A count of type ``kind`` followed by that many items of numpy type ``code``."""
@@ -99,14 +102,35 @@ class Stream:
         return self.array(value, code, n)
 
 
+class Budget:
+    """Caps the Python objects a damaged file can make a reader build. Counts are checked
+    against the bytes left, but an empty structure costs far more memory than the few bytes
+    that describe it, so each one is charged here against a multiple of the file size."""
+
+    OBJECT_COST = 512
+
+    def __init__(self, file_size):
+        self.left = 4 * file_size + (1 << 20)
+
+    def charge(self, count, stream):
+        self.left -= count * self.OBJECT_COST
+        if self.left < 0:
+            raise stream.error(f"{count} more structures are more than a file of this size can describe")
+
+
 class ReadStream(Stream):
     reading = True
 
-    def __init__(self, data, context=None, *, big_endian=False, base=0):
+    def __init__(self, data, context=None, *, big_endian=False, base=0, budget=None):
         super().__init__(context, big_endian)
         self.data = data
         self.pos = 0
         self.base = base  # offset of data[0] in the file, for error messages
+        self.budget = budget or Budget(len(data))
+
+    def charge(self, count):
+        """Account for ``count`` structures about to be built (see Budget)."""
+        self.budget.charge(count, self)
 
     # -- bounds ------------------------------------------------------------------------
     @property
@@ -204,6 +228,7 @@ class ReadStream(Stream):
         """``count`` structures built by ``factory()`` and synced in turn."""
         if count * min_size > len(self.data) - self.pos:
             raise self.error(f"{count} structures cannot fit in {len(self.data) - self.pos} bytes")
+        self.charge(count)
         out = []
         for _ in range(count):
             item = factory()
@@ -212,10 +237,10 @@ class ReadStream(Stream):
         return out
 
     # -- strings -----------------------------------------------------------------------
-    def sized_string(self, value=None):
+    def sized_string(self, value=None, encoding=TEXT_ENCODING):
         """u32 length + bytes."""
         n = self.count(what="string")
-        return decode_text(self.raw(size=n))
+        return decode_text(self.raw(size=n), encoding)
 
     def short_string(self, value=None):
         """u8 length (including a NUL) + bytes; returned without the NUL."""
@@ -269,6 +294,9 @@ class WriteStream(Stream):
     @property
     def pos(self):
         return len(self.out)
+
+    def charge(self, count):
+        pass
 
     def error(self, message, at=None):
         return FormatError(message)
@@ -364,8 +392,8 @@ class WriteStream(Stream):
             item.sync(self)
         return value
 
-    def sized_string(self, value):
-        raw = encode_text(value or "")
+    def sized_string(self, value, encoding=TEXT_ENCODING):
+        raw = encode_text(value or "", encoding)
         self.u32(len(raw))
         self.out += raw
         return value

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ..errors import FormatError
-from ..stream import ReadStream, WriteStream, encode_text
+from ..stream import Budget, ReadStream, WriteStream, encode_text
 from .block import class_for
 from .header import Header
 
@@ -37,7 +37,8 @@ class NifFile:
 
     def _parse(self, buffer):
         view = memoryview(buffer)
-        s = ReadStream(view, None)
+        self._budget = Budget(len(buffer))
+        s = ReadStream(view, None, budget=self._budget)
         header = self.header
         header.sync(s)
         pos = s.pos
@@ -52,6 +53,7 @@ class NifFile:
                     offset=pos,
                 )
             type_name = header.block_types[type_slot]
+            s.charge(1)
             if size > len(buffer) - pos:
                 raise FormatError(
                     f"truncated: its declared {size} bytes run past the end of the file ({len(buffer) - pos} left)",
@@ -72,7 +74,7 @@ class NifFile:
         cls = class_for(type_name)
         block = cls.__new__(cls)
         block.type_name = type_name
-        s = ReadStream(view, self.header, big_endian=self.header.big_endian, base=pos)
+        s = ReadStream(view, self.header, big_endian=self.header.big_endian, base=pos, budget=self._budget)
         try:
             block.sync(s)
         except FormatError as error:

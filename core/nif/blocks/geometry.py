@@ -161,6 +161,7 @@ class NiTriStripsData(NiTriBasedGeomData):
         if self.has_points:
             if s.reading:
                 s.need(2 * sum(lengths), "strip points")
+                s.charge(n)
             self.strips = [s.array(strip, "u2", length) for strip, length in zip(self.strips if not s.reading else lengths, lengths)]
 
     @property

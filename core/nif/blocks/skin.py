@@ -145,6 +145,8 @@ class SkinPartition:
         nb = s.u16(len(self.bones))
         ns = s.u16(len(self.strips))
         per = self.weights_per_vertex = s.u16(self.weights_per_vertex)
+        if s.reading and per == 0 and nv:
+            raise s.error("a partition with vertices has 0 weights per vertex", s.pos - 2)
         self.bones = s.array(self.bones, "u2", nb)
         if s.bool8(self.vertex_map is not None):
             self.vertex_map = s.array(self.vertex_map, "u2", nv)
@@ -155,6 +157,7 @@ class SkinPartition:
         if self.has_faces and ns:
             if s.reading:
                 s.need(2 * sum(lengths), "strip points")
+                s.charge(ns)
             self.strips = [s.array(strip, "u2", n) for strip, n in zip(self.strips if not s.reading else lengths, lengths)]
         elif self.has_faces:
             self.triangles = s.array(self.triangles, triangle_dtype(s), nt)
