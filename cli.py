@@ -1,12 +1,14 @@
 """Command line of the Precombined NIF extension.
 
     python cli.py COMMAND ...                      (core commands need only numpy)
-    blender -b --python cli.py -- COMMAND ...      (the same under Blender)
+    blender -b --python cli.py -- COMMAND ...      (the same under Blender; import and
+                                                    export need it, or the bpy module)
 
 Every failure exits with status 2 and one line on stderr naming the file and what is wrong.
 """
 
 import argparse
+import errno
 import importlib.util
 import json
 import sys
@@ -33,6 +35,10 @@ class UsageError(Exception):
     pass
 
 
+class CommandError(Exception):
+    """A failure whose message is already the lines to print."""
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -49,10 +55,9 @@ def command_info(args):
 
 
 def command_roundtrip(args):
-    from precombined_nif.core.nif import NifFile
+    from precombined_nif.core.formats import read_file
 
-    nif = NifFile.read(args.input)
-    nif.write(args.output)
+    read_file(args.input).write(args.output)
     same = Path(args.input).read_bytes() == Path(args.output).read_bytes()
     return f"{args.output}: written, {'identical to' if same else 'differs from'} {args.input}"
 
@@ -64,8 +69,74 @@ def command_sample(args):
     return f"{args.output}: sample Fallout 4 cube written"
 
 
+def require_bpy(command):
+    try:
+        import bpy
+    except ImportError:
+        raise UsageError(
+            f"{command} needs Blender or the bpy module: run blender -b --python cli.py -- {command} ..."
+        ) from None
+    return bpy
+
+
+def command_import(args):
+    """Import every file into an empty scene, then save it; nothing is saved if a file fails."""
+    bpy = require_bpy("import")
+    from precombined_nif.core.formats import is_bsm2
+    from precombined_nif.operators import bsm2, nif_import
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    errors = []
+    for path in args.files:
+        import_one = bsm2.import_bsm2 if is_bsm2(path) else nif_import.import_nif
+        imported, messages = nif_import.import_files(bpy.context, [path], import_one)
+        if not imported:  # then its one message is its error
+            errors += messages
+            continue
+        for message in messages:
+            print(f"warning: {message}", file=sys.stderr)
+    if errors:
+        raise CommandError("\n".join(f"error: {error}" for error in errors))
+    output = Path(args.blend).resolve()
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=str(output))
+    except RuntimeError as error:
+        raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
+    return f"{args.blend}: {len(args.files)} file(s) imported"
+
+
+def command_export(args):
+    bpy = require_bpy("export")
+    from precombined_nif.operators import bsm2
+
+    source = Path(args.input)
+    if not source.is_file():
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", args.input)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+    except RuntimeError as error:
+        raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
+    mesh_object = None
+    if args.object is not None:
+        mesh_object = bpy.data.objects.get(args.object)
+        if mesh_object is None or mesh_object.type != "MESH":
+            raise CommandError(f"error: {args.input}: no mesh object named {args.object!r}")
+    bsm, warnings = bsm2.export_file(bpy.context, args.output, mesh_object)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return (
+        f"{args.output}: {len(bsm.vertices)} vertices, {len(bsm.indices) // 3} triangles, {bsm.num_bones} bones, "
+        f"{len(bsm.animations)} animation(s)"
+    )
+
+
+def _blender_message(error):
+    """The first line of a bpy.ops RuntimeError, without its "Error: " prefix."""
+    return str(error).strip().splitlines()[0].removeprefix("Error: ").strip()
+
+
 def build_parser():
-    parser = Parser(prog="cli.py", description="Read, write and inspect Bethesda NIF files.")
+    parser = Parser(prog="cli.py", description="Read, write and inspect Bethesda NIF and Banuba .bsm2 files.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     info = commands.add_parser("info", help="summarise a file")
@@ -81,6 +152,17 @@ def build_parser():
     sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
     sample.add_argument("output")
     sample.set_defaults(run=command_sample)
+
+    load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
+    load.add_argument("files", nargs="+")
+    load.add_argument("--blend", required=True, help="the .blend file to write")
+    load.set_defaults(run=command_import)
+
+    save = commands.add_parser("export", help="export a skinned mesh from a .blend as .bsm2 (needs Blender)")
+    save.add_argument("input", help="the .blend file")
+    save.add_argument("output", help="the .bsm2 file to write")
+    save.add_argument("--object", help="the mesh object (default: the active one, or the only one)")
+    save.set_defaults(run=command_export)
     return parser
 
 
@@ -100,6 +182,9 @@ def main(argv=None):
         output = args.run(args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except CommandError as error:
+        print(error, file=sys.stderr)
         return 2
     except FormatError as error:
         print(f"error: {error}", file=sys.stderr)

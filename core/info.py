@@ -1,6 +1,9 @@
 """What ``cli.py info`` reports: a JSON-ready summary of a file and its human rendering."""
 
-from .nif import NifFile
+from .bsm2 import Bsm2File
+from .formats import read_file
+from .havok.summary import system_summary
+from .nif.blocks.collision import bhkSystem
 from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from .nif.blocks.tri_shape import BSTriShape
@@ -61,12 +64,36 @@ def nif_info(nif):
         "shapes": [shape_summary(nif, index, block) for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)],
         "roots": list(nif.roots),
         "precombined": [precombined_summary(nif, index, block) for index, block in nif.blocks_of(BSPackedCombinedGeomDataExtra)],
+        "havok": [system_summary(index, block) for index, block in nif.blocks_of(bhkSystem)],
         "warnings": list(nif.warnings),
     }
 
 
+def bsm2_info(bsm):
+    return {
+        "format": "bsm2",
+        "vertices": len(bsm.vertices),
+        "indices": len(bsm.indices),
+        "subsets": len(bsm.subsets),
+        "bones": bsm.num_bones,
+        "materials": list(bsm.materials),
+        "animations": [
+            {
+                "name": animation.name,
+                "keys": len(animation.keys),
+                "duration_ns": animation.duration_ns,
+                "interval_ns": animation.interval_ns,
+            }
+            for animation in bsm.animations
+        ],
+        "hierarchy": bsm.hierarchy is not None,
+        "warnings": list(bsm.warnings),
+    }
+
+
 def file_info(path):
-    return nif_info(NifFile.read(path))
+    data = read_file(path)
+    return bsm2_info(data) if isinstance(data, Bsm2File) else nif_info(data)
 
 
 GAME_NAMES = {
@@ -79,6 +106,8 @@ GAME_NAMES = {
 
 
 def render_text(path, info):
+    if info["format"] == "bsm2":
+        return render_bsm2_text(path, info)
     lines = [
         f"{path}: NIF {info['version']} ({GAME_NAMES[info['game']]}), user {info['user_version']}, "
         f"bs {info['bs_version']}, {info['endian']}-endian, {len(info['blocks'])} blocks",
@@ -97,6 +126,25 @@ def render_text(path, info):
         instances = sum(o["instances"] for o in cell["objects"])
         lines.append(
             f"  precombined block {cell['block']} ({cell['layout']}): {len(cell['objects'])} objects, {instances} instances"
+        )
+    for system in info["havok"]:
+        state = system.get("error") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
+        lines.append(f"  havok block {system['block']} ({system['kind']}): {state}")
+    lines.extend(f"  warning: {warning}" for warning in info["warnings"])
+    return "\n".join(lines)
+
+
+def render_bsm2_text(path, info):
+    hierarchy = ", with hierarchy" if info["hierarchy"] else ""
+    lines = [
+        f"{path}: Banuba skinned mesh (.bsm2), {info['vertices']} vertices, {info['indices'] // 3} triangles, "
+        f"{info['subsets']} subsets, {info['bones']} bones{hierarchy}",
+        "  materials: " + ", ".join(repr(name) for name in info["materials"]),
+    ]
+    for animation in info["animations"]:
+        lines.append(
+            f"  animation {animation['name']!r}: {animation['keys']} keys every {animation['interval_ns'] / 1e6:g} ms, "
+            f"{animation['duration_ns'] / 1e9:g} s"
         )
     lines.extend(f"  warning: {warning}" for warning in info["warnings"])
     return "\n".join(lines)

@@ -34,6 +34,10 @@ def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=Non
         attribute = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
         attribute.data.foreach_set("color_srgb", np.asarray(colors, np.float32).ravel())
     if normals is not None and len(triangles):
+        normals = np.asarray(normals, np.float32).reshape(-1, 3)
+        lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+        # Blender 4.2 keeps custom normals as given; quantised file normals are not unit length.
+        normals = np.divide(normals, lengths, out=np.zeros_like(normals), where=lengths > 0)
         mesh.shade_smooth()
-        mesh.normals_split_custom_set_from_vertices(np.asarray(normals, np.float32).reshape(-1, 3))
+        mesh.normals_split_custom_set_from_vertices(normals)
     return mesh

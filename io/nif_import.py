@@ -89,6 +89,9 @@ class SceneBuilder:
             for child in np.asarray(block.children).tolist():
                 self._visit(child, obj, path | {index})
 
+    def warnings(self):
+        return []
+
     def remove_created(self):
         for datablock in reversed(self.created):
             if isinstance(datablock, bpy.types.Object):

@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import nif_import
+from . import bsm2, nif_import, precombined_import
 
-_modules = (nif_import,)
+_modules = (nif_import, precombined_import, bsm2)
 
 
 def register():

@@ -10,41 +10,65 @@ from ..core.nif import NifFile
 from ..io.nif_import import SceneBuilder
 
 
-def import_files(context, paths, *, scale=1.0):
-    """Import each file into a collection of its own. Returns (collections, errors): a file that
-    fails leaves nothing behind and does not stop the others."""
-    collections, errors = [], []
+def import_files(context, paths, import_one):
+    """Import each file with ``import_one(context, path)`` -> (collection, warnings). Returns
+    (collections, messages): a file that fails leaves nothing behind and does not stop the
+    others; its error joins the messages."""
+    collections, messages = [], []
     window_manager = context.window_manager
     window_manager.progress_begin(0, max(len(paths), 1))
     try:
         for number, path in enumerate(paths):
             try:
-                collections.append(import_file(context, path, scale=scale))
+                collection, warnings = import_one(context, path)
+                collections.append(collection)
+                messages.extend(f"{path}: {warning}" for warning in warnings)
             except (FormatError, OSError) as error:
-                errors.append(str(error) if isinstance(error, FormatError) else f"{path}: {error.strerror or error}")
+                messages.append(str(error) if isinstance(error, FormatError) else f"{path}: {error.strerror or error}")
             window_manager.progress_update(number + 1)
     finally:
         window_manager.progress_end()
-    return collections, errors
+    return collections, messages
 
 
-def import_file(context, path, *, scale=1.0):
+def import_nif(context, path, *, builder=SceneBuilder, **options):
+    """One file into a new collection linked to the scene, or nothing at all if it fails."""
     nif = NifFile.read(path)
     collection = bpy.data.collections.new(Path(path).stem)
-    builder = SceneBuilder(nif, collection, scale=scale)
+    scene_builder = builder(nif, collection, **options)
     try:
-        builder.build()
+        scene_builder.build()
     except BaseException:
-        builder.remove_created()
+        scene_builder.remove_created()
         bpy.data.collections.remove(collection)
         raise
     context.scene.collection.children.link(collection)
     collection["nif_path"] = str(path)
     collection["nif_game"] = nif.header.game
-    return collection
+    return collection, scene_builder.warnings()
 
 
-class IMPORT_SCENE_OT_nif(bpy.types.Operator, ImportHelper):
+def report_import(operator, collections, messages, kind):
+    for message in messages:  # an error only when nothing imported: the other files did
+        operator.report({"WARNING"} if collections else {"ERROR"}, message)
+    if collections:
+        operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s)")
+    return {"FINISHED"} if collections else {"CANCELLED"}
+
+
+class MultiFileImport(ImportHelper):
+    """File browser properties shared by the importers: several files may be picked."""
+
+    files: bpy.props.CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
+    directory: bpy.props.StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
+
+    def paths(self):
+        if self.files and self.directory:
+            return [str(Path(self.directory) / f.name) for f in self.files if f.name]
+        return [self.filepath]
+
+
+class IMPORT_SCENE_OT_nif(bpy.types.Operator, MultiFileImport):
     """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
 
     bl_idname = "import_scene.precombined_nif"
@@ -53,24 +77,15 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, ImportHelper):
 
     filename_ext = ".nif"
     filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
-    files: bpy.props.CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: bpy.props.StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
     scale: bpy.props.FloatProperty(
         name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
     )
 
-    def paths(self):
-        if self.files and self.directory:
-            return [str(Path(self.directory) / f.name) for f in self.files if f.name]
-        return [self.filepath]
-
     def execute(self, context):
-        collections, errors = import_files(context, self.paths(), scale=self.scale)
-        for error in errors:  # an error only when nothing imported: the other files did
-            self.report({"WARNING"} if collections else {"ERROR"}, error)
-        if collections:
-            self.report({"INFO"}, f"Imported {len(collections)} NIF file(s)")
-        return {"FINISHED"} if collections else {"CANCELLED"}
+        collections, messages = import_files(
+            context, self.paths(), lambda context, path: import_nif(context, path, scale=self.scale)
+        )
+        return report_import(self, collections, messages, "NIF")
 
 
 class IO_FH_nif(bpy.types.FileHandler):

@@ -2,9 +2,17 @@
 
 import bpy
 
+from ..operators.bsm2 import EXPORT_SCENE_OT_bsm2, IMPORT_SCENE_OT_bsm2
 from ..operators.nif_import import IMPORT_SCENE_OT_nif
+from ..operators.precombined_import import IMPORT_SCENE_OT_precombined
 
-IMPORTS = ((IMPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),)
+BSM2_LABEL = "Banuba Skinned Mesh (.bsm2)"
+IMPORTS = (
+    (IMPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
+    (IMPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
+    (IMPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
+)
+EXPORTS = ((EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),)
 
 
 def draw_import(self, context):
@@ -12,9 +20,16 @@ def draw_import(self, context):
         self.layout.operator(idname, text=label)
 
 
+def draw_export(self, context):
+    for idname, label in EXPORTS:
+        self.layout.operator(idname, text=label)
+
+
 def register():
     bpy.types.TOPBAR_MT_file_import.append(draw_import)
+    bpy.types.TOPBAR_MT_file_export.append(draw_export)
 
 
 def unregister():
+    bpy.types.TOPBAR_MT_file_export.remove(draw_export)
     bpy.types.TOPBAR_MT_file_import.remove(draw_import)

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from ..errors import FormatError
+from ..files import write_replacing
 from ..stream import Budget, ReadStream, WriteStream, encode_text
 from .block import class_for
 from .header import Header
@@ -141,15 +142,7 @@ class NifFile:
     def write(self, path):
         """Encode first, then replace the file in one step: a failed write never leaves a
         damaged or half-written file behind."""
-        path = Path(path)
-        data = self.to_bytes()
-        temporary = path.with_name(path.name + ".tmp")
-        try:
-            with open(temporary, "wb") as handle:
-                handle.write(data)
-            temporary.replace(path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        write_replacing(path, self.to_bytes())
 
     # -- queries ------------------------------------------------------------------------
     def blocks_of(self, *classes):

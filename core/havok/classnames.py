@@ -1,0 +1,84 @@
+"""The __classnames__ section: u32 class signature, u8 tag (0x09), NUL-terminated name, repeated;
+padded with 0xFF to a 16-byte boundary. Virtual fixups name an object's class by the offset of
+its name here."""
+
+from ..errors import FormatError
+from ..stream import decode_text, encode_text
+
+TAG = 0x09
+
+# Signatures of the classes a FO4 physics packfile is built from, as the game's files list
+# them, for classes added to a packfile that did not list them yet.
+SIGNATURES = {
+    "hkClass": 0x33D42383,
+    "hkClassMember": 0xB0EFA719,
+    "hkClassEnum": 0x8A3609CF,
+    "hkClassEnumItem": 0xCE6F8A6C,
+    "hknpPhysicsSystemData": 0xB857718B,
+    "hknpRagdollData": 0xDC8F20AB,
+    "hknpConvexPolytopeShape": 0x3CE9B3E3,
+    "hknpCapsuleShape": 0x60A75F4C,
+    "hknpSphereShape": 0x741E9012,
+    "hknpCompressedMeshShape": 0x5F60D536,
+    "hknpCompressedMeshShapeData": 0xA2BDFC59,
+    "hknpDynamicCompoundShape": 0x4620D11C,
+    "hknpDynamicCompoundShapeData": 0xF33DC3CC,
+    "hkRefCountedProperties": 0x7C574867,
+    "hknpShapeMassProperties": 0xE9191728,
+    "hknpBSMaterialProperties": 0xA3E47A9A,
+}
+BASE_CLASSES = ("hkClass", "hkClassMember", "hkClassEnum", "hkClassEnumItem")
+
+
+class ClassNames:
+    def __init__(self, entries=()):
+        self.entries = []  # [(signature, tag, name)] in section order
+        self._offsets = {}
+        self._names = {}
+        self._size = 0
+        for entry in entries:
+            self._append(*entry)
+
+    def _append(self, signature, tag, name, at=None):
+        if name in self._offsets:
+            raise FormatError(f"class name {name!r} listed twice", offset=at)
+        offset = self._size + 5
+        self.entries.append((signature, tag, name))
+        self._offsets[name] = offset
+        self._names[offset] = name
+        self._size = offset + len(encode_text(name)) + 1
+
+    @classmethod
+    def from_bytes(cls, data, base):
+        """Parse a section's bytes; ``base`` is its file offset, for messages."""
+        data = bytes(data)
+        names = cls()
+        pos = 0
+        while pos < len(data) and data[pos:].strip(b"\xff"):
+            if pos + 5 > len(data):
+                raise FormatError("class name entry cut off by the end of its section", offset=base + pos)
+            end = data.find(b"\0", pos + 5)
+            if end < 0:
+                raise FormatError("class name without its terminating NUL", offset=base + pos)
+            signature = int.from_bytes(data[pos : pos + 4], "little")
+            names._append(signature, data[pos + 4], decode_text(data[pos + 5 : end]), base + pos)
+            pos = end + 1
+        return names
+
+    def to_bytes(self):
+        out = bytearray()
+        for signature, tag, name in self.entries:
+            out += signature.to_bytes(4, "little") + bytes((tag,)) + encode_text(name) + b"\0"
+        return bytes(out) + b"\xff" * (-len(out) % 16)
+
+    def offset_of(self, name):
+        """The offset of a class name, adding the name when it is not listed yet."""
+        if name not in self._offsets:
+            signature = SIGNATURES.get(name)
+            if signature is None:
+                raise FormatError(f"class {name} is not listed and its signature is unknown")
+            self._append(signature, TAG, name)
+        return self._offsets[name]
+
+    def name_at(self, offset):
+        return self._names.get(offset)

@@ -1,0 +1,263 @@
+"""The packfile container: header, sections, objects and their fixups.
+
+Reading finds the objects through the virtual fixups, gives every local and global fixup to the
+object holding its pointer (a local fixup must stay inside that object), and decodes the
+objects of classes with a typed reader (hk_2014, 64-bit pointers); the others stay
+``RawObject``. Writing rebuilds the whole file from the object graph: objects in the order of a
+depth-first walk from the contents object through the global fixups (the order Havok's writer
+uses, and the only one the corpus holds), then the fixup tables, class names and headers.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FormatError
+from ..stream import ReadStream, WriteStream
+from .classnames import BASE_CLASSES, SIGNATURES, TAG, ClassNames
+from .fixups import GLOBAL, LOCAL, VIRTUAL, read_table, write_table
+from .header import FileHeader, SectionHeader
+from .objects import HavokObject, ObjectReader, RawObject, typed_class
+
+CLASSNAMES = "__classnames__"
+DATA = "__data__"
+MAX_SECTIONS = 64
+
+
+class Packfile:
+    """A Havok binary packfile. ``root`` is the contents object; everything reachable from it
+    is written."""
+
+    def __init__(self, root=None):
+        self.header = FileHeader()
+        self.section_names = [CLASSNAMES, "__types__", DATA]
+        self.raw_sections = {1: b""}  # sections other than class names and data: their bytes
+        self.classnames = ClassNames((SIGNATURES[name], TAG, name) for name in BASE_CLASSES)
+        self.root = root
+        self.contents_class = None  # the header's contents class name; None: the root's class
+
+    # -- reading -------------------------------------------------------------------------
+    @classmethod
+    def read(cls, path):
+        path = Path(path)
+        try:
+            return cls.from_bytes(path.read_bytes())
+        except FormatError as error:
+            raise error.located(path=path) from None
+
+    @classmethod
+    def from_bytes(cls, data):
+        data = bytearray(data)  # a private copy: the objects' arrays are writable views of it
+        if data.lstrip()[:1] == b"<":
+            raise FormatError("XML Havok file: only binary packfiles are supported", offset=0)
+        packfile = cls()
+        s = ReadStream(data)
+        header = packfile.header
+        header.sync(s)
+        size = header.section_header_size
+        if not 0 < header.num_sections <= MAX_SECTIONS or header.num_sections * size > s.remaining:
+            raise FormatError(f"{header.num_sections} section headers cannot fit in the file", offset=0x14)
+        sections = []
+        for _ in range(header.num_sections):
+            section = SectionHeader()
+            section.sync(s, header.file_version)
+            _check_section(section, s.pos - size, len(data))
+            sections.append(section)
+        packfile.section_names = [section.name for section in sections]
+        if CLASSNAMES not in packfile.section_names:
+            raise FormatError(f"no {CLASSNAMES} section", offset=s.pos - size * len(sections))
+        names_index = packfile._index_of(CLASSNAMES)
+        data_index = header.contents_section
+        if data_index >= len(sections) or data_index == names_index:
+            raise FormatError(f"contents section {data_index} is not a data section", offset=0x18)
+
+        packfile.raw_sections = {}
+        for index, section in enumerate(sections):
+            if index != data_index and section.local != section.end:
+                raise FormatError(f"section {section.name} has fixups: only the data section may", offset=section.start)
+            if index not in (names_index, data_index):
+                packfile.raw_sections[index] = data[section.start : section.start + section.local]
+        names = sections[names_index]
+        packfile.classnames = ClassNames.from_bytes(data[names.start : names.start + names.local], names.start)
+        if header.contents_class_section != names_index:
+            raise FormatError("the contents class name is not in the class names section", offset=0x20)
+        packfile.contents_class = packfile.classnames.name_at(header.contents_class_offset)
+        if packfile.contents_class is None:
+            raise FormatError(f"no class name at offset {header.contents_class_offset}", offset=0x24)
+
+        objects, starts = _read_objects(
+            data, sections[data_index], data_index, names_index, packfile.classnames, header
+        )
+        root = np.searchsorted(starts, header.contents_offset)
+        if root >= len(starts) or starts[root] != header.contents_offset:
+            raise FormatError(f"no object starts at the contents offset {header.contents_offset}", offset=0x1C)
+        packfile.root = objects[root]
+        return packfile
+
+    def _index_of(self, name):
+        if name not in self.section_names:
+            raise FormatError(f"no {name} section")
+        return self.section_names.index(name)
+
+    # -- writing -------------------------------------------------------------------------
+    def objects(self):
+        """The objects reachable from the root, in file order, each with its encoding."""
+        encoded = {}
+        order = []
+        stack = [iter([self.root])]
+        while stack:
+            obj = next(stack[-1], StopIteration)
+            if obj is StopIteration:
+                stack.pop()
+                continue
+            if id(obj) in encoded:
+                continue
+            if not isinstance(obj, HavokObject):
+                raise FormatError(f"a packfile holds Havok objects, not {type(obj).__name__}")
+            encoded[id(obj)] = obj.encode()
+            order.append((obj, encoded[id(obj)]))
+            stack.append(target for _, target, _ in encoded[id(obj)][2])
+        return order
+
+    def to_bytes(self):
+        if self.root is None:
+            raise FormatError("a packfile needs a contents object")
+        names_index = self._index_of(CLASSNAMES)
+        data_index = self.header.contents_section
+        if data_index >= len(self.section_names) or data_index == names_index:
+            raise FormatError(f"contents section {data_index} is not a data section")
+        order = self.objects()
+        offsets = {}
+        position = 0
+        for obj, (raw, _, _) in order:
+            offsets[id(obj)] = position
+            position += len(raw)
+        local_rows, global_rows, virtual_rows = [], [], []
+        for obj, (raw, local_fixups, global_fixups) in order:
+            base = offsets[id(obj)]
+            local_rows += [(base + src, base + dst) for src, dst in local_fixups]
+            global_rows += [
+                (base + src, data_index, offsets[id(target)] + delta) for src, target, delta in global_fixups
+            ]
+            virtual_rows.append((base, names_index, self.classnames.offset_of(obj.class_name)))
+        body = b"".join(raw for _, (raw, _, _) in order)
+        tables = [write_table(local_rows, LOCAL), write_table(global_rows, GLOBAL), write_table(virtual_rows, VIRTUAL)]
+
+        header = self.header
+        header.num_sections = len(self.section_names)
+        header.contents_offset = 0
+        header.contents_class_section = names_index
+        header.contents_class_offset = self.classnames.offset_of(self.contents_class or self.root.class_name)
+        contents = {names_index: self.classnames.to_bytes()}
+        for index in range(len(self.section_names)):
+            if index not in (names_index, data_index):
+                contents[index] = self.raw_sections.get(index, b"")
+
+        head = WriteStream()
+        header.sync(head)
+        position = len(head.out) + len(self.section_names) * header.section_header_size
+        out = bytearray()
+        for index, name in enumerate(self.section_names):
+            section = SectionHeader(name)
+            if index == data_index:
+                section.set_sizes(position, len(body), *map(len, tables))
+                chunk = body + b"".join(tables)
+            else:
+                chunk = contents[index]
+                section.set_sizes(position, len(chunk), 0, 0, 0)
+            section.sync(head, header.file_version)
+            out += chunk
+            position += len(chunk)
+        return bytes(head.out + out)
+
+    def write(self, path):
+        Path(path).write_bytes(self.to_bytes())
+
+
+def _check_section(section, at, file_size):
+    offsets = (section.local, section.global_, section.virtual, section.exports, section.imports, section.end)
+    if section.start > file_size or section.start + section.end > file_size:
+        raise FormatError(f"section {section.name} runs past the end of the file", offset=at)
+    if list(offsets[:4]) != sorted(offsets[:4]):
+        raise FormatError(f"section {section.name}: fixup table offsets out of order", offset=at)
+    if not section.exports == section.imports == section.end:
+        raise FormatError(f"section {section.name}: export and import tables are not supported", offset=at)
+
+
+def _read_objects(data, section, data_index, names_index, classnames, header):
+    """The data section's objects (typed where a reader exists) and their start offsets."""
+    base = section.start
+    size = section.local
+    local = read_table(data, base + section.local, base + section.global_, LOCAL, "local")
+    global_ = read_table(data, base + section.global_, base + section.virtual, GLOBAL, "global")
+    virtual = read_table(data, base + section.virtual, base + section.exports, VIRTUAL, "virtual")
+    table_at = base + section.virtual
+
+    if not len(virtual):
+        raise FormatError("the data section holds no objects", offset=table_at)
+    order = np.argsort(virtual["object"], kind="stable")
+    virtual = virtual[order]
+    starts = virtual["object"].astype(np.int64)
+    if starts[0] != 0:
+        raise FormatError(f"{starts[0]} bytes of data before the first object", offset=base)
+    if (np.diff(starts) <= 0).any() or starts[-1] >= size:
+        raise FormatError("virtual fixups: object offsets repeated or outside the data", offset=table_at)
+    if (virtual["section"] != names_index).any():
+        raise FormatError("virtual fixup names a class outside the class names section", offset=table_at)
+    class_names = [classnames.name_at(int(offset)) for offset in virtual["name"]]
+    if None in class_names:
+        bad = int(virtual["name"][class_names.index(None)])
+        raise FormatError(f"virtual fixup names no class (offset {bad})", offset=table_at)
+    ends = np.append(starts[1:], size)
+
+    pointer = header.pointer_size
+    sources = np.concatenate([local["src"], global_["src"]]).astype(np.int64)
+    if len(sources) and (sources.max() + pointer > size):
+        raise FormatError("a fixup's pointer lies outside the data", offset=base + section.local)
+    if len(np.unique(sources)) != len(sources):
+        raise FormatError("two fixups patch the same pointer", offset=base + section.local)
+    if len(global_) and ((global_["section"] != data_index).any() or global_["dst"].max() >= size):
+        raise FormatError("a global fixup leads outside the data section", offset=base + section.global_)
+    if len(local) and local["dst"].max() > size:
+        raise FormatError("a local fixup leads outside the data section", offset=base + section.local)
+
+    owner = np.searchsorted(starts, local["src"], "right") - 1
+    if (np.searchsorted(starts, local["dst"], "right") - 1 != owner).any() or (local["dst"] > ends[owner]).any():
+        raise FormatError("a local fixup leads out of its object", offset=base + section.local)
+    targets = np.searchsorted(starts, global_["dst"], "right") - 1
+    local_rows = _per_object(list(zip(local["src"].tolist(), local["dst"].tolist())), owner, len(starts))
+    global_rows = _per_object(
+        list(zip(global_["src"].tolist(), targets.tolist(), global_["dst"].tolist())),
+        np.searchsorted(starts, global_["src"], "right") - 1,
+        len(starts),
+    )
+
+    # the typed classes describe the hk_2014 layouts with 8-byte pointers
+    typed = header.file_version >= 11 and pointer == 8
+    objects = []
+    for name in class_names:
+        cls = typed_class(name) if typed else None
+        objects.append(cls() if cls else RawObject(name, b""))
+    body = memoryview(data)[base : base + size]
+    starts = starts.tolist()
+    for index, obj in enumerate(objects):
+        start, end = starts[index], int(ends[index])
+        local_fixups = [(src - start, dst - start) for src, dst in local_rows[index]]
+        global_fixups = [(src - start, objects[target], dst - starts[target]) for src, target, dst in global_rows[index]]
+        if isinstance(obj, RawObject):
+            obj.data = bytes(body[start:end])
+            obj.local_fixups = local_fixups
+            obj.global_fixups = global_fixups
+            continue
+        pointers = {src: (target, delta) for src, target, delta in global_fixups}
+        reader = ObjectReader(body[start:end], base + start, dict(local_fixups), pointers)
+        obj.load(reader)
+    return objects, np.array(starts)
+
+
+def _per_object(rows, owner, count):
+    """The rows of each object, each object's in table order."""
+    order = np.argsort(owner, kind="stable")
+    cuts = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
+    rows = [rows[i] for i in order.tolist()]
+    return [rows[cuts[k] : cuts[k + 1]] for k in range(count)]

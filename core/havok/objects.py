@@ -1,0 +1,272 @@
+"""Packfile objects and the streams that read and write them.
+
+An object is one entry of the data section: a struct followed by the blocks its pointers lead
+to (array contents, strings), all inside the object's extent. Inside an object, pointers are
+local fixups (to the object's own blocks); pointers to other objects are global fixups.
+
+Typed classes describe their layout once in ``sync(s)``. ``ObjectReader`` resolves hkArray,
+string and object pointers through the fixups; ``ObjectWriter`` lays the blocks out the way
+Havok's packfile writer does, which the corpus shows: the struct, then each pointer member's
+block in member order, each block followed at once by the blocks of its own items (depth
+first), every block 16-aligned and zero-padded. Global fixups are listed in the order the
+members are visited, so a pointer inside an array's items comes before a later member of the
+struct that holds the array.
+
+Objects of classes without a typed reader are ``RawObject``: their bytes and fixups, written
+back unchanged.
+"""
+
+import numpy as np
+
+from ..errors import FormatError
+from ..stream import ReadStream, WriteStream
+
+ALIGN = 16
+ARRAY_FLAGS = 0x80000000  # hkArray "do not deallocate": set on every array of a packfile
+CAPACITY_MASK = 0x3FFFFFFF
+
+POINTER = "pointer"  # item type of an hkArray of object pointers
+
+_REGISTRY = {}
+
+
+def havok_class(name):
+    """Class decorator: the class reads and writes objects of the Havok class ``name``."""
+
+    def register(cls):
+        if name in _REGISTRY:
+            raise RuntimeError(f"Havok class {name} registered twice")
+        _REGISTRY[name] = cls
+        cls.class_name = name
+        return cls
+
+    return register
+
+
+def typed_class(name):
+    return _REGISTRY.get(name)
+
+
+def padded(size, align=ALIGN):
+    return -(-size // align) * align
+
+
+class HavokObject:
+    """An object of the data section. Subclasses describe their bytes in ``sync(s)``."""
+
+    class_name = None
+
+    def sync(self, s):
+        raise NotImplementedError
+
+    def encode(self):
+        """(bytes, local fixups [(src, dst)], global fixups [(src, target, delta)]), offsets
+        relative to the object's start."""
+        writer = ObjectWriter()
+        self.sync(writer)
+        return writer.finish()
+
+    def load(self, reader):
+        self.sync(reader)
+        reader.check_consumed(self.class_name)
+        return self
+
+    def __repr__(self):
+        return f"<{self.class_name}>"
+
+
+class RawObject(HavokObject):
+    """An object of a class without a typed reader: its bytes and fixups, kept as they are."""
+
+    def __init__(self, class_name, data, local_fixups=(), global_fixups=()):
+        self.class_name = class_name
+        self.data = bytes(data)
+        self.local_fixups = list(local_fixups)  # [(src, dst)] within the object
+        self.global_fixups = list(global_fixups)  # [(src, target object, offset in target)]
+
+    def encode(self):
+        return self.data, list(self.local_fixups), list(self.global_fixups)
+
+
+class ObjectReader(ReadStream):
+    """Reads one object's extent; ``base`` is its offset in the packfile (for messages)."""
+
+    def __init__(self, data, base, local_fixups, global_fixups):
+        super().__init__(data, base=base)
+        self.local_fixups = local_fixups  # {src: dst}
+        self.global_fixups = global_fixups  # {src: (target, delta)}
+        self.consumed = set()
+
+    def at(self, pos):
+        """A reader of the same object positioned at ``pos`` (a block a fixup leads to)."""
+        sub = ObjectReader(self.data, self.base, self.local_fixups, self.global_fixups)
+        sub.consumed = self.consumed
+        if not 0 <= pos <= len(self.data):
+            raise self.error(f"block at {pos} lies outside its object of {len(self.data)} bytes", 0)
+        sub.pos = pos
+        return sub
+
+    def _slot(self):
+        """A pointer slot: its position, after checking the stored value is the null the
+        packfile writer leaves for the loader to patch."""
+        at = self.pos
+        if self.u64() != 0:
+            raise self.error("pointer slot holds a value instead of a fixup", at)
+        return at
+
+    def check_consumed(self, class_name):
+        unread = sorted((set(self.local_fixups) | set(self.global_fixups)) - self.consumed)
+        if unread:
+            raise self.error(f"{class_name}: fixup at {unread[0]} is not a pointer of this class", unread[0])
+
+    # -- pointers ------------------------------------------------------------------------
+    def pointer(self, value=None):
+        """A pointer to another object (global fixup); None when null."""
+        at = self._slot()
+        if at in self.local_fixups:
+            raise self.error("object pointer has a local fixup", at)
+        target = self.global_fixups.get(at)
+        if target is None:
+            return None
+        self.consumed.add(at)
+        obj, delta = target
+        if delta:
+            raise self.error(f"pointer leads {delta} bytes into a {obj.class_name}, not to its start", at)
+        return obj
+
+    def hk_array(self, value, item, *, what="array"):
+        """hkArray: u64 pointer (local fixup) + u32 size + u32 capacity|flags. ``item`` is a
+        numpy dtype (the items come back as an array), a class with ``sync`` and ``size`` (a
+        list) or ``POINTER`` (a list of objects)."""
+        at = self._slot()
+        size = self.u32()
+        capacity = self.u32()
+        if capacity & CAPACITY_MASK != size or capacity & ~CAPACITY_MASK != ARRAY_FLAGS:
+            raise self.error(f"{what}: capacity field 0x{capacity:08X} does not match its size {size}", at + 12)
+        if at in self.global_fixups:
+            raise self.error(f"{what}: array pointer has a global fixup", at)
+        dst = self.local_fixups.get(at)
+        if dst is None:
+            if size:
+                raise self.error(f"{what}: {size} items but no fixup for their pointer", at)
+            return _empty(item)
+        self.consumed.add(at)
+        block = self.at(dst)
+        if isinstance(item, np.dtype):
+            return block.array(None, item, size)
+        if item is POINTER:
+            block.need(8 * size, what)
+            return [block.pointer() for _ in range(size)]
+        return block.items(None, item, size, min_size=item.size)
+
+    def string_ptr(self, value=None):
+        """hkStringPtr: a pointer (local fixup) to NUL-terminated text; None when null."""
+        at = self._slot()
+        dst = self.local_fixups.get(at)
+        if dst is None:
+            return None
+        self.consumed.add(at)
+        end = bytes(self.data[dst:]).find(b"\0")
+        if end < 0:
+            raise self.error("string has no terminating NUL inside its object", dst)
+        return bytes(self.data[dst : dst + end]).decode("utf-8", "surrogateescape")
+
+    def rel_array(self, value, item, *, what="relative array"):
+        """hkRelArray: u16 count + u16 offset from the field's own address; the items are
+        inside the object. ``item`` is a numpy dtype."""
+        at = self.pos
+        count = self.u16()
+        offset = self.u16()
+        if not count:
+            return np.zeros(0, item), offset
+        return self.at(at + offset).array(None, item, count), offset
+
+
+def _empty(item):
+    return np.zeros(0, item) if isinstance(item, np.dtype) else []
+
+
+class _Layout:
+    """What the writers of one object share: the global fixups in visiting order."""
+
+    def __init__(self):
+        self.global_fixups = []  # [(writer, position in it, target)]
+
+
+class ObjectWriter(WriteStream):
+    def __init__(self, layout=None):
+        super().__init__()
+        self.layout = layout or _Layout()
+        self.blocks = []  # [(position of the pointer slot, writer of the block)]
+        self.base = 0
+
+    def _child(self):
+        return ObjectWriter(self.layout)
+
+    def pointer(self, value):
+        if value is not None:
+            if not isinstance(value, HavokObject):
+                raise FormatError(f"a pointer must lead to a Havok object, not {type(value).__name__}")
+            self.layout.global_fixups.append((self, self.pos, value))
+        self.u64(0)
+        return value
+
+    def hk_array(self, value, item, *, what="array"):
+        at = self.pos
+        count = len(value)
+        if count > CAPACITY_MASK:
+            raise FormatError(f"{what}: {count} items do not fit an hkArray")
+        self.u64(0)
+        self.u32(count)
+        self.u32(count | ARRAY_FLAGS)
+        if count:
+            block = self._child()
+            if isinstance(item, np.dtype):
+                block.array(value, item, count)
+            elif item is POINTER:
+                for target in value:
+                    block.pointer(target)
+            else:
+                block.items(value, item, count)
+            self.blocks.append((at, block))
+        return value
+
+    def string_ptr(self, value):
+        at = self.pos
+        self.u64(0)
+        if value is not None:
+            block = self._child()
+            block.raw(value.encode("utf-8", "surrogateescape") + b"\0")
+            self.blocks.append((at, block))
+        return value
+
+    def rel_array(self, value, item, *, what="relative array"):
+        """Writes the header only; the owner writes the items where ``value[1]`` says."""
+        items, offset = value
+        if len(items) > 0xFFFF or offset > 0xFFFF:
+            raise FormatError(f"{what}: {len(items)} items at offset {offset} do not fit an hkRelArray")
+        self.u16(len(items))
+        self.u16(offset)
+        return value
+
+    def end_at(self, pos):
+        """Zero-fill up to ``pos``, where the next inline array of the object goes."""
+        if pos < self.pos:
+            raise FormatError(f"inline data ends at {pos}, before the fields at {self.pos}")
+        self.out += bytes(pos - self.pos)
+
+    def _flatten(self, out, local_fixups):
+        self.base = len(out)
+        out += self.out
+        for at, block in self.blocks:
+            out += bytes(padded(len(out)) - len(out))
+            local_fixups.append((self.base + at, len(out)))
+            block._flatten(out, local_fixups)
+
+    def finish(self):
+        out = bytearray()
+        local_fixups = []
+        self._flatten(out, local_fixups)
+        out += bytes(padded(len(out)) - len(out))
+        global_fixups = [(writer.base + at, target, 0) for writer, at, target in self.layout.global_fixups]
+        return bytes(out), local_fixups, global_fixups

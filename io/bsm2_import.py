@@ -1,0 +1,307 @@
+"""A .bsm2 file (a core ``Bsm2File``) as Blender data: a mesh object deformed by an armature
+object, one action per animation.
+
+Every file vertex becomes one Blender vertex. Bones without a hierarchy have no rest pose in the
+file: each gets one at the weighted centre of its vertices, unrotated, and its keys become the
+pose that reproduces the file's skinning matrices. Everything is built into new datablocks,
+which are removed again if anything fails.
+"""
+
+from contextlib import contextmanager
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..core import transforms
+from ..core.bsm2 import packing, skinning
+from ..core.errors import FormatError
+from . import bsm2_mapping as mapping
+from . import compat
+from .mesh_build import build_mesh
+
+# Decomposition error above which a key is reported as not holdable by location/rotation/scale.
+SHEAR_TOLERANCE = 1e-4
+BONE_LENGTH_FRACTION = 0.05  # of the mesh's bounding box diagonal, when nothing better is known
+MAX_MATERIAL_SLOTS = 32767  # face material indices are shorts
+LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
+
+
+def build(context, bsm, name):
+    """Add ``bsm`` to the active collection; returns (mesh object, armature object, warnings).
+    On failure everything created is removed and the selection restored before re-raising."""
+    created = _Created(context)
+    warnings = list(bsm.warnings)
+    try:
+        mesh = _mesh(bsm, name, created, warnings)
+        positions = mapping.vectors_to_blender(bsm.vertices["position"].astype(np.float32))
+        armature_object, bone_names = _armature(context, bsm, name, positions, created)
+        mesh_object = created.object(name, mesh)
+        _skin(mesh_object, armature_object, bsm, bone_names)
+        _animations(context.scene, bsm, armature_object, bone_names, created, warnings)
+    except BaseException:
+        created.remove()
+        raise
+    created.select(mesh_object, armature_object)
+    return mesh_object, armature_object, warnings
+
+
+class _Created:
+    """The datablocks an import made, for removal when it fails."""
+
+    def __init__(self, context):
+        self.context = context
+        self.collection = context.collection or context.scene.collection
+        self.view_layer = context.view_layer
+        self.active = self.view_layer.objects.active
+        self.selected = [obj for obj in self.view_layer.objects if obj.select_get()]
+        self.ids = []
+
+    def add(self, datablock):
+        self.ids.append(datablock)
+        return datablock
+
+    def object(self, name, data):
+        obj = self.add(bpy.data.objects.new(mapping.blender_name(name), data))
+        self.collection.objects.link(obj)
+        return obj
+
+    def select(self, *objects):
+        for obj in self.view_layer.objects:
+            obj.select_set(obj in objects)
+        self.view_layer.objects.active = objects[0]
+
+    def remove(self):
+        if self.context.mode != "OBJECT":
+            bpy.ops.object.mode_set(mode="OBJECT")
+        for datablock in reversed(self.ids):
+            collection = {
+                bpy.types.Object: bpy.data.objects,
+                bpy.types.Mesh: bpy.data.meshes,
+                bpy.types.Armature: bpy.data.armatures,
+                bpy.types.Action: bpy.data.actions,
+                bpy.types.Material: bpy.data.materials,
+            }[type(datablock)]
+            collection.remove(datablock)
+        self.view_layer.objects.active = self.active
+        for obj in self.selected:
+            obj.select_set(True)
+
+
+# -- mesh ---------------------------------------------------------------------------------------
+def _mesh(bsm, name, created, warnings):
+    if len(bsm.subsets) >= MAX_MATERIAL_SLOTS:
+        raise FormatError(f"{len(bsm.subsets)} subsets: a Blender mesh holds at most {MAX_MATERIAL_SLOTS} material slots")
+    vertices = bsm.vertices
+    triangles = bsm.indices.reshape(-1, 3)
+    materials = _face_materials(bsm, len(triangles), warnings)
+    # build_mesh leaves out these triangles; their material slots go with them.
+    a, b, c = triangles.T
+    kept = (a != b) & (b != c) & (a != c)
+    if not kept.all():
+        warnings.append(f"{np.count_nonzero(~kept)} triangles naming a vertex twice left out (Blender cannot hold them)")
+
+    normal_xyz, _ = packing.unpack_1010102(vertices["normal"])
+    tangent_xyz, tangent_sign = packing.unpack_1010102(vertices["tangent"])
+    normals = mapping.vectors_to_blender(packing.snorm_decode(normal_xyz))
+    tangents = mapping.vectors_to_blender(packing.snorm_decode(tangent_xyz))
+    # -512 reads as -1. Unit length, as Blender 4.2 does not normalise custom normals itself; a zero
+    # normal leaves Blender's own (custom normals cannot be zero).
+    directions = np.maximum(normals, -1.0)
+    length = np.linalg.norm(directions, axis=1, keepdims=True)
+    mesh = build_mesh(
+        mapping.blender_name(name),
+        mapping.vectors_to_blender(vertices["position"]),
+        triangles,
+        uvs=packing.uv_decode(vertices["uv"]),
+        normals=directions / np.where(length > 0, length, 1.0),
+    )
+    created.add(mesh)
+    mesh.polygons.foreach_set("material_index", materials[kept].astype(np.int32))
+    _point_attribute(mesh, mapping.NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "vector", normals)
+    _point_attribute(mesh, mapping.TANGENT_ATTRIBUTE, "FLOAT_VECTOR", "vector", tangents)
+    _point_attribute(mesh, mapping.TANGENT_SIGN_ATTRIBUTE, "FLOAT", "value", tangent_sign)
+    existing = {mapping.file_name(material): material for material in bpy.data.materials}
+    for subset in range(max(len(bsm.subsets), materials.max(initial=-1) + 1)):
+        mesh.materials.append(_material(bsm, subset, existing, created))
+    return mesh
+
+
+def _face_materials(bsm, num_triangles, warnings):
+    """Material slot per triangle: the slot of the subset holding it; one more slot for triangles
+    no subset holds."""
+    slots = np.full(num_triangles, -1, np.int64)
+    for index, subset in enumerate(bsm.subsets):
+        first = int(subset["first"]) // 3
+        span = slots[first : first + int(subset["count"]) // 3]
+        if np.any(span >= 0):
+            warnings.append(f"subset {index} overlaps an earlier one: the shared triangles go to subset {index}")
+        span[:] = index
+    missing = slots < 0
+    if missing.any():
+        warnings.append(f"{np.count_nonzero(missing)} triangles in no subset: they get a material slot of their own")
+        slots[missing] = len(bsm.subsets)
+    return slots
+
+
+def _material(bsm, subset, existing, created):
+    """The material named after the subset's material, reusing one of that name (``existing``, by
+    file name); None for the slot of triangles no subset holds."""
+    if subset >= len(bsm.subsets):
+        return None
+    name = bsm.materials[int(bsm.subsets[subset]["material"])]
+    if name not in existing:
+        existing[name] = created.add(bpy.data.materials.new(mapping.blender_name(name)))
+        mapping.remember_file_name(existing[name], name)
+    return existing[name]
+
+
+def _point_attribute(mesh, name, kind, field, values):
+    attribute = mesh.attributes.new(name, kind, "POINT")
+    attribute.data.foreach_set(field, np.asarray(values, np.float32).ravel())
+
+
+# -- armature -----------------------------------------------------------------------------------
+def _file_bone_names(bsm):
+    if bsm.hierarchy is not None:
+        return list(bsm.hierarchy.names)
+    return [mapping.generated_bone_name(index) for index in range(bsm.num_bones)]
+
+
+def _parents(bsm):
+    """Parent index per bone, a root being its own parent."""
+    if bsm.hierarchy is not None:
+        return bsm.hierarchy.parents.astype(np.int64)
+    return np.arange(bsm.num_bones)
+
+
+def _influences(bsm):
+    """(vertex, bone, weight byte sum) triples sorted by bone then weight: the weights the engine
+    uses (it stops at the first zero) with a bone named twice in a vertex summed."""
+    weights = bsm.vertices["weights"].astype(np.int64)
+    weights *= np.cumprod(weights > 0, axis=1)
+    vertex, slot = np.nonzero(weights)
+    pair = vertex * max(bsm.num_bones, 1) + bsm.vertices["bones"][vertex, slot]
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    summed = np.bincount(inverse.reshape(-1), weights=weights[vertex, slot]).astype(np.int64)
+    vertex, bone = np.divmod(pairs, max(bsm.num_bones, 1))
+    order = np.lexsort((summed, bone))
+    return vertex[order], bone[order], summed[order]
+
+
+def _rest_targets(bsm, positions):
+    """Per bone, the armature-space rest matrix wanted (Blender keeps only its rigid part), and a
+    bone length for display."""
+    extent = np.ptp(positions, axis=0) if len(positions) else np.ones(3)
+    length = max(BONE_LENGTH_FRACTION * float(np.linalg.norm(extent)), 1e-3)
+    if bsm.hierarchy is not None:
+        return mapping.TO_BLENDER @ np.linalg.inv(bsm.hierarchy.inverse_bind_matrices), length
+    vertex, bone, weight = _influences(bsm)
+    totals = np.bincount(bone, weights=weight, minlength=bsm.num_bones)
+    sums = np.stack(
+        [np.bincount(bone, weights=weight * positions[vertex, axis], minlength=bsm.num_bones) for axis in range(3)], 1
+    )
+    centre = positions.mean(axis=0) if len(positions) else np.zeros(3)
+    heads = np.where(totals[:, None] > 0, sums / np.where(totals > 0, totals, 1)[:, None], centre)
+    # Rounded to what the bone's head stores, so the keys are computed against the real rest.
+    return transforms.translation(heads.astype(np.float32)), length
+
+
+@contextmanager
+def _edit_mode(context, obj):
+    context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        yield obj.data.edit_bones
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def _armature(context, bsm, name, positions, created):
+    """The armature object and its bone names in file order."""
+    armature = created.add(bpy.data.armatures.new(mapping.blender_name(name)))
+    obj = created.object(f"{name}_Armature", armature)
+    targets, length = _rest_targets(bsm, positions)
+    file_names = _file_bone_names(bsm)
+    with _edit_mode(context, obj) as edit_bones:
+        bones = []
+        for file_name, rest in zip(file_names, transforms.rigid(targets)):
+            bone = edit_bones.new(mapping.blender_name(file_name))
+            bone.tail = (0.0, length, 0.0)
+            bone.matrix = Matrix(rest.tolist())  # keeps the length, sets head and roll
+            bones.append(bone)
+        for index, parent in enumerate(_parents(bsm)):
+            if parent != index:
+                bones[index].parent = bones[parent]
+        names = [bone.name for bone in bones]
+    for bone_name, file_name, target in zip(names, file_names, targets):
+        bone = armature.bones[bone_name]
+        mapping.remember_file_name(bone, file_name)
+        if bsm.hierarchy is not None:
+            residual = np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ target
+            bone[mapping.BIND_RESIDUAL_PROPERTY] = residual.ravel().tolist()
+    for pose_bone in obj.pose.bones:
+        pose_bone.rotation_mode = "QUATERNION"
+    return obj, names
+
+
+def _skin(mesh_object, armature_object, bsm, bone_names):
+    mesh_object.parent = armature_object
+    mesh_object.modifiers.new("Armature", "ARMATURE").object = armature_object
+    groups = [mesh_object.vertex_groups.new(name=bone_name) for bone_name in bone_names]
+    vertex, bone, weight = _influences(bsm)
+    # One call per run of equal (bone, weight): bpy has no bulk weight setter.
+    starts = np.flatnonzero(np.diff(bone, prepend=-1) | np.diff(weight, prepend=-1))
+    for start, end in zip(starts, np.append(starts[1:], len(vertex))):
+        groups[bone[start]].add(vertex[start:end].tolist(), weight[start] / 255.0, "REPLACE")
+
+
+# -- animations ---------------------------------------------------------------------------------
+def _animations(scene, bsm, armature_object, bone_names, created, warnings):
+    bones = armature_object.data.bones
+    rests = np.array([np.array(bones[name].matrix_local, np.float64) for name in bone_names]).reshape(-1, 4, 4)
+    parents = _parents(bsm)
+    start = scene.frame_start
+    for index, animation in enumerate(bsm.animations):
+        skin = skinning.skinning_matrices(bsm, animation)
+        pose = mapping.TO_BLENDER @ skin @ mapping.FROM_BLENDER @ rests
+        location, rotation, scale, error = transforms.decompose(mapping.basis_matrices(pose, rests, parents))
+        if error > SHEAR_TOLERANCE * max(1.0, float(np.abs(location).max(initial=0.0))):
+            warnings.append(
+                f"animation {animation.name!r}: some keys shear a bone, which Blender's location, rotation "
+                f"and scale cannot hold (error up to {error:.3g})"
+            )
+        action, slot = compat.new_action(mapping.blender_name(animation.name))
+        created.add(action)
+        mapping.remember_file_name(action, animation.name)
+        action[mapping.INTERVAL_PROPERTY] = float(animation.interval_ns)
+        action[mapping.DURATION_PROPERTY] = float(animation.duration_ns)
+        frames = start + np.arange(len(skin)) * mapping.frame_step(scene, animation.interval_ns)
+        rotation = _continuous(rotation)
+        for bone, bone_name in enumerate(bone_names):
+            path = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]'
+            for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
+                for axis in range(values.shape[-1]):
+                    fcurve = compat.new_fcurve(action, slot, f"{path}.{channel}", axis, bone_name)
+                    _keys(fcurve, frames, values[:, bone, axis])
+        compat.stash_action(armature_object, action, slot, start)
+        if index == 0:
+            compat.assign_action(armature_object, action, slot)
+
+
+def _continuous(quaternions):
+    """(keys, bones, 4) with signs flipped so that neighbouring keys interpolate the short way."""
+    if len(quaternions) < 2:
+        return quaternions
+    dots = np.einsum("kbi,kbi->kb", quaternions[1:], quaternions[:-1])
+    flips = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=0)
+    return np.concatenate([quaternions[:1], quaternions[1:] * flips[..., None]])
+
+
+def _keys(fcurve, frames, values):
+    points = fcurve.keyframe_points
+    points.add(len(frames))
+    points.foreach_set("co", np.column_stack([frames, values]).astype(np.float32).ravel())
+    # Keys are samples: straight lines between them, no Bezier overshoot.
+    points.foreach_set("interpolation", np.full(len(frames), LINEAR, np.int32))
+    fcurve.update()

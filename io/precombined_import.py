@@ -1,0 +1,137 @@
+"""Precombined cells as Blender data: one mesh per record (the chosen LOD), one object per
+placed instance sharing it (linked duplicates), the rest of the file through the general NIF
+path. Knows core objects and bpy, never file bytes."""
+
+import bpy
+from mathutils import Matrix
+
+from ..core.errors import FormatError
+from ..core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
+from ..core.nif.packed_vertices import PackedVertices
+from ..core.precombined.names import find_geometry_file
+from .mesh_build import build_mesh
+from .nif_import import SceneBuilder
+
+
+class DecodedVertices(PackedVertices):
+    """Packed vertices read from a .csg, decoded like any other vertex buffer."""
+
+    def __init__(self, desc, vertex_data):
+        self.vertex_desc = desc
+        self.vertex_data = vertex_data
+
+
+def record_name(block, index):
+    if block.shared:
+        entry = block.objects[index]
+        return f"{int(entry['filename_hash']):08X}:{int(entry['data_offset']):08X}"
+    return f"record {index}"
+
+
+class GeometrySource:
+    """Where external records find their geometry: an explicit .csg/.psg, or the one a game
+    Data folder holds for the record's filename hash. Opened files are reused."""
+
+    def __init__(self, geometry_path=None, data_folder=None):
+        self.geometry_path = geometry_path
+        self.data_folder = data_folder
+        self.files = {}
+
+    def file_for(self, filename_hash):
+        from ..core.precombined.csg import GeometryFile
+
+        path = self.geometry_path or (find_geometry_file(self.data_folder, filename_hash) if self.data_folder else None)
+        if path is None:
+            return None
+        if path not in self.files:
+            self.files[path] = GeometryFile(path)
+        return self.files[path]
+
+    def close(self):
+        for geometry in self.files.values():
+            geometry.close()
+
+
+class CellBuilder(SceneBuilder):
+    def __init__(self, nif, collection, *, scale=1.0, lod=0, geometry=None):
+        super().__init__(nif, collection, scale=scale)
+        self.lod = lod
+        self.geometry = geometry or GeometrySource()
+        self.placeholders = 0
+        self.missing_geometry = []
+
+    def build(self):
+        super().build()
+        for index, block in self.nif.blocks_of(BSPackedCombinedGeomDataExtra):
+            self.collection["precombined_block"] = index
+            self.collection["precombined_layout"] = block.layout
+            self.collection["precombined_unknown_flags"] = [block.unknown_flags_1, block.unknown_flags_2]
+            for record_index, record in enumerate(block.records):
+                self._build_record(block, record_index, record)
+        return self.objects
+
+    def _record_mesh(self, block, index, record, name):
+        if block.layout != EXTERNAL:
+            vertices, triangles = record, record.lod_triangles(self.lod)
+        else:
+            entry = block.objects[index]
+            geometry = self.geometry.file_for(int(entry["filename_hash"]))
+            if geometry is None:
+                return None
+            try:
+                desc, data, all_triangles = geometry.record_geometry(
+                    int(entry["data_offset"]), record.vertex_desc, record.num_vertices, record.lod_counts
+                )
+            except FormatError as error:
+                self.missing_geometry.append(f"{name}: {error}")
+                return None
+            vertices = DecodedVertices(desc, data)
+            start = record.lod_offsets[self.lod] // 3
+            triangles = all_triangles[start : start + record.lod_counts[self.lod]]
+        mesh = build_mesh(
+            name,
+            vertices.positions,
+            triangles,
+            uvs=vertices.uvs,
+            normals=vertices.normals,
+            colors=vertices.colors,
+            scale=self.scale,
+        )
+        self.created.append(mesh)
+        mesh["precombined_vertex_desc"] = f"{record.vertex_desc:016X}"
+        mesh["precombined_lod"] = self.lod
+        return mesh
+
+    def _build_record(self, block, index, record):
+        name = record_name(block, index)
+        mesh = self._record_mesh(block, index, record, name)
+        if mesh is None:
+            self.placeholders += len(record.instances)
+        matrices = instance_matrices(record.instances)
+        matrices[:, :3, :] *= self.scale
+        for number, (instance, matrix) in enumerate(zip(record.instances, matrices)):
+            obj = bpy.data.objects.new(f"{name} #{number}", mesh)
+            self.created.append(obj)
+            self.collection.objects.link(obj)
+            obj.matrix_world = Matrix(matrix.tolist())
+            obj["precombined_object"] = index
+            obj["precombined_instance"] = number
+            obj["precombined_grayscale_scale"] = float(instance["grayscale_scale"])
+            if mesh is None:
+                obj.empty_display_type = "SPHERE"
+                obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
+        if block.shared:  # what the exporter needs to write the record back
+            entry = block.objects[index]
+            holders = [mesh] if mesh is not None else [o for o in self.created[-len(record.instances) :]]
+            for holder in holders:
+                holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
+                holder["precombined_offset"] = int(entry["data_offset"])
+
+    def warnings(self):
+        out = []
+        if self.placeholders:
+            out.append(
+                f"{self.placeholders} instances have no geometry (no matching .csg found): imported as "
+                f"bound-sized placeholders"
+            )
+        return out + self.missing_geometry

@@ -1,0 +1,119 @@
+"""File > Import / Export > Banuba Skinned Mesh (.bsm2), its drag-and-drop handler, and the
+import and export steps shared with cli.py."""
+
+from pathlib import Path
+
+import bpy
+from bpy_extras.io_utils import ExportHelper
+
+from ..core.bsm2 import Bsm2File
+from ..core.errors import FormatError
+from ..io import bsm2_export, bsm2_import
+from .nif_import import MultiFileImport, import_files, report_import
+
+EXTENSION = ".bsm2"
+
+
+def _failure(error, path):
+    """One line for a file that could not be read or written."""
+    if isinstance(error, FormatError):
+        return str(error.located(path=path))
+    return f"{path}: {error.strerror or error}"
+
+
+def import_bsm2(context, path):
+    """One file as a mesh and an armature in the active collection, or nothing at all if it fails;
+    returns (armature object, warnings). For ``nif_import.import_files``."""
+    if context.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    path = Path(path)
+    _, armature, warnings = bsm2_import.build(context, Bsm2File.read(path), path.stem)
+    return armature, warnings
+
+
+def export_file(context, path, mesh_object=None):
+    """Write ``mesh_object`` (by default the one ``bsm2_export.find_mesh`` picks) to ``path``;
+    returns (Bsm2File, warnings). Raises FormatError or OSError; a failed write leaves no file."""
+    mesh_object = mesh_object or bsm2_export.find_mesh(context)
+    if mesh_object.mode == "EDIT":
+        mesh_object.update_from_editmode()
+    try:
+        bsm, warnings = bsm2_export.build(context, mesh_object)
+        bsm.write(path)
+    except FormatError as error:
+        raise error.located(path=f"{path} ({mesh_object.name})") from None
+    return bsm, warnings
+
+
+class IMPORT_SCENE_OT_bsm2(bpy.types.Operator, MultiFileImport):
+    """Import Banuba skinned meshes: mesh, armature and one action per animation"""
+
+    bl_idname = "import_scene.bsm2"
+    bl_label = "Import Banuba Skinned Mesh"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = EXTENSION
+    filter_glob: bpy.props.StringProperty(default=f"*{EXTENSION}", options={"HIDDEN"})
+
+    def invoke(self, context, event):
+        if self.directory and self.files:  # dropped files: there is nothing to choose
+            return self.execute(context)
+        return super().invoke(context, event)
+
+    def execute(self, context):
+        armatures, messages = import_files(context, self.paths(), import_bsm2)
+        return report_import(self, armatures, messages, ".bsm2")
+
+
+class EXPORT_SCENE_OT_bsm2(bpy.types.Operator, ExportHelper):
+    """Export the active skinned mesh with its armature and actions as a Banuba skinned mesh"""
+
+    bl_idname = "export_scene.bsm2"
+    bl_label = "Export Banuba Skinned Mesh"
+
+    filename_ext = EXTENSION
+    filter_glob: bpy.props.StringProperty(default=f"*{EXTENSION}", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return any(obj.type == "MESH" for obj in context.view_layer.objects)
+
+    def invoke(self, context, event):
+        if not self.filepath:  # name the file after the mesh, beside the .blend
+            try:
+                name = bpy.path.clean_name(bsm2_export.find_mesh(context).name)
+            except FormatError:
+                name = None
+            if name:
+                folder = Path(bpy.data.filepath).parent if bpy.data.filepath else Path()
+                self.filepath = str(folder / name) + EXTENSION
+        return super().invoke(context, event)
+
+    def execute(self, context):
+        try:
+            bsm, warnings = export_file(context, self.filepath)
+        except (FormatError, OSError) as error:
+            self.report({"ERROR"}, _failure(error, self.filepath))
+            return {"CANCELLED"}
+        for message in warnings:
+            self.report({"WARNING"}, message)
+        self.report(
+            {"INFO"},
+            f"Exported {len(bsm.vertices)} vertices, {bsm.num_bones} bones and {len(bsm.animations)} "
+            f"animation(s) to {Path(self.filepath).name}",
+        )
+        return {"FINISHED"}
+
+
+class IO_FH_bsm2(bpy.types.FileHandler):
+    bl_idname = "IO_FH_bsm2"
+    bl_label = "Banuba Skinned Mesh"
+    bl_import_operator = IMPORT_SCENE_OT_bsm2.bl_idname
+    bl_file_extensions = EXTENSION
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type == "VIEW_3D"
+
+
+CLASSES = (IMPORT_SCENE_OT_bsm2, EXPORT_SCENE_OT_bsm2, IO_FH_bsm2)

@@ -1,0 +1,56 @@
+"""File > Import > Precombined NIF: cells as linked duplicates."""
+
+import bpy
+
+from ..io.precombined_import import CellBuilder, GeometrySource
+from .nif_import import MultiFileImport, import_files, import_nif, report_import
+
+
+def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None):
+    from ..ui import preferences  # here: ui's menus import this module
+
+    settings = preferences.get(context)
+    source = GeometrySource(geometry_path or None, settings.fo4_data if settings and settings.fo4_data else None)
+    try:
+        return import_files(
+            context,
+            paths,
+            lambda context, path: import_nif(context, path, builder=CellBuilder, scale=scale, lod=lod, geometry=source),
+        )
+    finally:
+        source.close()
+
+
+class IMPORT_SCENE_OT_precombined(bpy.types.Operator, MultiFileImport):
+    """Import Fallout 4 precombined cells (*_OC.nif): every placed copy as a linked duplicate"""
+
+    bl_idname = "import_scene.precombined_cell"
+    bl_label = "Import Precombined NIF"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".nif"
+    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
+    lod: bpy.props.EnumProperty(
+        name="LOD",
+        description="Which of the records' three triangulations to build",
+        items=(("0", "LOD 0", "The first triangulation"), ("1", "LOD 1", ""), ("2", "LOD 2", "")),
+        default="0",
+    )
+    scale: bpy.props.FloatProperty(
+        name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
+    )
+    geometry_path: bpy.props.StringProperty(
+        name="Geometry File",
+        description="The .csg (or .psg) holding vanilla cells' geometry; empty: find it in the Fallout 4 Data "
+        "folder set in the preferences",
+        subtype="FILE_PATH",
+    )
+
+    def execute(self, context):
+        collections, messages = import_cells(
+            context, self.paths(), lod=int(self.lod), scale=self.scale, geometry_path=self.geometry_path
+        )
+        return report_import(self, collections, messages, "precombined")
+
+
+CLASSES = (IMPORT_SCENE_OT_precombined,)

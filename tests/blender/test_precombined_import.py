@@ -1,0 +1,100 @@
+"""File > Import > Precombined NIF in real Blender: linked duplicates placed by the decoded
+matrices, external geometry from a .csg, placeholders, clean failures."""
+
+import numpy as np
+import pytest
+from precombined_builder import block_bytes, csg_bytes, geometry_space, make_object
+
+from precombined_nif.core.nif import NifFile, RawBlock
+from precombined_nif.core.nif.blocks.nodes import NiNode
+from precombined_nif.core.nif.header import Header
+
+OBJECTS = [make_object(i, instance_count=2 + i) for i in range(3)]
+
+
+def write_cell(path, block_type, body):
+    root = NiNode("BSFadeNode", name="cell", extra_data=[1])
+    NifFile(Header(), [root, RawBlock(block_type, body)], [0]).write(path)
+    return path
+
+
+@pytest.fixture
+def clean(addon):
+    import bpy
+
+    before = set(bpy.data.objects), set(bpy.data.meshes), set(bpy.data.collections)
+    yield
+    for obj in set(bpy.data.objects) - before[0]:
+        bpy.data.objects.remove(obj)
+    for mesh in set(bpy.data.meshes) - before[1]:
+        bpy.data.meshes.remove(mesh)
+    for collection in set(bpy.data.collections) - before[2]:
+        bpy.data.collections.remove(collection)
+
+
+def instances_of(collection):
+    return sorted(
+        (o for o in collection.objects if "precombined_object" in o),
+        key=lambda o: (o["precombined_object"], o["precombined_instance"]),
+    )
+
+
+def check_cell(collection, objects, scale=1.0, lod=0):
+    placed = instances_of(collection)
+    assert len(placed) == sum(len(o["instances"]) for o in objects)
+    for obj in placed:
+        source = objects[obj["precombined_object"]]
+        inst = source["instances"][obj["precombined_instance"]]
+        expected = np.eye(4)
+        expected[:3, :3] = np.array(inst["rotation"]) * inst["scale"] * scale
+        expected[:3, 3] = np.array(inst["translation"]) * scale
+        np.testing.assert_allclose(np.array(obj.matrix_world), expected, rtol=1e-5, atol=1e-4)
+        mesh = obj.data
+        assert len(mesh.vertices) == len(source["positions"])
+        assert len(mesh.polygons) == len(source["lods"][lod])
+        co = np.empty(3 * len(mesh.vertices), np.float32)
+        mesh.vertices.foreach_get("co", co)
+        np.testing.assert_allclose(co.reshape(-1, 3), source["positions"] * scale, rtol=1e-6)
+    for index in range(len(objects)):  # linked duplicates: one mesh per record
+        assert len({o.data.name for o in placed if o["precombined_object"] == index}) == 1
+
+
+@pytest.mark.parametrize("block_type, layout", [("BSPackedCombinedSharedGeomDataExtra", "inline"), ("BSPackedCombinedGeomDataExtra", "baked")])
+def test_inline_and_baked_cells(clean, tmp_path, block_type, layout):
+    import bpy
+
+    path = write_cell(tmp_path / "00012345_0ABCDEF0_OC.nif", block_type, block_bytes(OBJECTS, layout))
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path), scale=0.5, lod="1") == {"FINISHED"}
+    collection = bpy.data.collections[path.stem]
+    check_cell(collection, OBJECTS, scale=0.5, lod=1)
+    assert collection["precombined_layout"] == layout
+
+
+def test_external_cell_with_csg_and_without(clean, tmp_path):
+    import bpy
+
+    space, offsets = geometry_space(OBJECTS)
+    csg = tmp_path / "Fallout4 - Geometry.csg"
+    csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
+    path = write_cell(tmp_path / "cell_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "external", offsets=offsets))
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path), geometry_path=str(csg)) == {"FINISHED"}
+    check_cell(bpy.data.collections["cell_OC"], OBJECTS)
+    mesh = instances_of(bpy.data.collections["cell_OC"])[-1].data
+    assert mesh["precombined_hash"] == "DDF19A67" and mesh["precombined_offset"] == offsets[-1]
+
+    bpy.data.collections.remove(bpy.data.collections["cell_OC"])
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path)) == {"FINISHED"}  # no .csg: placeholders
+    placed = instances_of(bpy.data.collections["cell_OC"])
+    assert len(placed) == 9 and all(o.type == "EMPTY" and o.empty_display_type == "SPHERE" for o in placed)
+    assert placed[0]["precombined_hash"] == "DDF19A67"
+
+
+def test_damaged_cell_leaves_the_scene_as_it_was(clean, tmp_path):
+    import bpy
+
+    body = block_bytes(OBJECTS, "inline")
+    path = write_cell(tmp_path / "bad_OC.nif", "BSPackedCombinedSharedGeomDataExtra", body[:-30])
+    counts = len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.collections)
+    with pytest.raises(RuntimeError, match="bad_OC.nif"):
+        bpy.ops.import_scene.precombined_cell(filepath=str(path))
+    assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.collections)) == counts
