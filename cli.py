@@ -9,6 +9,7 @@ Every failure exits with status 2 and one line on stderr naming the file and wha
 
 import argparse
 import errno
+import functools
 import importlib.util
 import json
 import sys
@@ -83,18 +84,26 @@ def command_import(args):
     """Import every file into an empty scene, then save it; nothing is saved if a file fails."""
     bpy = require_bpy("import")
     from precombined_nif.core.formats import is_bsm2
+    from precombined_nif.io.precombined_import import CellBuilder, GeometrySource
     from precombined_nif.operators import bsm2, nif_import
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     errors = []
-    for path in args.files:
-        import_one = bsm2.import_bsm2 if is_bsm2(path) else nif_import.import_nif
-        imported, messages = nif_import.import_files(bpy.context, [path], import_one)
-        if not imported:  # then its one message is its error
-            errors += messages
-            continue
-        for message in messages:
-            print(f"warning: {message}", file=sys.stderr)
+    geometry = GeometrySource(args.csg)
+    try:
+        for path in args.files:
+            if is_bsm2(path):
+                import_one = bsm2.import_bsm2
+            else:  # plain NIFs and precombined cells alike
+                import_one = functools.partial(nif_import.import_nif, builder=CellBuilder, lod=args.lod, geometry=geometry)
+            imported, messages = nif_import.import_files(bpy.context, [path], import_one)
+            if not imported:  # then its one message is its error
+                errors += messages
+                continue
+            for message in messages:
+                print(f"warning: {message}", file=sys.stderr)
+    finally:
+        geometry.close()
     if errors:
         raise CommandError("\n".join(f"error: {error}" for error in errors))
     output = Path(args.blend).resolve()
@@ -156,6 +165,8 @@ def build_parser():
     load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
     load.add_argument("files", nargs="+")
     load.add_argument("--blend", required=True, help="the .blend file to write")
+    load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
+    load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser("export", help="export a skinned mesh from a .blend as .bsm2 (needs Blender)")

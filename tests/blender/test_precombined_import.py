@@ -98,3 +98,33 @@ def test_damaged_cell_leaves_the_scene_as_it_was(clean, tmp_path):
     with pytest.raises(RuntimeError, match="bad_OC.nif"):
         bpy.ops.import_scene.precombined_cell(filepath=str(path))
     assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.collections)) == counts
+
+
+def test_cli_import_of_an_external_cell(tmp_path):
+    import json
+    import subprocess
+
+    import extension
+
+    space, offsets = geometry_space(OBJECTS)
+    csg = tmp_path / "Fallout4 - Geometry.csg"
+    csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
+    cell_path = write_cell(tmp_path / "cell_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "external", offsets=offsets))
+    python = str(extension.python(extension.VENVS["4.5"]))
+    blend = tmp_path / "cell.blend"
+    run = subprocess.run(
+        [python, str(extension.ROOT / "cli.py"), "import", str(cell_path), "--blend", str(blend), "--lod", "2", "--csg", str(csg)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    inspect = (
+        "import bpy, json, sys; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]); "
+        "print(json.dumps(sorted([o['precombined_object'], len(o.data.polygons), o.data.name] "
+        "for o in bpy.data.objects if 'precombined_object' in o)))"
+    )
+    out = subprocess.run([python, "-c", inspect, str(blend)], capture_output=True, text=True, timeout=300).stdout
+    placed = json.loads(out.strip().splitlines()[-1])
+    assert len(placed) == 9
+    for record, polygons, mesh in placed:
+        assert polygons == len(OBJECTS[record]["lods"][2])
+    assert len({mesh for _, _, mesh in placed}) == 3
