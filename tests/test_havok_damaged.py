@@ -30,7 +30,10 @@ SOURCES = {
     "sphere": "pynifly/tests/tests/FO4/Workshop_HighTechLightFloor05_On.nif#37",
     "ragdoll": "pynifly/io_scene_nifly/skeletons/FO4/skeleton.nif#9",
 }
-FILES = {"hkx": "pynifly/tests/tests/FO4/skeleton_vanilla.hkx", "hk_2010 32-bit": "pynifly/tests/tests/Skyrim/skeleton.hkx"}
+FILES = {
+    "hkx": "pynifly/tests/tests/FO4/skeleton_vanilla.hkx",
+    "hk_2010 32-bit": "pynifly/tests/tests/Skyrim/skeleton.hkx",
+}
 
 
 def source(name):
@@ -49,40 +52,42 @@ def sections(data):
 def mutations(data, rng, count=PER_SOURCE):
     """(description, damaged bytes) pairs, a sample of all the kinds below."""
     out = []
+
+    def put(description, offset, value):
+        out.append((description, functools.partial(_put, data, offset, value)))
+
     for length in sorted({0, 8, 0x3F, 0x40, 0x4F, 0x80, len(data) // 2, len(data) - 16, len(data) - 1}):
-        out.append((f"truncated to {length}", lambda length=length: data[:length]))
-    (names, _, data_section), headers_at, size = sections(data)
-    header_fields = list(range(0, headers_at + 3 * size, 4))
-    for offset in header_fields:
+        out.append((f"truncated to {length}", functools.partial(bytes.__getitem__, data, slice(length))))
+    (_, _, data_section), headers_at, size = sections(data)
+    for offset in range(0, headers_at + 3 * size, 4):
         for value in (0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0, 0x10):
-            out.append((f"u32 {value:#x} at header {offset:#x}", functools.partial(_put, data, offset, value)))
-    start, local, global_, virtual, end = data_section[0], data_section[1], data_section[2], data_section[3], data_section[4]
-    for name, table, dtype in (("local", (local, global_), LOCAL), ("global", (global_, virtual), GLOBAL)):
-        rows = (table[1] - table[0]) // dtype.itemsize
+            put(f"u32 {value:#x} at header {offset:#x}", offset, value)
+    start, local, global_, virtual, end = data_section[:5]
+    for name, (first, last), dtype in (("local", (local, global_), LOCAL), ("global", (global_, virtual), GLOBAL)):
+        rows = (last - first) // dtype.itemsize
         for row in rng.sample(range(rows), min(rows, 6)):
             for field in range(len(dtype.names)):
-                offset = start + table[0] + row * dtype.itemsize + 4 * field
                 for value in (0xFFFFFFF0, 0x7FFFFFFF, 0, 8, 0x10, rng.randrange(0, local + 64)):
-                    out.append((f"{name} fixup {row} field {field} = {value:#x}", functools.partial(_put, data, offset, value)))
-    rows = (end - virtual) // 12
-    for row in range(min(rows, 8)):
+                    offset = start + first + row * dtype.itemsize + 4 * field
+                    put(f"{name} fixup {row} field {field} = {value:#x}", offset, value)
+    for row in range(min((end - virtual) // 12, 8)):
         for field in range(3):
             for value in (0xFFFFFFFF, 0, 4, rng.randrange(0, local + 16)):
-                out.append((f"virtual fixup {row} field {field} = {value:#x}", functools.partial(_put, data, start + virtual + row * 12 + 4 * field, value)))
-    # huge counts in every hkArray and relative array the local fixups point at
+                put(f"virtual fixup {row} field {field} = {value:#x}", start + virtual + row * 12 + 4 * field, value)
+    # huge counts in the hkArrays and relative arrays the local fixups point at
     table = np.frombuffer(data, LOCAL, (global_ - local) // 8, start + local)
     for src in table["src"][table["src"] != 0xFFFFFFFF][:40]:
         for value in (0x3FFFFFFF, 0x7FFFFFFF, 0xFFFF):
-            out.append((f"array size {value:#x} at {src:#x}", functools.partial(_put, data, start + int(src) + 8, value)))
+            put(f"array size {value:#x} at {src:#x}", start + int(src) + 8, value)
     for _ in range(150):
         offset = rng.randrange(0, max(1, local - 4))
-        out.append((f"u32 random at data {offset:#x}", functools.partial(_put, data, start + offset, rng.getrandbits(32))))
+        put(f"u32 random at data {offset:#x}", start + offset, rng.getrandbits(32))
         out.append((f"bit flip at data {offset:#x}", functools.partial(_flip, data, start + offset, rng.randrange(8))))
     # cycles and pointers into the middle of objects: retarget every global fixup
     table = np.frombuffer(data, GLOBAL, (virtual - global_) // 12, start + global_)
     for row in range(len(table)):
         for target in (0, int(table["src"][row]) & ~15, int(table["dst"][row]) + 4, local):
-            out.append((f"global fixup {row} to {target:#x}", functools.partial(_put, data, start + global_ + row * 12 + 8, target)))
+            put(f"global fixup {row} to {target:#x}", start + global_ + row * 12 + 8, target)
     out.append(("garbage", functools.partial(rng.randbytes, len(data))))
     return [(description, damage()) for description, damage in rng.sample(out, min(count, len(out)))]
 

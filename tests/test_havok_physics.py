@@ -15,7 +15,7 @@ from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShap
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
 from precombined_nif.core.info import file_info
 from precombined_nif.core.nif import NifFile
-from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
 
 FO4 = CORPUS / "pynifly/tests/tests/FO4"
 
@@ -147,6 +147,8 @@ def test_degenerate_primitives_are_skipped(corpus):
     assert len(data.decode()[1]) == 0
     big = Packfile.read(CORPUS / "havok/CM0016B955.packfile0.bin").root.bodies[0].shape
     assert big.summary()["triangles"] == 756 and big.summary()["sections"] == 6
+    ids = big.properties.find(0xF601).materials["material"]
+    assert set(big.triangle_materials()) == set(ids) and len(ids) == 3
 
 
 def test_material_and_body_fields(corpus):

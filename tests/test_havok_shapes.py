@@ -4,6 +4,8 @@ decoded to the same geometry (within its quantisation)."""
 import numpy as np
 import pytest
 
+from test_havok_container import nif_systems
+
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.classes.physics_system import BodyCinfo, Material, PhysicsSystemData
@@ -48,7 +50,8 @@ def test_box_polytope():
     assert np.isclose(shape.radius, 0.7, atol=1e-5)
     assert set(shape.faces["min_half_angle"]) <= {127, 128}  # a box, as in the game's files
     planes = shape.planes[:6].astype(float)
-    assert np.allclose(np.einsum("ij,kj->ik", vertices / GAME_UNITS, planes[:, :3]).max(axis=0) + planes[:, 3], 0, atol=1e-6)
+    heights = (vertices / GAME_UNITS) @ planes[:, :3].T + planes[:, 3]
+    assert np.allclose(heights.max(axis=0), 0, atol=1e-6)  # each plane touches the hull
     mass = shape.properties.entries[0].object
     expected = np.prod(np.ptp(corners, axis=0) / GAME_UNITS + 2 * 0.7 / GAME_UNITS)
     assert np.isclose(mass.volume, expected, rtol=1e-5) and mass.mass == mass.volume
@@ -93,7 +96,8 @@ def grid(n, size=1000.0):
     x, y = np.meshgrid(np.linspace(-size / 2, size / 2, n), np.linspace(-size / 3, size / 3, n))
     z = 25 * np.sin(x / 90) * np.cos(y / 70)
     vertices = np.stack([x.ravel(), y.ravel(), z.ravel()], axis=1)
-    cells = np.array([[i * n + j, i * n + j + 1, (i + 1) * n + j + 1, (i + 1) * n + j] for i in range(n - 1) for j in range(n - 1)])
+    corner = (np.arange(n - 1)[:, None] * n + np.arange(n - 1)).ravel()
+    cells = np.stack([corner, corner + 1, corner + n + 1, corner + n], axis=1)
     return vertices, np.concatenate([cells[:, [0, 1, 2]], cells[:, [0, 2, 3]]])
 
 
@@ -101,7 +105,8 @@ def test_compressed_mesh_of_many_sections():
     vertices, triangles = grid(40)
     count = len(triangles)
     # each triangle its own material index, so decoded triangles map back to their source
-    (shape,) = round_trip(build_compressed_mesh(vertices, triangles, np.arange(count), material_ids=np.arange(count) * 7))
+    built = build_compressed_mesh(vertices, triangles, np.arange(count), material_ids=np.arange(count) * 7)
+    (shape,) = round_trip(built)
     assert isinstance(shape, CompressedMeshShape)
     data = shape.data
     assert len(data.sections) > 10
@@ -111,9 +116,9 @@ def test_compressed_mesh_of_many_sections():
     error = np.abs(decoded[decoded_triangles] * GAME_UNITS - vertices[triangles[source]]).max(axis=(1, 2))
     steps = np.array([section.scale for section in data.sections]).max(axis=1) * GAME_UNITS
     assert (error <= steps[section_of] * 0.51 + 1e-3).all()
-    assert shape.summary() == {"type": "compressed_mesh", "vertices": len(vertices), "triangles": count, "sections": len(data.sections)}
-    materials = shape.properties.entries[0].object.materials
-    assert (materials["material"] == np.arange(count) * 7).all()
+    summary = {"type": "compressed_mesh", "vertices": len(vertices), "triangles": count, "sections": len(data.sections)}
+    assert shape.summary() == summary
+    assert (shape.triangle_materials() == source * 7).all()
 
     # section limits, shared vertices, trees and keys
     for index, section in enumerate(data.sections):
@@ -211,22 +216,23 @@ def test_compound_of_several_children():
     box = ConvexPolytopeShape.build([[x, y, z] for x in (-5, 5) for y in (-5, 5) for z in (-2, 2)])
     wedge = ConvexPolytopeShape.build([[0, 0, 0], [10, 0, 0], [0, 10, 0], [0, 0, 10]])
     mesh = build_compressed_mesh(*grid(6, 100))
+    ball = SphereShape.build(6, (1, 2, 3))
     placements = []
-    for index in range(7):
+    for index in range(8):
         matrix = np.eye(4)
         matrix[:3, :3] = rotation((1, index, 2), index * 0.4) * (1.5 if index == 3 else 1.0)
         matrix[:3, 3] = (index * 30, -index * 10, index % 3 * 7)
-        placements.append(([box, wedge, mesh][index % 3], matrix))
+        placements.append(([box, wedge, mesh, ball][index % 4], matrix))
     (compound,) = round_trip(DynamicCompoundShape.build(placements))
-    assert isinstance(compound, DynamicCompoundShape) and len(compound.instances) == 7
-    assert compound.shape_key_bits == 3
+    assert isinstance(compound, DynamicCompoundShape) and len(compound.instances) == 8
+    assert compound.shape_key_bits == 4
     for instance, (child, matrix) in zip(compound.instances, placements):
         assert np.allclose(instance.matrix, matrix, atol=1e-4)
         assert type(instance.shape) is type(child)
     flags = [int(w_int(instance.transform[0, 3])) for instance in compound.instances]
     assert flags[0] == 0x40 and flags[1] == 0x46 and flags[3] == 0x4E
     summary = compound.summary()
-    assert [child["type"] for child in summary["children"]] == ["convex", "convex", "compressed_mesh"] * 2 + ["convex"]
+    assert [child["type"] for child in summary["children"]] == ["convex", "convex", "compressed_mesh", "sphere"] * 2
 
     # the BVH: node 0 null, parents contain children, each instance's leaf holds its placed child
     nodes = compound.bvh.nodes
@@ -239,27 +245,31 @@ def test_compound_of_several_children():
             continue
         for child in (first, second):
             assert parents[child] == index
-            assert (nodes["min"][child] >= nodes["min"][index]).all() and (nodes["max"][child] <= nodes["max"][index]).all()
-    assert sorted(leaves) == list(range(7)) and compound.bvh.num_leaves == 7 and compound.bvh.root == 1
+            assert (nodes["min"][child] >= nodes["min"][index]).all()
+            assert (nodes["max"][child] <= nodes["max"][index]).all()
+    assert sorted(leaves) == list(range(8)) and compound.bvh.num_leaves == 8 and compound.bvh.root == 1
     assert not nodes["min"][0].any() and not nodes["max"][0].any() and not nodes["max"][-1].any()
     for number, instance in enumerate(compound.instances):
         leaf = leaves[number]
         assert w_int(instance.transform[3, 3]) == leaf
         vertices, _ = instance.shape.mesh()
         placed = (vertices @ instance.matrix[:3, :3].T + instance.matrix[:3, 3]) / GAME_UNITS
-        assert (placed.min(axis=0) >= nodes["min"][leaf] - 1e-5).all()
-        assert (placed.max(axis=0) <= nodes["max"][leaf] + 1e-5).all()
+        grow = instance.shape.convex_radius * max(instance.scale[:3])
+        assert (placed.min(axis=0) - grow >= nodes["min"][leaf] - 1e-5).all()
+        assert (placed.max(axis=0) + grow <= nodes["max"][leaf] + 1e-5).all()
     assert np.allclose(compound.aabb[0, :3], nodes["min"][1]) and np.allclose(compound.aabb[1, :3], nodes["max"][1])
 
 
-def test_compound_rebuild_matches_the_game_files_bvh_boxes():
+def test_compound_rebuild_matches_the_game_files_bvh_boxes(corpus):
     """A corpus compound's instances rebuilt: the leaf boxes equal the game's."""
-    from test_havok_container import nif_systems
-
     for name in ("pynifly/tests/tests/FO4/44BullBarrel.nif#5", "pynifly/tests/tests/FO4/RedR_ButtonBox.nif#18"):
         compound = Packfile.from_bytes(nif_systems()[name][1]).root.bodies[0].shape
         old = compound.bvh.nodes.copy()
-        old_leaves = {int(nodes >> 16): index for index, nodes in enumerate(old["children"]) if index and not nodes & 0xFFFF and old["max"][index].any()}
+        old_leaves = {
+            int(children >> 16): index
+            for index, children in enumerate(old["children"])
+            if index and not children & 0xFFFF and old["max"][index].any()
+        }
         compound.rebuild()
         new = compound.bvh.nodes
         for number, instance in enumerate(compound.instances):

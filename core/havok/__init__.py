@@ -1,7 +1,29 @@
-"""Havok packfiles: the container (hk_2014 and hk_2010), Fallout 4 physics systems and shapes."""
+"""Havok packfiles: the container (hk_2014, and hk_2010 carried as raw objects), Fallout 4
+physics systems and their shapes, decoded and built."""
 
-from . import classes, shapes  # noqa: F401  (registers the typed classes)
+from . import classes, shapes  # noqa: F401  (importing them registers the typed classes)
+from .bodies import add_body
+from .classes.physics_system import PhysicsSystemData, RagdollData
 from .container import Packfile
 from .objects import HavokObject, RawObject
+from .shapes.base import GAME_UNITS
+from .shapes.compound import DynamicCompoundShape
+from .shapes.compressed_mesh import CompressedMeshShape
+from .shapes.compressed_mesh_encode import build_compressed_mesh
+from .shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
 
-__all__ = ["Packfile", "HavokObject", "RawObject"]
+__all__ = [
+    "GAME_UNITS",
+    "CapsuleShape",
+    "CompressedMeshShape",
+    "ConvexPolytopeShape",
+    "DynamicCompoundShape",
+    "HavokObject",
+    "Packfile",
+    "PhysicsSystemData",
+    "RagdollData",
+    "RawObject",
+    "SphereShape",
+    "add_body",
+    "build_compressed_mesh",
+]

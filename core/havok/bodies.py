@@ -19,7 +19,10 @@ UNLIMITED = 1.8446726e19  # the per-step motion limits the game's files hold
 
 # motion properties of the game's dynamic bodies: gravity and time factors, speed limits,
 # damping, solver stabilisation, deactivation thresholds
-DYNAMIC_PROPERTIES = (0, 0, 1.0, 1.0, 104.375, 31.570312, 0.1001, 0.05005, 0.17, 0.4905, 0.0025, 0.0025, 1.0, 26623, -26213, (4, 115, 117, 6, 115), b"\0" * 3)
+DYNAMIC_PROPERTIES = (
+    *(0, 0, 1.0, 1.0, 104.375, 31.570312, 0.1001, 0.05005, 0.17, 0.4905, 0.0025, 0.0025, 1.0),
+    *(26623, -26213, (4, 115, 117, 6, 115), b"\0" * 3),
+)
 
 
 def add_body(

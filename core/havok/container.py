@@ -243,7 +243,9 @@ def _read_objects(data, section, data_index, names_index, classnames, header):
     for index, obj in enumerate(objects):
         start, end = starts[index], int(ends[index])
         local_fixups = [(src - start, dst - start) for src, dst in local_rows[index]]
-        global_fixups = [(src - start, objects[target], dst - starts[target]) for src, target, dst in global_rows[index]]
+        global_fixups = [
+            (src - start, objects[target], dst - starts[target]) for src, target, dst in global_rows[index]
+        ]
         if isinstance(obj, RawObject):
             obj.data = bytes(body[start:end])
             obj.local_fixups = local_fixups

@@ -67,9 +67,9 @@ class HavokObject:
         return writer.finish()
 
     def load(self, reader):
+        """Read the fields; every fixup of the object must have been a pointer of the class."""
         self.sync(reader)
         reader.check_consumed(self.class_name)
-        return self
 
     def __repr__(self):
         return f"<{self.class_name}>"
@@ -194,6 +194,8 @@ class _Layout:
 
 
 class ObjectWriter(WriteStream):
+    """Writes one object: the struct here, each block in a child writer, laid out by ``finish``."""
+
     def __init__(self, layout=None):
         super().__init__()
         self.layout = layout or _Layout()

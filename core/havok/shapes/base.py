@@ -28,6 +28,21 @@ def w_int(floats):
     return np.asarray(floats, np.float32).view(np.uint32) & np.uint32(0xFFFFFF)
 
 
+def spans(starts, lengths):
+    """The indices of the ranges [start, start + length), concatenated, and the range each
+    index belongs to."""
+    lengths = np.asarray(lengths, np.int64)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return np.asarray(starts, np.int64)[owner] + np.arange(lengths.sum()) - offsets[owner], owner
+
+
+def proper_triangles(triangles):
+    """Which triangles have three distinct corners."""
+    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
+    return (a != b) & (b != c) & (a != c)
+
+
 def quaternion_of(matrix):
     """The unit quaternion (x, y, z, w), w >= 0, of a rotation matrix."""
     w = np.sqrt(max(0.0, 1 + np.trace(matrix))) / 2

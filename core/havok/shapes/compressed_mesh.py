@@ -25,8 +25,9 @@ shared[shared index[first shared + i - packed count]]. A primitive key is
 import numpy as np
 
 from ...errors import FormatError
+from ..classes.properties import BS_MATERIAL_KEY, BSMaterialProperties, RefCountedProperties
 from ..objects import HavokObject, havok_class
-from .base import GAME_UNITS, CompositeShape
+from .base import GAME_UNITS, CompositeShape, proper_triangles, spans
 
 VEC4 = np.dtype(("<f4", (4,)))
 TREE5 = np.dtype(("u1", (5,)))
@@ -134,91 +135,73 @@ class CompressedMeshShapeData(HavokObject):
 
     def decode(self):
         """(vertices (n, 3) in Havok units, triangles (m, 3), per triangle: data run value,
-        section and primitive key). Packed vertices come first, one run per section, then the
-        shared vertices. Primitives that are not triangles (two or more equal corners) are left
-        out; every lookup is checked."""
+        section and primitive key), in key order. The packed vertices of each section come
+        first, then the shared vertices. Primitives that are not triangles (fewer than three
+        distinct corners) are left out; every lookup is checked."""
         table = self.section_table()
-        count = len(self.sections)
+        packed, packed_start = self._packed_vertices(table)
         dmin = self.domain[0, :3].astype(np.float64)
         dmax = self.domain[1, :3].astype(np.float64)
-
-        # packed vertices, decoded with their section's base and scale
-        num_packed = table["num_packed"]
-        owner = np.repeat(np.arange(count), num_packed)
-        packed_start = np.cumsum(num_packed) - num_packed  # of each section's run in ``vertices``
-        packed_index = table["first_packed"][owner] + np.arange(num_packed.sum()) - packed_start[owner]
-        if len(packed_index) and packed_index.max() >= len(self.packed_vertices):
-            raise FormatError(f"a section's packed vertices run past the {len(self.packed_vertices)} stored")
-        words = self.packed_vertices[packed_index].astype(np.int64)
-        quantised = np.stack([words & 0x7FF, (words >> 11) & 0x7FF, (words >> 22) & 0x3FF], axis=1)
-        packed = table["base"][owner] + quantised * table["scale"][owner]
-
         words = self.shared_vertices.astype(np.uint64)
-        quantised = np.stack(
-            [words & 0x1FFFFF, (words >> np.uint64(21)) & 0x1FFFFF, words >> np.uint64(42)], axis=1
-        ).astype(np.float64)
-        shared = dmin + quantised / SHARED_MAX * (dmax - dmin)
-        vertices = np.concatenate([packed, shared])
+        fields = [words & 0x1FFFFF, (words >> np.uint64(21)) & 0x1FFFFF, words >> np.uint64(42)]
+        shared = dmin + np.stack(fields, axis=1).astype(np.float64) / SHARED_MAX * (dmax - dmin)
 
-        # primitives of each section
-        first = table["primitives"] >> 8
-        per_section = table["primitives"] & 0xFF
-        section_of = np.repeat(np.arange(count), per_section)
-        start = np.cumsum(per_section) - per_section
-        local = np.arange(per_section.sum()) - start[section_of]
-        primitive_index = first[section_of] + local
+        primitive_index, section_of = spans(table["primitives"] >> 8, table["primitives"] & 0xFF)
         if len(primitive_index) and primitive_index.max() >= len(self.primitives):
             raise FormatError(f"a section's primitives run past the {len(self.primitives)} stored")
+        section_start = np.cumsum(table["primitives"] & 0xFF) - (table["primitives"] & 0xFF)
+        local = np.arange(len(section_of)) - section_start[section_of]
+        values = self._run_values(table, section_start)
         corners = self.primitives[primitive_index].astype(np.int64)
-
         # (a, b, b, b) and other primitives with fewer than three distinct corners are not
         # triangles: their indices need not name real vertices, so they are dropped unread
-        ordered = np.sort(corners, axis=1)
-        distinct = 1 + (np.diff(ordered, axis=1) != 0).sum(axis=1)
-        keep = distinct >= 3
-        section_of, local, corners = section_of[keep], local[keep], corners[keep]
+        keep = (np.diff(np.sort(corners, axis=1), axis=1) != 0).sum(axis=1) >= 2
+        section_of, local, values, corners = section_of[keep], local[keep], values[keep], corners[keep]
 
-        packed_count = num_packed[section_of][:, None]
-        is_packed = corners < packed_count
-        shared_slot = (table["shared"][section_of] >> 8)[:, None] + corners - packed_count
-        if not (corners < packed_count + table["num_shared"][section_of][:, None]).all():
+        num_packed = table["num_packed"][section_of][:, None]
+        is_packed = corners < num_packed
+        if not (corners < num_packed + table["num_shared"][section_of][:, None]).all():
             raise FormatError("a primitive names a vertex its section does not hold")
-        if (~is_packed).any() and shared_slot[~is_packed].max() >= len(self.shared_indices):
+        slot = ((table["shared"][section_of] >> 8)[:, None] + corners - num_packed)[~is_packed]
+        if len(slot) and slot.max() >= len(self.shared_indices):
             raise FormatError(f"a section's shared vertex indices run past the {len(self.shared_indices)} stored")
-        shared_index = np.zeros_like(corners)
-        shared_index[~is_packed] = self.shared_indices[shared_slot[~is_packed]]
-        if (shared_index[~is_packed] >= len(shared)).any():
+        index = packed_start[section_of][:, None] + corners
+        index[~is_packed] = len(packed) + self.shared_indices[slot].astype(np.int64)
+        if index.max(initial=0) >= len(packed) + len(shared):
             raise FormatError(f"a shared vertex index reaches past the {len(shared)} shared vertices")
-        global_index = np.where(is_packed, packed_start[section_of][:, None] + corners, len(packed) + shared_index)
 
-        values = self._run_values(table, start)[start[section_of] + local]
-        keys = (section_of << 8) | (local << 1)
         quad = corners[:, 2] != corners[:, 3]
-        triangles = np.concatenate([global_index[:, [0, 1, 2]], global_index[quad][:, [0, 2, 3]]])
-        run_value = np.concatenate([values, values[quad]])
-        sections = np.concatenate([section_of, section_of[quad]])
+        triangles = np.concatenate([index[:, [0, 1, 2]], index[quad][:, [0, 2, 3]]])
+        keys = (section_of << 8) | (local << 1)
         keys = np.concatenate([keys, keys[quad] | 1])
-        proper = (
-            (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
-        )
+        proper = proper_triangles(triangles)
         order = np.argsort(keys[proper], kind="stable")
-        return vertices, triangles[proper][order], run_value[proper][order], sections[proper][order], keys[proper][order]
+        values = np.concatenate([values, values[quad]])[proper][order]
+        sections = np.concatenate([section_of, section_of[quad]])[proper][order]
+        return np.concatenate([packed, shared]), triangles[proper][order], values, sections, keys[proper][order]
+
+    def _packed_vertices(self, table):
+        """Each section's packed vertices decoded with its base and scale, one run per section,
+        and where each section's run starts."""
+        index, owner = spans(table["first_packed"], table["num_packed"])
+        if len(index) and index.max() >= len(self.packed_vertices):
+            raise FormatError(f"a section's packed vertices run past the {len(self.packed_vertices)} stored")
+        words = self.packed_vertices[index].astype(np.int64)
+        steps = np.stack([words & 0x7FF, (words >> 11) & 0x7FF, (words >> 22) & 0x3FF], axis=1)
+        start = np.cumsum(table["num_packed"]) - table["num_packed"]
+        return table["base"][owner] + steps * table["scale"][owner], start
 
     def _run_values(self, table, section_start):
-        """The data run value of each primitive (0 where no run covers it)."""
+        """The data run value of each primitive of the sections (0 where no run covers it)."""
         values = np.zeros(int((table["primitives"] & 0xFF).sum()), np.int64)
-        first_run = table["data_runs"] >> 8
-        run_count = table["data_runs"] & 0xFF
-        if len(run_count) and (first_run + run_count).max() > len(self.data_runs):
+        run_index, section = spans(table["data_runs"] >> 8, table["data_runs"] & 0xFF)
+        if len(run_index) and run_index.max() >= len(self.data_runs):
             raise FormatError(f"a section's data runs run past the {len(self.data_runs)} stored")
-        section = np.repeat(np.arange(len(run_count)), run_count)
-        runs = self.data_runs[first_run[section] + np.arange(len(section)) - (np.cumsum(run_count) - run_count)[section]]
+        runs = self.data_runs[run_index]
         first = runs["first"].astype(np.int64)
         length = np.clip(np.minimum(runs["count"], (table["primitives"][section] & 0xFF) - first), 0, None)
-        begin = np.repeat(section_start[section] + first, length)
-        values[begin + np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length)] = np.repeat(
-            runs["value"], length
-        )
+        covered, run = spans(section_start[section] + first, length)
+        values[covered] = runs["value"][run]
         return values
 
 
@@ -255,6 +238,16 @@ class CompressedMeshShape(CompositeShape):
             return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
         vertices, triangles = self.data.decode()[:2]
         return vertices * GAME_UNITS, triangles
+
+    def triangle_materials(self):
+        """The Bethesda material id of each triangle of ``mesh()``: its data run value looked up
+        in the shape's hknpBSMaterialProperties (0 where the value has no entry)."""
+        if not isinstance(self.data, CompressedMeshShapeData):
+            return np.zeros(0, np.uint32)
+        values = self.data.decode()[2]
+        table = self.properties.find(BS_MATERIAL_KEY) if isinstance(self.properties, RefCountedProperties) else None
+        ids = table.materials["material"] if isinstance(table, BSMaterialProperties) else np.zeros(0, np.uint32)
+        return np.append(ids, 0).astype(np.uint32)[np.minimum(values, len(ids))]
 
     def summary(self, within=()):
         if not isinstance(self.data, CompressedMeshShapeData):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import FormatError
 from ..classes.properties import BS_MATERIAL, BS_MATERIAL_KEY, BSMaterialProperties, PropertyEntry, RefCountedProperties
-from .base import GAME_UNITS
+from .base import GAME_UNITS, proper_triangles
 from .compressed_mesh import DATA_RUN, SHARED_MAX, SIMD_NODE, CompressedMeshShape, CompressedMeshShapeData, Section
 from .static_tree import build_trees
 
@@ -44,7 +44,7 @@ def build_compressed_mesh(vertices, triangles, materials=None, material_ids=(0,)
         raise FormatError("vertices must be finite")
     if len(materials) and (materials.min() < 0 or materials.max() >= min(len(material_ids), 0x10000)):
         raise FormatError(f"triangle materials must index the {len(material_ids)} material ids")
-    proper = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+    proper = proper_triangles(triangles)
     triangles, materials = triangles[proper], materials[proper]
     if not len(triangles):
         raise FormatError("a compressed mesh needs at least one triangle")
@@ -52,23 +52,7 @@ def build_compressed_mesh(vertices, triangles, materials=None, material_ids=(0,)
     primitives, materials, flat = _pair_quads(vertices, triangles, materials)
     groups = _split(vertices, primitives)
     data = CompressedMeshShapeData()
-    used = np.unique(triangles)
-    domain = _outward(vertices[used].min(axis=0), vertices[used].max(axis=0))
-
-    # vertices used by more than one section are shared
-    owners = np.unique(np.concatenate([np.unique(primitives[g]) + k * len(vertices) for k, g in enumerate(groups)]))
-    users = np.bincount(owners % len(vertices), minlength=len(vertices))
-    shared_ids = np.flatnonzero(users > 1)
-    if len(shared_ids) > 0x10000:
-        raise FormatError(f"{len(shared_ids)} shared vertices: a compressed mesh holds at most 65536")
-    shared_slot = np.full(len(vertices), -1, np.int64)
-    shared_slot[shared_ids] = np.arange(len(shared_ids))
-    extent = domain[1] - domain[0]
-    quantised = np.round((vertices[shared_ids] - domain[0]) / np.where(extent > 0, extent, 1) * SHARED_MAX).astype(np.uint64)
-    quantised = np.minimum(quantised, SHARED_MAX.astype(np.uint64))
-    data.shared_vertices = quantised[:, 0] | (quantised[:, 1] << np.uint64(21)) | (quantised[:, 2] << np.uint64(42))
-    shared_positions = domain[0] + quantised.astype(np.float64) / SHARED_MAX * extent
-
+    data.shared_vertices, shared_slot, shared_positions = _shared_vertices(vertices, primitives, groups)
     built = [_section(vertices, primitives[g], materials[g], flat[g], shared_slot, shared_positions) for g in groups]
     _primitive_trees(built)
     boxes = np.array([section["aabb"] for section in built], np.float32)
@@ -82,19 +66,42 @@ def build_compressed_mesh(vertices, triangles, materials=None, material_ids=(0,)
     shape.user_data = user_data
     shape.data = data
     shape.shape_key_bits = data.bits_per_key
-    last = data.sections[-1]
-    quad_bits = ((len(data.sections) - 1) << 7) + (last.primitives & 0xFF)
     flat_bits = np.concatenate([(index << 7) + np.flatnonzero(built[k]["flat"]) for index, k in enumerate(order)])
-    words = np.zeros(-(-quad_bits // 32), np.uint32)
-    np.bitwise_or.at(words, flat_bits >> 5, (np.uint32(1) << (flat_bits & 31).astype(np.uint32)))
-    shape.quad_bits, shape.quad_is_flat = quad_bits, words
-    triangle_bits = data.max_key_value + 1
-    shape.triangle_bits, shape.triangle_is_interior = triangle_bits, np.zeros(-(-triangle_bits // 32), np.uint32)
+    shape.quad_bits = ((len(data.sections) - 1) << 7) + (data.sections[-1].primitives & 0xFF)
+    shape.quad_is_flat = _bit_field(flat_bits, shape.quad_bits)
+    shape.triangle_bits = data.max_key_value + 1
+    shape.triangle_is_interior = _bit_field([], shape.triangle_bits)
     bs_materials = np.zeros(len(material_ids), BS_MATERIAL)
     bs_materials["flags"] = 1
     bs_materials["material"] = material_ids
     shape.properties = RefCountedProperties([PropertyEntry(BSMaterialProperties(bs_materials), BS_MATERIAL_KEY)])
     return shape
+
+
+def _bit_field(bits, count):
+    """hkBitField words of ``count`` bits with ``bits`` set."""
+    bits = np.asarray(bits, np.int64)
+    words = np.zeros(-(-count // 32), np.uint32)
+    np.bitwise_or.at(words, bits >> 5, np.left_shift(np.uint32(1), (bits & 31).astype(np.uint32)))
+    return words
+
+
+def _shared_vertices(vertices, primitives, groups):
+    """The vertices used by more than one section, quantised in the domain of all used
+    vertices: (u64 words, each vertex's shared slot or -1, decoded positions by slot)."""
+    used = np.unique(primitives)
+    domain = _outward(vertices[used].min(axis=0), vertices[used].max(axis=0))
+    owners = np.concatenate([np.unique(primitives[group]) for group in groups])
+    ids = np.flatnonzero(np.bincount(owners, minlength=len(vertices)) > 1)
+    if len(ids) > 0x10000:
+        raise FormatError(f"{len(ids)} shared vertices: a compressed mesh holds at most 65536")
+    slot = np.full(len(vertices), -1, np.int64)
+    slot[ids] = np.arange(len(ids))
+    extent = domain[1] - domain[0]
+    steps = np.round((vertices[ids] - domain[0]) / np.where(extent > 0, extent, 1) * SHARED_MAX)
+    steps = np.minimum(steps, SHARED_MAX).astype(np.uint64)
+    words = steps[:, 0] | (steps[:, 1] << np.uint64(21)) | (steps[:, 2] << np.uint64(42))
+    return words, slot, domain[0] + steps.astype(np.float64) / SHARED_MAX * extent
 
 
 def _outward(low, high):
@@ -118,23 +125,24 @@ def _pair_quads(vertices, triangles, materials):
     lengths = np.linalg.norm(vertices[following] - vertices[triangles], axis=2)
     partner_of = np.full(count, -1)
     free = np.ones(count, bool)
+    reverse = (following * scale + triangles).ravel()
     for _ in range(4):
-        reverse = (following * scale + triangles).ravel()
         at = np.searchsorted(keys[order], reverse)
         found = order[np.minimum(at, len(order) - 1)]
         match = (keys[found] == reverse) & free.repeat(3) & free[found // 3]
         match &= (found // 3 != np.arange(3 * count) // 3) & (materials.repeat(3) == materials[found // 3])
         best = np.where(match.reshape(-1, 3), lengths, -1.0).argmax(axis=1)
-        choice = np.where(match.reshape(-1, 3).any(axis=1), (found // 3).reshape(-1, 3)[np.arange(count), best], count)
+        neighbour = (found // 3).reshape(-1, 3)[np.arange(count), best]
+        choice = np.where(match.reshape(-1, 3).any(axis=1), neighbour, count)
         mutual = (choice < count) & (choice[np.minimum(choice, count - 1)] == np.arange(count))
         partner_of[mutual] = choice[mutual]
         free &= ~mutual
     first = np.flatnonzero(partner_of > np.arange(count))
     second = partner_of[first]
     # rotate the first triangle so its shared edge x -> y is (c -> a): quad (y, b, x, d)
-    edge = (triangles[first] * scale + following[first])
-    shared = (edge[:, :, None] == (following[second] * scale + triangles[second])[:, None, :]).any(axis=2).argmax(axis=1)
-    rows = np.arange(len(first))
+    edge = triangles[first] * scale + following[first]
+    back = following[second] * scale + triangles[second]
+    shared = (edge[:, :, None] == back[:, None, :]).any(axis=2).argmax(axis=1)
     x, y = triangles[first, shared], following[first, shared]
     b = triangles[first, (shared + 2) % 3]
     d = triangles[second][(triangles[second] != x[:, None]) & (triangles[second] != y[:, None])]
@@ -180,7 +188,8 @@ def _section(vertices, primitives, materials, flat, shared_slot, shared_position
     span = (points.max(axis=0) - base) if len(points) else np.zeros(3)
     scale = (span / PACKED_MAX).astype(np.float32)
     # a scale rounded down could leave the largest vertex one step beyond 2047: round it up
-    scale = np.where(base + scale.astype(np.float64) * PACKED_MAX < base + span, np.nextafter(scale, np.float32(np.inf)), scale)
+    short = base + scale.astype(np.float64) * PACKED_MAX < base + span
+    scale = np.where(short, np.nextafter(scale, np.float32(np.inf)), scale)
     safe = np.where(scale > 0, scale, 1).astype(np.float64)
     steps = np.clip(np.round((points - base) / safe), 0, PACKED_MAX).astype(np.int64)
     steps[:, scale == 0] = 0
@@ -250,7 +259,8 @@ def _store(data, built, leaf_nodes):
         section.aabb[:, :3] = part["aabb"]
         section.base = tuple(float(x) for x in part["base"])
         section.scale = tuple(float(x) for x in part["scale"])
-        packed, shared, count, runs = len(part["packed"]), len(part["shared"]), len(part["primitives"]), len(part["runs"])
+        packed, shared = len(part["packed"]), len(part["shared"])
+        count, runs = len(part["primitives"]), len(part["runs"])
         section.first_packed = first_packed
         section.shared = (first_shared << 8) | packed
         section.primitives = (first_primitive << 8) | count

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import FormatError
 from ..objects import havok_class, padded
-from .base import GAME_UNITS, Shape, int24w
+from .base import GAME_UNITS, Shape, int24w, spans
 from .hull import convex_hull
 from .mass import mass_properties
 
@@ -100,6 +100,10 @@ class SphereShape(ConvexShape):
         if not len(self.vertices):
             return np.zeros(3)
         return self.vertices[0, :3].astype(np.float64) * GAME_UNITS
+
+    def mesh(self):
+        """The centre as the only vertex (game units), no triangles: the surface is the radius."""
+        return self.center.reshape(1, 3), np.zeros((0, 3), np.int64)
 
     def sync(self, s):
         targets = self._targets(s)
@@ -188,10 +192,7 @@ class ConvexPolytopeShape(ConvexShape):
     def face_triangles(self):
         """The faces fanned into triangles of indices into ``vertices``."""
         first = self.faces["first"].astype(np.int64)
-        count = self.faces["count"].astype(np.int64)
-        per_face = np.maximum(count - 2, 0)
-        face = np.repeat(np.arange(len(self.faces)), per_face)
-        step = np.arange(per_face.sum()) - np.repeat(np.cumsum(per_face) - per_face, per_face) + 1
+        step, face = spans(np.ones(len(first)), np.maximum(self.faces["count"].astype(np.int64) - 2, 0))
         start = first[face]
         return self.indices[np.stack([start, start + step, start + step + 1], axis=1)].astype(np.int64)
 
@@ -200,8 +201,8 @@ class ConvexPolytopeShape(ConvexShape):
         the corners of the polytope the game collides with, edges taken sharp."""
         vertices = self.vertices[:, :3].astype(np.float64)
         normals = self.planes[: len(self.faces), :3].astype(np.float64)
-        face_of = np.repeat(np.arange(len(self.faces)), self.faces["count"].astype(np.int64))
-        corner = self.indices[: len(face_of)].astype(np.int64)
+        position, face_of = spans(self.faces["first"], self.faces["count"])
+        corner = self.indices[position].astype(np.int64)
         for vertex in np.unique(corner):
             touching = normals[face_of[corner == vertex]]
             offset = np.linalg.lstsq(touching, np.full(len(touching), self.convex_radius), rcond=None)[0]
@@ -210,7 +211,8 @@ class ConvexPolytopeShape(ConvexShape):
 
     def summary(self, within=()):
         vertices, triangles = self.mesh()
-        return {"type": "convex", "vertices": len(vertices), "triangles": len(triangles), "radius": round(self.radius, 4)}
+        radius = round(self.radius, 4)
+        return {"type": "convex", "vertices": len(vertices), "triangles": len(triangles), "radius": radius}
 
 
 def _min_half_angles(polygons, normals):

@@ -105,7 +105,8 @@ def _merge_coplanar(points, triangles, epsilon):
             loop.append(following[loop[-1]])
             if len(loop) > len(following):
                 raise FormatError("the convex hull has a face that is not a simple polygon")
-        area_normal = sum(np.cross(points[faces[f][1]] - points[faces[f][0]], points[faces[f][2]] - points[faces[f][0]]) for f in members)
+        corners = points[[faces[f] for f in members]]
+        area_normal = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]).sum(axis=0)
         normal = area_normal / np.linalg.norm(area_normal)
         polygons.append(np.array(loop, np.int64))
         planes.append((*normal, -float(np.mean(points[loop] @ normal))))

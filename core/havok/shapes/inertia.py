@@ -32,7 +32,8 @@ def shape_mass(shape, within=()):
             linear = matrix[:3, :3]
             scale = abs(np.linalg.det(linear))
             rotation = linear / np.cbrt(scale)  # uniform scale assumed here
-            parts.append((volume * scale, linear @ centre + matrix[:3, 3] / GAME_UNITS, rotation @ inertia @ rotation.T * scale ** (5 / 3)))
+            placed = linear @ centre + matrix[:3, 3] / GAME_UNITS
+            parts.append((volume * scale, placed, rotation @ inertia @ rotation.T * scale ** (5 / 3)))
         return _combine(parts)
     vertices = shape.mesh()[0] / GAME_UNITS if hasattr(shape, "mesh") else np.zeros((1, 3))
     low, high = vertices.min(axis=0), vertices.max(axis=0)
@@ -49,7 +50,8 @@ def _capsule(a, b, radius):
     ball = 4 / 3 * np.pi * radius**3
     volume = cylinder + ball
     along = cylinder * radius**2 / 2 + ball * 0.4 * radius**2
-    across = cylinder * (3 * radius**2 + length**2) / 12 + ball * (0.4 * radius**2 + length**2 / 4 + 3 * length * radius / 8)
+    across = cylinder * (3 * radius**2 + length**2) / 12
+    across += ball * (0.4 * radius**2 + length**2 / 4 + 3 * length * radius / 8)
     direction = axis / length if length > 0 else np.array([0.0, 0.0, 1.0])
     inertia = across * np.eye(3) + (along - across) * np.outer(direction, direction)
     return volume, (a + b) / 2, inertia

@@ -14,6 +14,7 @@ v: right child 2v nodes further on; else a leaf of section v.
 import numpy as np
 
 from ...errors import FormatError
+from .base import spans
 
 STEP = np.float32(1.0 / 226.0)
 
@@ -47,13 +48,6 @@ def _encode_boxes(parents, boxes):
         lo = np.where(high_out, lo - 1, lo)
 
 
-def _segments(starts, lengths):
-    """The positions of all segments [start, start + length), concatenated, and each segment's
-    offset in that concatenation."""
-    offsets = np.cumsum(lengths) - lengths
-    return np.repeat(starts - offsets, lengths) + np.arange(lengths.sum()), offsets
-
-
 def build_trees(boxes, starts, domains, wide):
     """Trees over groups of leaf boxes: the leaves of tree k are ``boxes[starts[k]:starts[k+1]]``
     (m, 2, 3), its root quantised in ``domains[k]``. Returns the nodes of all trees, tree after
@@ -74,9 +68,11 @@ def build_trees(boxes, starts, domains, wide):
     seg_node = np.cumsum(2 * sizes - 1) - (2 * sizes - 1)
     seg_parent = np.asarray(domains, np.float32).reshape(-1, 2, 3)
     while len(seg_start):
-        positions, offsets = _segments(seg_start, seg_length)
+        positions, label = spans(seg_start, seg_length)
+        offsets = np.cumsum(seg_length) - seg_length
         members = order[positions]
-        box = np.stack([np.minimum.reduceat(boxes[members, 0], offsets), np.maximum.reduceat(boxes[members, 1], offsets)], axis=1)
+        low = np.minimum.reduceat(boxes[members, 0], offsets)
+        box = np.stack([low, np.maximum.reduceat(boxes[members, 1], offsets)], axis=1)
         nodes[seg_node, :3], decoded = _encode_boxes(seg_parent, box)
 
         leaf = seg_length == 1
@@ -85,7 +81,6 @@ def build_trees(boxes, starts, domains, wide):
         inner = ~leaf
         # sort each inner segment's leaves by their centre on the segment's widest axis
         spread = np.maximum.reduceat(centres[members], offsets) - np.minimum.reduceat(centres[members], offsets)
-        label = np.repeat(np.arange(len(seg_start)), seg_length)
         key = centres[members, spread.argmax(axis=1)[label]]
         keep = inner[label]
         ranked = np.lexsort((key[keep], label[keep]))
