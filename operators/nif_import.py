@@ -68,18 +68,22 @@ class MultiFileImport(ImportHelper):
         return [self.filepath]
 
 
-class IMPORT_SCENE_OT_nif(bpy.types.Operator, MultiFileImport):
-    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
+class NifImport(MultiFileImport):
+    """What every NIF importer offers: .nif files and a scale."""
 
-    bl_idname = "import_scene.precombined_nif"
-    bl_label = "Import NIF"
     bl_options = {"REGISTER", "UNDO", "PRESET"}
-
     filename_ext = ".nif"
     filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
     scale: bpy.props.FloatProperty(
         name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
     )
+
+
+class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
+    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
+
+    bl_idname = "import_scene.precombined_nif"
+    bl_label = "Import NIF"
 
     def execute(self, context):
         collections, messages = import_files(

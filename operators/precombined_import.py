@@ -3,7 +3,7 @@
 import bpy
 
 from ..io.precombined_import import CellBuilder, GeometrySource
-from .nif_import import MultiFileImport, import_files, import_nif, report_import
+from .nif_import import NifImport, import_files, import_nif, report_import
 
 
 def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None):
@@ -21,23 +21,17 @@ def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None):
         source.close()
 
 
-class IMPORT_SCENE_OT_precombined(bpy.types.Operator, MultiFileImport):
+class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
     """Import Fallout 4 precombined cells (*_OC.nif): every placed copy as a linked duplicate"""
 
     bl_idname = "import_scene.precombined_cell"
     bl_label = "Import Precombined NIF"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
 
-    filename_ext = ".nif"
-    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
     lod: bpy.props.EnumProperty(
         name="LOD",
         description="Which of the records' three triangulations to build",
         items=(("0", "LOD 0", "The first triangulation"), ("1", "LOD 1", ""), ("2", "LOD 2", "")),
         default="0",
-    )
-    scale: bpy.props.FloatProperty(
-        name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
     )
     geometry_path: bpy.props.StringProperty(
         name="Geometry File",

@@ -39,3 +39,18 @@ def addon(extension_zip, tmp_path_factory):
     finally:
         extension.disable_all()
         environment.undo()
+
+
+@pytest.fixture
+def clean_scene(addon):
+    """The scene; objects, meshes and collections a test adds are removed afterwards."""
+    import bpy
+
+    before = set(bpy.data.objects), set(bpy.data.meshes), set(bpy.data.collections)
+    yield bpy.context.scene
+    for obj in set(bpy.data.objects) - before[0]:
+        bpy.data.objects.remove(obj)
+    for mesh in set(bpy.data.meshes) - before[1]:
+        bpy.data.meshes.remove(mesh)
+    for collection in set(bpy.data.collections) - before[2]:
+        bpy.data.collections.remove(collection)

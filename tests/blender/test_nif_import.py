@@ -8,20 +8,6 @@ from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
 
-@pytest.fixture
-def scene(addon):
-    import bpy
-
-    before = set(bpy.data.objects), set(bpy.data.meshes), set(bpy.data.collections)
-    yield bpy.context.scene
-    for obj in set(bpy.data.objects) - before[0]:
-        bpy.data.objects.remove(obj)
-    for mesh in set(bpy.data.meshes) - before[1]:
-        bpy.data.meshes.remove(mesh)
-    for collection in set(bpy.data.collections) - before[2]:
-        bpy.data.collections.remove(collection)
-
-
 def imported(path, **options):
     import bpy
 
@@ -30,7 +16,7 @@ def imported(path, **options):
     return bpy.data.collections[path.stem]
 
 
-def test_fo4_static_shape_matches_the_codec(scene, corpus):
+def test_fo4_static_shape_matches_the_codec(clean_scene, corpus):
     path = corpus / "pynifly/tests/tests/FO4/AlarmClock.nif"
     nif = NifFile.read(path)
     shape = next(b for b in nif.blocks if isinstance(b, BSTriShape))
@@ -54,13 +40,13 @@ def test_fo4_static_shape_matches_the_codec(scene, corpus):
 
 
 @pytest.mark.parametrize("name", ["pynifly/tests/tests/FONV/9mmscp.nif", "niftools/history/test/nif/base_vertex_color0.nif"])
-def test_fo3_shapes_import(scene, corpus, name):
+def test_fo3_shapes_import(clean_scene, corpus, name):
     collection = imported(corpus / name)
     meshes = [o for o in collection.objects if o.type == "MESH"]
     assert meshes and all(len(o.data.polygons) > 0 for o in meshes)
 
 
-def test_bad_file_reports_and_leaves_the_scene_unchanged(scene, tmp_path):
+def test_bad_file_reports_and_leaves_the_scene_unchanged(clean_scene, tmp_path):
     import bpy
 
     bad = tmp_path / "bad.nif"
@@ -71,7 +57,7 @@ def test_bad_file_reports_and_leaves_the_scene_unchanged(scene, tmp_path):
     assert (len(bpy.data.objects), len(bpy.data.collections)) == (objects, collections)
 
 
-def test_multi_file_import_keeps_going_past_a_bad_file(scene, corpus, tmp_path):
+def test_multi_file_import_keeps_going_past_a_bad_file(clean_scene, corpus, tmp_path):
     import bpy
 
     (tmp_path / "bad.nif").write_bytes(b"nonsense")
@@ -85,7 +71,7 @@ def test_multi_file_import_keeps_going_past_a_bad_file(scene, corpus, tmp_path):
 
 
 @pytest.mark.parametrize("path", corpus_files("**/*.nif"), ids=lambda p: p.relative_to(CORPUS).as_posix())
-def test_every_corpus_nif_imports_or_fails_cleanly(scene, path):
+def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
     import bpy
 
     try:

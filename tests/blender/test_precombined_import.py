@@ -18,20 +18,6 @@ def write_cell(path, block_type, body):
     return path
 
 
-@pytest.fixture
-def clean(addon):
-    import bpy
-
-    before = set(bpy.data.objects), set(bpy.data.meshes), set(bpy.data.collections)
-    yield
-    for obj in set(bpy.data.objects) - before[0]:
-        bpy.data.objects.remove(obj)
-    for mesh in set(bpy.data.meshes) - before[1]:
-        bpy.data.meshes.remove(mesh)
-    for collection in set(bpy.data.collections) - before[2]:
-        bpy.data.collections.remove(collection)
-
-
 def instances_of(collection):
     return sorted(
         (o for o in collection.objects if "precombined_object" in o),
@@ -60,7 +46,7 @@ def check_cell(collection, objects, scale=1.0, lod=0):
 
 
 @pytest.mark.parametrize("block_type, layout", [("BSPackedCombinedSharedGeomDataExtra", "inline"), ("BSPackedCombinedGeomDataExtra", "baked")])
-def test_inline_and_baked_cells(clean, tmp_path, block_type, layout):
+def test_inline_and_baked_cells(clean_scene, tmp_path, block_type, layout):
     import bpy
 
     path = write_cell(tmp_path / "00012345_0ABCDEF0_OC.nif", block_type, block_bytes(OBJECTS, layout))
@@ -70,7 +56,7 @@ def test_inline_and_baked_cells(clean, tmp_path, block_type, layout):
     assert collection["precombined_layout"] == layout
 
 
-def test_external_cell_with_csg_and_without(clean, tmp_path):
+def test_external_cell_with_csg_and_without(clean_scene, tmp_path):
     import bpy
 
     space, offsets = geometry_space(OBJECTS)
@@ -89,7 +75,7 @@ def test_external_cell_with_csg_and_without(clean, tmp_path):
     assert placed[0]["precombined_hash"] == "DDF19A67"
 
 
-def test_damaged_cell_leaves_the_scene_as_it_was(clean, tmp_path):
+def test_damaged_cell_leaves_the_scene_as_it_was(clean_scene, tmp_path):
     import bpy
 
     body = block_bytes(OBJECTS, "inline")
