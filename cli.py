@@ -66,6 +66,9 @@ def command_roundtrip(args):
 def command_sample(args):
     from precombined_nif.core.nif import samples
 
+    if args.cell:
+        samples.precombined_cell().write(args.output)
+        return f"{args.output}: sample Fallout 4 precombined cell written"
     samples.fo4_cube().write(args.output)
     return f"{args.output}: sample Fallout 4 cube written"
 
@@ -88,7 +91,7 @@ def command_import(args):
     from precombined_nif.operators import bsm2, nif_import
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    errors = []
+    errors, built = [], []
     geometry = GeometrySource(args.csg)
     try:
         for path in args.files:
@@ -100,6 +103,7 @@ def command_import(args):
             if not imported:  # then its one message is its error
                 errors += messages
                 continue
+            built += imported
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
     finally:
@@ -111,7 +115,26 @@ def command_import(args):
         bpy.ops.wm.save_as_mainfile(filepath=str(output))
     except RuntimeError as error:
         raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
-    return f"{args.blend}: {len(args.files)} file(s) imported"
+    return "\n".join([f"{args.blend}: {len(args.files)} file(s) imported"] + [describe_collection(c) for c in built])
+
+
+def describe_collection(collection):
+    """What an import built (a collection, or an object with its children), in one line."""
+    import bpy
+
+    if isinstance(collection, bpy.types.Collection):
+        objects = list(collection.all_objects)
+    else:
+        objects = [collection, *collection.children_recursive]
+    meshes = {o.data for o in objects if o.type == "MESH"}
+    placed = [o for o in objects if "precombined_object" in o]
+    line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
+    if placed:
+        line += f", {len(placed)} precombined instances of {len({o['precombined_object'] for o in placed})} records"
+    armatures = [o for o in objects if o.type == "ARMATURE"]
+    if armatures:
+        line += f", {sum(len(a.data.bones) for a in armatures)} bones"
+    return line
 
 
 def command_export(args):
@@ -160,6 +183,7 @@ def build_parser():
 
     sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
     sample.add_argument("output")
+    sample.add_argument("--cell", action="store_true", help="a precombined cell of placed cubes instead")
     sample.set_defaults(run=command_sample)
 
     load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
@@ -202,6 +226,9 @@ def main(argv=None):
         return 2
     except OSError as error:
         print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a bug of ours: still one line, never a traceback
+        print(f"error: internal error ({type(error).__name__}: {error}); please report it", file=sys.stderr)
         return 2
     if output:
         try:

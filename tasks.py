@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Developer and CI entry point (standard library only).
 
-    python3 tasks.py main                 set up .venv, then write and read back a sample NIF
+    python3 tasks.py main                 set up .venv, then import a sample precombined cell
     python3 tasks.py test [PYTEST ARGS]   set up every environment, then run the test suite
 
 Environments are created on first use and rebuilt when their pinned requirements change.
@@ -56,9 +56,9 @@ def run(*command):
 def main_job():
     ensure(".venv")
     with tempfile.TemporaryDirectory(prefix="precombined_nif-") as tmp:
-        sample = Path(tmp) / "sample.nif"
-        run(python_of(".venv"), "cli.py", "sample", sample)
-        run(python_of(".venv"), "cli.py", "info", sample)
+        cell = Path(tmp) / "00012345_0ABCDEF0_OC.nif"
+        run(python_of(".venv"), "cli.py", "sample", "--cell", cell)
+        run(python_of(".venv"), "cli.py", "import", cell, "--blend", Path(tmp) / "cell.blend")
 
 
 def test_job(pytest_args):

@@ -112,3 +112,15 @@ def test_package_and_codec_import_without_bpy():
     )
     result = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_sample_cell(tmp_path):
+    path = tmp_path / "cell.nif"
+    assert run("sample", "--cell", path).returncode == 0
+    info = json.loads(run("info", "--json", path).stdout)
+    cell = info["precombined"][0]
+    assert cell["layout"] == "inline" and cell["block"] == 1
+    assert [o["instances"] for o in cell["objects"]] == [4, 4, 4]
+    assert all(o["vertices"] == 24 and o["lod_triangles"] == [12, 6, 3] and o["hash"] == "DDF19A67" for o in cell["objects"])
+    roundtrip = run("roundtrip", path, tmp_path / "again.nif")
+    assert "identical" in roundtrip.stdout
