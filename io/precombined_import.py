@@ -3,6 +3,7 @@ placed instance sharing it (linked duplicates), the rest of the file through the
 path. Knows core objects and bpy, never file bytes."""
 
 import bpy
+import numpy as np
 from mathutils import Matrix
 
 from ..core.errors import FormatError
@@ -26,6 +27,25 @@ def record_name(block, index):
         entry = block.objects[index]
         return f"{int(entry['filename_hash']):08X}:{int(entry['data_offset']):08X}"
     return f"record {index}"
+
+
+def instance_values(instance):
+    """The 18 floats of a placement in file order (grayscale, rotation rows, translation, scale,
+    bound centre, bound radius)."""
+    return np.frombuffer(instance.tobytes(), instance.dtype.fields["scale"][0]).astype(np.float64).tolist()
+
+
+def keep_for_export(mesh, vertices, all_triangles, record, lod):
+    """What an untouched mesh needs to be written back byte for byte: the packed vertices as
+    stored, every LOD's triangles and the record's header values (ID property arrays hold them
+    compactly)."""
+    mesh["precombined_vertex_desc"] = f"{vertices.vertex_desc:016X}"
+    mesh["precombined_vertex_words"] = np.frombuffer(vertices.vertex_data.tobytes(), np.int32)
+    mesh["precombined_triangles"] = np.ascontiguousarray(all_triangles, np.int32).ravel()
+    mesh["precombined_lod_counts"] = list(record.lod_counts)
+    mesh["precombined_lod_offsets"] = list(record.lod_offsets)
+    mesh["precombined_lod_levels"] = record.lod_levels
+    mesh["precombined_lod"] = lod
 
 
 class GeometrySource:
@@ -73,6 +93,7 @@ class CellBuilder(SceneBuilder):
     def _record_mesh(self, block, index, record, name):
         if block.layout != EXTERNAL:
             vertices, triangles = record, record.lod_triangles(self.lod)
+            all_triangles = record.triangles
         else:
             entry = block.objects[index]
             geometry = self.geometry.file_for(int(entry["filename_hash"]))
@@ -98,8 +119,7 @@ class CellBuilder(SceneBuilder):
             scale=self.scale,
         )
         self.created.append(mesh)
-        mesh["precombined_vertex_desc"] = f"{record.vertex_desc:016X}"
-        mesh["precombined_lod"] = self.lod
+        keep_for_export(mesh, vertices, all_triangles, record, self.lod)
         return mesh
 
     def _build_record(self, block, index, record):
@@ -117,6 +137,7 @@ class CellBuilder(SceneBuilder):
             obj["precombined_object"] = index
             obj["precombined_instance"] = number
             obj["precombined_grayscale_scale"] = float(instance["grayscale_scale"])
+            obj["precombined_instance_raw"] = instance_values(instance)
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
