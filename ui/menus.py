@@ -4,6 +4,7 @@ import bpy
 
 from ..operators.bsm2 import EXPORT_SCENE_OT_bsm2, IMPORT_SCENE_OT_bsm2
 from ..operators.nif_import import IMPORT_SCENE_OT_nif
+from ..operators.precombined_export import EXPORT_SCENE_OT_precombined
 from ..operators.precombined_import import IMPORT_SCENE_OT_precombined
 
 BSM2_LABEL = "Banuba Skinned Mesh (.bsm2)"
@@ -12,7 +13,10 @@ IMPORTS = (
     (IMPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (IMPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
 )
-EXPORTS = ((EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),)
+EXPORTS = (
+    (EXPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
+    (EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
+)
 
 
 def draw_import(self, context):

@@ -1,0 +1,47 @@
+"""File > Export > Precombined NIF."""
+
+import bpy
+from bpy_extras.io_utils import ExportHelper
+
+from ..core.errors import FormatError
+from ..io.precombined_export import export_cell
+
+
+def cell_objects(context, selected_only):
+    objects = context.selected_objects if selected_only else context.scene.objects
+    return [o for o in objects if o.type == "MESH"]
+
+
+class EXPORT_SCENE_OT_precombined(bpy.types.Operator, ExportHelper):
+    """Export objects sharing meshes as a Fallout 4 precombined cell: each mesh a record, each
+    object one of its placed copies"""
+
+    bl_idname = "export_scene.precombined_cell"
+    bl_label = "Export Precombined NIF"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".nif"
+    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
+    layout: bpy.props.EnumProperty(
+        name="Layout",
+        items=(
+            ("inline", "Shared, inline geometry", "BSPackedCombinedSharedGeomDataExtra with the geometry in the block"),
+            ("baked", "Baked", "BSPackedCombinedGeomDataExtra"),
+        ),
+        default="inline",
+    )
+    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
+    use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
+
+    def execute(self, context):
+        try:
+            nif = export_cell(self.filepath, cell_objects(context, self.use_selection), layout=self.layout, scale=self.scale)
+        except (FormatError, OSError) as error:
+            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            return {"CANCELLED"}
+        records = next(b for b in nif.blocks if hasattr(b, "records")).records
+        self.report({"INFO"}, f"Exported {len(records)} records, {sum(len(r.instances) for r in records)} instances")
+        return {"FINISHED"}
+
+
+CLASSES = (EXPORT_SCENE_OT_precombined,)

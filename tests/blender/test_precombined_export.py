@@ -1,0 +1,119 @@
+"""File > Export > Precombined NIF: untouched imports write back byte for byte, edits reach the
+file, the baked layout and the refusals."""
+
+import struct
+
+import numpy as np
+import pytest
+from precombined_builder import block_bytes, make_object
+
+from precombined_nif.core.nif import NifFile, RawBlock
+from precombined_nif.core.nif.blocks.nodes import NiNode
+from precombined_nif.core.nif.blocks.precombined import instance_matrices
+from precombined_nif.core.nif.header import Header
+
+SHARED = "BSPackedCombinedSharedGeomDataExtra"
+OBJECTS = [make_object(i, instance_count=2 + i) for i in range(3)]
+
+
+def write_cell(path, block_type, body):
+    root = NiNode("BSFadeNode", name="cell", extra_data=[1])
+    NifFile(Header(), [root, RawBlock(block_type, body)], [0]).write(path)
+    return path
+
+
+def import_cell(path, **options):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path), **options) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def export(collection, path, **options):
+    import bpy
+
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj.name in collection.objects)
+    return bpy.ops.export_scene.precombined_cell(filepath=str(path), **options)
+
+
+@pytest.mark.parametrize("block_type, layout", [(SHARED, "inline"), ("BSPackedCombinedGeomDataExtra", "baked")])
+def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, block_type, layout):
+    source = write_cell(tmp_path / "cell_OC.nif", block_type, block_bytes(OBJECTS, layout))
+    collection = import_cell(source, lod="1")
+    assert export(collection, tmp_path / "out.nif", layout=layout) == {"FINISHED"}
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+
+
+def test_edits_reach_the_file_and_read_back(clean_scene, tmp_path):
+    import bpy
+    from mathutils import Matrix
+
+    source = write_cell(tmp_path / "cell_OC.nif", SHARED, block_bytes(OBJECTS, "inline"))
+    collection = import_cell(source)
+    placed = sorted((o for o in collection.objects if "precombined_object" in o), key=lambda o: (o["precombined_object"], o["precombined_instance"]))
+    moved = placed[0]
+    moved.matrix_world = Matrix.Translation((10.0, 20.0, 30.0)) @ Matrix.Rotation(0.5, 4, "Z") @ Matrix.Scale(2.0, 4)
+    mesh = placed[-1].data
+    mesh.vertices[0].co = (1.5, 2.5, 3.5)
+    assert export(collection, tmp_path / "edited.nif") == {"FINISHED"}
+    block = NifFile.read(tmp_path / "edited.nif").blocks[1]
+    assert len(block.records) == 3
+    first = instance_matrices(block.records[0].instances)[0]
+    np.testing.assert_allclose(first, np.array(moved.matrix_world), rtol=1e-5, atol=1e-4)
+    edited = block.records[2]
+    np.testing.assert_array_equal(edited.positions[0], [1.5, 2.5, 3.5])
+    np.testing.assert_array_equal(edited.positions[1:], OBJECTS[2]["positions"][1:])
+    assert edited.lod_counts == tuple(len(lod) for lod in OBJECTS[2]["lods"])  # faces untouched: LODs kept
+    # Untouched records keep their stored bytes, placements included.
+    np.testing.assert_array_equal(block.records[1].positions, OBJECTS[1]["positions"])
+    assert block.records[1].lod_counts == tuple(len(lod) for lod in OBJECTS[1]["lods"])
+    for inst, raw in zip(OBJECTS[1]["instances"], block.records[1].instances):
+        assert raw["scale"] == np.float32(inst["scale"])
+    bpy.data.collections.remove(collection)
+
+
+def test_new_objects_export_and_independent_reading(clean_scene, tmp_path):
+    import bpy
+    from mathutils import Matrix
+
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.active_object
+    copies = [cube]
+    for k in range(1, 3):
+        twin = bpy.data.objects.new(f"copy{k}", cube.data)
+        bpy.context.scene.collection.objects.link(twin)
+        twin.matrix_world = Matrix.Translation((100.0 * k, 0, 0)) @ Matrix.Scale(1 + k, 4)
+        copies.append(twin)
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj in copies)
+    path = tmp_path / "new.nif"
+    assert bpy.ops.export_scene.precombined_cell(filepath=str(path), layout="baked") == {"FINISHED"}
+    data = path.read_bytes()
+    nif = NifFile.from_bytes(data)
+    block = nif.blocks[1]
+    assert block.type_name == "BSPackedCombinedGeomDataExtra" and len(block.records) == 1
+    record = block.records[0]
+    assert record.num_vertices == 8 and record.lod_counts == (12, 12, 12)
+    # Independent reading of the record header and its placements (FORMAT-NOTES section 5).
+    start = data.index(struct.pack("<II", 8, 3))
+    counts = struct.unpack_from("<6I", data, start + 8)
+    assert counts[0::2] == (12, 12, 12) and counts[1::2] == (0, 36, 72)
+    (num_instances,) = struct.unpack_from("<I", data, start + 32)
+    assert num_instances == 3
+    for k in range(3):
+        values = struct.unpack_from("<18f", data, start + 36 + 72 * k)
+        rotation, translation, scale = np.reshape(values[1:10], (3, 3)), values[10:13], values[13]
+        np.testing.assert_allclose(rotation, np.eye(3), atol=1e-6)
+        np.testing.assert_allclose(translation, (100.0 * k, 0, 0), atol=1e-4)
+        assert scale == pytest.approx(1 + k)
+
+
+def test_non_uniform_scale_is_refused(clean_scene, tmp_path):
+    import bpy
+
+    bpy.ops.mesh.primitive_cube_add()
+    bpy.context.active_object.scale = (1.0, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match="scaled unevenly"):
+        bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "bad.nif"))
+    assert not (tmp_path / "bad.nif").exists()
