@@ -139,6 +139,7 @@ def describe_collection(collection):
 
 def command_export(args):
     bpy = require_bpy("export")
+    from precombined_nif.core.formats import is_bsm2
     from precombined_nif.operators import bsm2
 
     source = Path(args.input)
@@ -148,6 +149,8 @@ def command_export(args):
         bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
     except RuntimeError as error:
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
+    if not is_bsm2(args.output):
+        return export_precombined(bpy, args)
     mesh_object = None
     if args.object is not None:
         mesh_object = bpy.data.objects.get(args.object)
@@ -160,6 +163,21 @@ def command_export(args):
         f"{args.output}: {len(bsm.vertices)} vertices, {len(bsm.indices) // 3} triangles, {bsm.num_bones} bones, "
         f"{len(bsm.animations)} animation(s)"
     )
+
+
+def export_precombined(bpy, args):
+    """Every mesh object of the .blend (or --object's collection) as one precombined cell."""
+    from precombined_nif.io.precombined_export import export_cell
+
+    objects = [o for o in bpy.context.scene.objects if o.type == "MESH"]
+    if args.object is not None:
+        chosen = bpy.data.objects.get(args.object)
+        if chosen is None:
+            raise CommandError(f"error: {args.input}: no object named {args.object!r}")
+        objects = [o for c in chosen.users_collection for o in c.all_objects if o.type == "MESH"]
+    nif = export_cell(args.output, objects, layout=args.layout)
+    records = next(b for b in nif.blocks if hasattr(b, "records")).records
+    return f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
 
 
 def _blender_message(error):
@@ -193,10 +211,15 @@ def build_parser():
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
     load.set_defaults(run=command_import)
 
-    save = commands.add_parser("export", help="export a skinned mesh from a .blend as .bsm2 (needs Blender)")
+    save = commands.add_parser(
+        "export", help="export a .blend as .bsm2 (a skinned mesh) or .nif (a precombined cell) (needs Blender)"
+    )
     save.add_argument("input", help="the .blend file")
-    save.add_argument("output", help="the .bsm2 file to write")
-    save.add_argument("--object", help="the mesh object (default: the active one, or the only one)")
+    save.add_argument("output", help="the .bsm2 or .nif file to write")
+    save.add_argument(
+        "--object", help=".bsm2: the mesh object (default: the active one, or the only one); .nif: one of the cell's objects"
+    )
+    save.add_argument("--layout", choices=("inline", "baked"), default="inline", help=".nif: the precombined block layout")
     save.set_defaults(run=command_export)
     return parser
 

@@ -117,3 +117,18 @@ def test_non_uniform_scale_is_refused(clean_scene, tmp_path):
     with pytest.raises(RuntimeError, match="scaled unevenly"):
         bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "bad.nif"))
     assert not (tmp_path / "bad.nif").exists()
+
+
+def test_cli_import_then_export_round_trip(tmp_path):
+    import subprocess
+
+    import extension
+
+    python = str(extension.python(extension.VENVS["4.5"]))
+    cli = str(extension.ROOT / "cli.py")
+    source = write_cell(tmp_path / "cell_OC.nif", SHARED, block_bytes(OBJECTS, "inline"))
+    for args in (["import", source, "--blend", tmp_path / "cell.blend"], ["export", tmp_path / "cell.blend", tmp_path / "out.nif"]):
+        run = subprocess.run([python, cli, *map(str, args)], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+    assert "3 records, 9 instances" in run.stdout
