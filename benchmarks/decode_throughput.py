@@ -53,7 +53,7 @@ def main():
     corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT.parent / "shared" / "corpus"
     files = []
     for path in sorted(corpus.glob("**/*.nif")):
-        data = path.read_bytes()
+        data = bytearray(path.read_bytes())  # as NifFile.read() holds a file it has read
         try:
             NifFile.from_bytes(data)
         except FormatError:

@@ -61,8 +61,46 @@ def codec_decode(data):
     return total
 
 
+def read_vertex(buf, o, vsize, flags):
+    """Seed 000's reference reader, vertex by vertex."""
+    v = {}
+    if vsize <= 16:
+        if flags & 0x400:
+            x, y, z, btx = struct.unpack_from("<4f", buf, o)
+            o += 16
+        else:
+            x, y, z, btx = struct.unpack_from("<4e", buf, o)
+            o += 8
+    else:
+        x, y, z = struct.unpack_from("<3f", buf, o)
+        o += 12
+        extra = (vsize - 16) // 4
+        v["extra"] = struct.unpack_from(f"<{extra}f", buf, o)
+        o += extra * 4
+        (btx,) = struct.unpack_from("<f", buf, o)
+        o += 4
+    v["pos"], v["btx"] = (x, y, z), btx
+    if flags & 0x2:
+        v["uv"] = struct.unpack_from("<2e", buf, o)
+        o += 4
+    if flags & 0x8:
+        nx, ny, nz, bty = struct.unpack_from("<4B", buf, o)
+        o += 4
+        v["normal"] = (nx / 127.5 - 1, ny / 127.5 - 1, nz / 127.5 - 1)
+        v["bty"] = bty / 127.5 - 1
+        if flags & 0x10:
+            tx, ty, tz, btz = struct.unpack_from("<4B", buf, o)
+            o += 4
+            v["tangent"] = (tx / 127.5 - 1, ty / 127.5 - 1, tz / 127.5 - 1)
+            v["btz"] = btz / 127.5 - 1
+    if flags & 0x20:
+        v["color"] = struct.unpack_from("<4B", buf, o)
+        o += 4
+    return v, o
+
+
 def naive_decode(data):
-    """What a first reader would write: walk the block with struct.unpack, vertex by vertex."""
+    """What a first reader would write (seed 000's pseudocode): struct.unpack, vertex by vertex."""
     line_end = data.index(b"\n") + 1
     num_blocks = struct.unpack_from("<I", data, line_end + 9)[0]
     pos = line_end + 17
@@ -81,33 +119,29 @@ def naive_decode(data):
         pos += 4 + struct.unpack_from("<I", data, pos)[0]
     pos += 4 + 4 * struct.unpack_from("<I", data, pos)[0]
     pos += sizes[0] + 4 + 8
-    _, _, _, _, count = struct.unpack_from("<5I", data, pos)
+    count = struct.unpack_from("<5I", data, pos)[4]
     pos += 20 + 8 * count
-    total = 0
+    records = []
     for _ in range(count):
-        nv, _, c0, _, c1, _, c2, _, ni = struct.unpack_from("<9I", data, pos)
+        nv, lods, c0, _, c1, _, c2, _ = struct.unpack_from("<8I", data, pos)
+        (ni,) = struct.unpack_from("<I", data, pos + 32)
         pos += 36
+        combined = []
         for _ in range(ni):
-            values = struct.unpack_from("<18f", data, pos)
+            combined.append(struct.unpack_from("<f9f3ff3ff", data, pos))
             pos += 72
-            total += len(values)
+        (desc,) = struct.unpack_from("<Q", data, pos)
         pos += 8
+        vsize, flags = ((desc >> 8) & 0xFF) * 4, (desc >> 44) & 0xFFFF
+        verts = []
         for _ in range(nv):
-            vertex = {}
-            vertex["position"] = struct.unpack_from("<3f", data, pos)
-            vertex["bitangent_x"] = struct.unpack_from("<f", data, pos + 12)[0]
-            vertex["uv"] = struct.unpack_from("<2e", data, pos + 16)
-            nx, ny, nz, bty = struct.unpack_from("<4B", data, pos + 20)
-            vertex["normal"] = (nx / 127.5 - 1, ny / 127.5 - 1, nz / 127.5 - 1)
-            tx, ty, tz, btz = struct.unpack_from("<4B", data, pos + 24)
-            vertex["tangent"] = (tx / 127.5 - 1, ty / 127.5 - 1, tz / 127.5 - 1)
-            vertex["bitangent"] = (vertex["bitangent_x"], bty / 127.5 - 1, btz / 127.5 - 1)
-            pos += STRIDE
-            total += len(vertex)
-        for _ in range(c0 + c1 + c2):
-            total += len(struct.unpack_from("<3H", data, pos))
-            pos += 6
-    return total
+            vertex, pos = read_vertex(data, pos, vsize, flags)
+            verts.append(vertex)
+        total = c0 + c1 + c2
+        tris = list(struct.iter_unpack("<3H", data[pos : pos + total * 6]))
+        pos += total * 6
+        records.append((combined, verts, tris))
+    return records
 
 
 def timed(function, data):
@@ -118,7 +152,7 @@ def timed(function, data):
 
 def main():
     shape = tuple(int(a) for a in sys.argv[1:5]) if len(sys.argv) >= 5 else (200, 5000, 8000, 50)
-    data = build_cell(*shape)
+    data = bytearray(build_cell(*shape))  # as NifFile.read() holds a file it has read
     print(f"cell: {shape[0]} objects x {shape[1]} vertices x {shape[2]} triangles x {shape[3]} instances, {len(data) / 1e6:.1f} MB")
     codec = min(timed(codec_decode, data)[0] for _ in range(3))
     naive, _ = timed(naive_decode, data)

@@ -1,5 +1,6 @@
 """A whole NIF file: header, blocks in order, footer."""
 
+import os
 from pathlib import Path
 
 from ..errors import FormatError
@@ -23,15 +24,18 @@ class NifFile:
     def read(cls, path):
         path = Path(path)
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = bytearray(os.fstat(handle.fileno()).st_size)
+            del data[handle.readinto(data) :]  # read straight into the buffer the arrays will view
         return cls.from_bytes(data, path=path)
 
     @classmethod
     def from_bytes(cls, data, path=None):
+        """Decode a whole file. Arrays are writable views of the data: a bytearray is used as it
+        is (the file's blocks keep it alive), anything else is copied into one first."""
         nif = cls()
         nif.path = path
         try:
-            nif._parse(bytearray(data))
+            nif._parse(data if isinstance(data, bytearray) else bytearray(data))
         except FormatError as error:
             raise error.located(path=path) from None
         return nif

@@ -121,7 +121,9 @@ def build_desc(flags, full):
 
 def unorm8_to_signed(values):
     """Bytes 0..255 to floats -1..1 (normals, tangents, bitangent y/z)."""
-    return values.astype(np.float32) * np.float32(2.0 / 255.0) - np.float32(1.0)
+    out = np.multiply(values, np.float32(2.0 / 255.0), dtype=np.float32)
+    out -= np.float32(1.0)
+    return out
 
 
 def signed_to_unorm8(values):
