@@ -32,7 +32,9 @@ STRIDE = 28
 def build_cell(objects, vertices, triangles, instances):
     rng = np.random.default_rng(1)
     body = [struct.pack("<iQ5I", -1, DESC, objects * vertices, objects * triangles, 0, 0, objects)]
-    body.append(np.zeros((objects, 2), "<u4").tobytes())
+    record_size = vertices * STRIDE + triangles * 6
+    entries = [(0xDDF19A67, index * record_size) for index in range(objects)]  # as vanilla: one .csg, own offsets
+    body.append(np.array(entries, "<u4").tobytes())
     lod = (triangles // 2, triangles // 4, triangles - triangles // 2 - triangles // 4)
     for _ in range(objects):
         body.append(struct.pack("<8I", vertices, 3, lod[0], 0, lod[1], 3 * lod[0], lod[2], 3 * (lod[0] + lod[1])))
@@ -45,7 +47,8 @@ def build_cell(objects, vertices, triangles, instances):
         vertex_bytes[:, 17] &= 0x3B  # finite half UVs
         vertex_bytes[:, 19] &= 0x3B
         body.append(vertex_bytes.tobytes())
-        body.append(rng.integers(0, vertices, (triangles, 3), dtype="<u2").tobytes())
+        first = rng.integers(0, vertices, triangles)  # distinct corners: valid faces for Blender
+        body.append(((first[:, None] + np.array([0, 1, 2])) % vertices).astype("<u2").tobytes())
     blocks = [NiNode("BSFadeNode", name="cell", extra_data=[1]), RawBlock("BSPackedCombinedSharedGeomDataExtra", b"".join(body))]
     return NifFile(Header(), blocks, [0]).to_bytes()
 

@@ -86,9 +86,10 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
     bl_label = "Import NIF"
 
     def execute(self, context):
-        collections, messages = import_files(
-            context, self.paths(), lambda context, path: import_nif(context, path, scale=self.scale)
-        )
+        from .precombined_import import import_cells  # here: that module builds on this one
+
+        # Precombined cells dropped or picked here import with the cell importer's defaults.
+        collections, messages = import_cells(context, self.paths(), scale=self.scale)
         return report_import(self, collections, messages, "NIF")
 
 

@@ -114,3 +114,12 @@ def test_cli_import_of_an_external_cell(tmp_path):
     for record, polygons, mesh in placed:
         assert polygons == len(OBJECTS[record]["lods"][2])
     assert len({mesh for _, _, mesh in placed}) == 3
+
+
+def test_plain_nif_import_builds_cells_too(clean_scene, tmp_path):
+    """What drag-and-drop of a cell runs: the general NIF importer."""
+    import bpy
+
+    path = write_cell(tmp_path / "dropped_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "inline"))
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    check_cell(bpy.data.collections["dropped_OC"], OBJECTS)
