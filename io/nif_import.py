@@ -98,4 +98,6 @@ class SceneBuilder:
                 bpy.data.objects.remove(datablock)
             elif isinstance(datablock, bpy.types.Mesh):
                 bpy.data.meshes.remove(datablock)
+            elif isinstance(datablock, bpy.types.NodeTree):
+                bpy.data.node_groups.remove(datablock)
         self.created.clear()

@@ -15,6 +15,7 @@ from ..core.nif.blocks.precombined import BAKED, BSPackedCombinedGeomDataExtra, 
 from ..core.nif.header import Header
 from ..core.nif.packed_vertices import bounding_sphere
 from ..core.stream import WriteStream
+from .instancing import instancer_matrices, instancer_source
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
@@ -127,21 +128,20 @@ def record_from_mesh(mesh, scale):
     return record
 
 
-def placement(obj, scale, record):
-    """The 72-byte placement of an object: kept as stored when the object has not moved."""
-    matrix = np.array(obj.matrix_world, np.float64)
+def placement(name, world, raw, grayscale, scale, record):
+    """The 72-byte placement of one copy: kept as stored (``raw``) when it has not moved."""
+    matrix = np.array(world, np.float64)
     matrix[:3, :] /= scale
     linear = matrix[:3, :3]
     size = float(np.cbrt(np.linalg.det(linear)))
     if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
         raise FormatError(
-            f"object {obj.name!r} is mirrored, sheared or scaled unevenly: a precombined instance takes a rotation, "
+            f"object {name!r} is mirrored, sheared or scaled unevenly: a precombined instance takes a rotation, "
             f"a translation and one uniform scale"
         )
     rotation = linear / size
     translation = matrix[:3, 3]
     out = np.zeros(1, instance_dtype(LITTLE))[0]
-    raw = obj.get("precombined_instance_raw")
     if raw is not None and len(raw) == 18:
         kept = np.array(raw, np.float32)
         if (
@@ -151,7 +151,7 @@ def placement(obj, scale, record):
         ):
             return np.frombuffer(kept.tobytes(), out.dtype)[0]
     center, radius = bounding_sphere(record.positions)
-    out["grayscale_scale"] = float(obj.get("precombined_grayscale_scale", 1.0))
+    out["grayscale_scale"] = grayscale
     out["rotation"] = rotation
     out["translation"] = translation
     out["scale"] = size
@@ -160,20 +160,39 @@ def placement(obj, scale, record):
     return out
 
 
+def copies_of(obj):
+    """(mesh, [(name, world matrix, raw placement, grayscale), ...], sort key) of an object: one
+    copy for an ordinary object, every point of a geometry-nodes instancer."""
+    source = instancer_source(obj)
+    if source is not None:
+        stored = obj.data.get("precombined_instances_raw")
+        raws = np.reshape(np.array(stored, np.float64), (-1, 18)) if stored is not None else []
+        matrices = instancer_matrices(obj)
+        copies = [
+            (f"{obj.name} #{k}", m, raws[k] if k < len(raws) else None, float(raws[k][0]) if k < len(raws) else 1.0)
+            for k, m in enumerate(matrices)
+        ]
+        return source.data, copies, (obj.get("precombined_object", 1 << 30), 0)
+    copy = (obj.name, obj.matrix_world, obj.get("precombined_instance_raw"), float(obj.get("precombined_grayscale_scale", 1.0)))
+    return obj.data, [copy], (obj.get("precombined_object", 1 << 30), obj.get("precombined_instance", 1 << 30))
+
+
 def records_of(objects, scale):
-    """Records in the order they were imported (then by name), each with its instances."""
+    """Records in the order they were imported (then by name), each with its copies."""
     groups = {}
     for obj in objects:
-        if obj.type == "MESH" and obj.data is not None:
-            groups.setdefault(obj.data, []).append(obj)
+        if obj.type != "MESH" or obj.data is None or "precombined_source" in obj:
+            continue
+        mesh, copies, key = copies_of(obj)
+        groups.setdefault(mesh, []).append((key, obj.name, copies))
     if not groups:
         raise FormatError("no mesh objects to export: select the instances of a precombined cell")
-    order = sorted(groups.items(), key=lambda item: (min(o.get("precombined_object", 1 << 30) for o in item[1]), item[0].name))
+    order = sorted(groups.items(), key=lambda item: (min(entry[0] for entry in item[1]), item[0].name))
     records, meshes = [], []
-    for mesh, users in order:
+    for mesh, entries in order:
         record = record_from_mesh(mesh, scale)
-        users.sort(key=lambda o: (o.get("precombined_instance", 1 << 30), o.name))
-        record.instances = np.array([placement(o, scale, record) for o in users], instance_dtype(LITTLE))
+        copies = [copy for _, _, group in sorted(entries, key=lambda e: (e[0], e[1])) for copy in group]
+        record.instances = np.array([placement(*copy, scale, record) for copy in copies], instance_dtype(LITTLE))
         records.append(record)
         meshes.append(mesh)
     return records, meshes

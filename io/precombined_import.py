@@ -10,6 +10,7 @@ from ..core.errors import FormatError
 from ..core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
 from ..core.nif.packed_vertices import PackedVertices
 from ..core.precombined.names import find_geometry_file
+from .instancing import NODE_GROUP, attach_instancer, points_mesh
 from .mesh_build import build_mesh
 from .nif_import import SceneBuilder
 
@@ -73,11 +74,13 @@ class GeometrySource:
 
 
 class CellBuilder(SceneBuilder):
-    def __init__(self, nif, collection, *, scale=1.0, lod=0, geometry=None):
+    def __init__(self, nif, collection, *, scale=1.0, lod=0, geometry=None, instancing="OBJECTS"):
         super().__init__(nif, collection, scale=scale)
         self.lod = lod
+        self.instancing = instancing
         self.geometry = geometry or GeometrySource()
         self.placeholders = 0
+        self.placeholder_records = 0
         self.missing_geometry = []
 
     def build(self):
@@ -127,8 +130,13 @@ class CellBuilder(SceneBuilder):
         mesh = self._record_mesh(block, index, record, name)
         if mesh is None:
             self.placeholders += len(record.instances)
+            self.placeholder_records += 1
         matrices = instance_matrices(record.instances)
         matrices[:, :3, :] *= self.scale
+        if self.instancing == "GEOMETRY_NODES" and mesh is not None:
+            self._build_instancer(name, index, record, mesh, matrices)
+            self._keep_record_source(block, index, [mesh])
+            return
         for number, (instance, matrix) in enumerate(zip(record.instances, matrices)):
             obj = bpy.data.objects.new(f"{name} #{number}", mesh)
             self.created.append(obj)
@@ -141,18 +149,45 @@ class CellBuilder(SceneBuilder):
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
-        if block.shared:  # what the exporter needs to write the record back
+        self._keep_record_source(block, index, [mesh] if mesh is not None else self.created[-len(record.instances) :])
+
+    @staticmethod
+    def _keep_record_source(block, index, holders):
+        """What the exporter needs to write the record's objects entry back."""
+        if block.shared:
             entry = block.objects[index]
-            holders = [mesh] if mesh is not None else [o for o in self.created[-len(record.instances) :]]
             for holder in holders:
                 holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
                 holder["precombined_offset"] = int(entry["data_offset"])
 
+    def _build_instancer(self, name, index, record, mesh, matrices):
+        """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
+        source = bpy.data.objects.new(f"{name} source", mesh)
+        self.created.append(source)
+        self.collection.objects.link(source)
+        source.hide_viewport = True  # the modifier still reads its geometry
+        source.hide_render = True
+        source["precombined_source"] = index
+        scales = np.asarray(record.instances["scale"], np.float64) * self.scale
+        rotations = matrices[:, :3, :3] / scales[:, None, None]
+        points = points_mesh(f"{name} instances", matrices[:, :3, 3], rotations, scales)
+        self.created.append(points)
+        points["precombined_instances_raw"] = np.array([instance_values(i) for i in record.instances]).ravel()
+        obj = bpy.data.objects.new(f"{name} instances", points)
+        self.created.append(obj)
+        self.collection.objects.link(obj)
+        obj["precombined_object"] = index
+        new_group = NODE_GROUP not in bpy.data.node_groups
+        attach_instancer(obj, source)
+        if new_group:
+            self.created.append(bpy.data.node_groups[NODE_GROUP])
+
     def warnings(self):
-        out = []
-        if self.placeholders:
-            out.append(
-                f"{self.placeholders} instances have no geometry (no matching .csg found): imported as "
-                f"bound-sized placeholders"
-            )
-        return out + self.missing_geometry
+        """One warning for every copy that has no geometry, with the first reason a file gave."""
+        if not self.placeholders:
+            return []
+        reason = f" ({self.missing_geometry[0]})" if self.missing_geometry else " (no matching .csg found)"
+        return [
+            f"{self.placeholders} instances of {self.placeholder_records} records have no geometry{reason}: "
+            f"imported as bound-sized placeholders"
+        ]

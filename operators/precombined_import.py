@@ -6,7 +6,7 @@ from ..io.precombined_import import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
 
 
-def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None):
+def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None, instancing="OBJECTS"):
     from ..ui import preferences  # here: ui's menus import this module
 
     settings = preferences.get(context)
@@ -15,7 +15,9 @@ def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None):
         return import_files(
             context,
             paths,
-            lambda context, path: import_nif(context, path, builder=CellBuilder, scale=scale, lod=lod, geometry=source),
+            lambda context, path: import_nif(
+                context, path, builder=CellBuilder, scale=scale, lod=lod, geometry=source, instancing=instancing
+            ),
         )
     finally:
         source.close()
@@ -33,6 +35,16 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
         items=(("0", "LOD 0", "The first triangulation"), ("1", "LOD 1", ""), ("2", "LOD 2", "")),
         default="0",
     )
+    instancing: bpy.props.EnumProperty(
+        name="Instancing",
+        description="How placed copies are built",
+        items=(
+            ("OBJECTS", "Objects", "One object per placed copy, all sharing the record's mesh (linked duplicates)"),
+            ("GEOMETRY_NODES", "Geometry Nodes", "Per record one point cloud whose modifier instances the mesh: "
+             "light for very large cells"),
+        ),
+        default="OBJECTS",
+    )
     geometry_path: bpy.props.StringProperty(
         name="Geometry File",
         description="The .csg (or .psg) holding vanilla cells' geometry; empty: find it in the Fallout 4 Data "
@@ -42,7 +54,12 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
 
     def execute(self, context):
         collections, messages = import_cells(
-            context, self.paths(), lod=int(self.lod), scale=self.scale, geometry_path=self.geometry_path
+            context,
+            self.paths(),
+            lod=int(self.lod),
+            scale=self.scale,
+            geometry_path=self.geometry_path,
+            instancing=self.instancing,
         )
         return report_import(self, collections, messages, "precombined")
 

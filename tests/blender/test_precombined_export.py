@@ -132,3 +132,10 @@ def test_cli_import_then_export_round_trip(tmp_path):
         assert run.returncode == 0, run.stderr
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
     assert "3 records, 9 instances" in run.stdout
+
+
+def test_geometry_nodes_cell_exports_byte_identical(clean_scene, tmp_path):
+    source = write_cell(tmp_path / "gn_OC.nif", SHARED, block_bytes(OBJECTS, "inline"))
+    collection = import_cell(source, instancing="GEOMETRY_NODES")
+    assert export(collection, tmp_path / "out.nif") == {"FINISHED"}
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()

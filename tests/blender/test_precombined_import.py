@@ -123,3 +123,59 @@ def test_plain_nif_import_builds_cells_too(clean_scene, tmp_path):
     path = write_cell(tmp_path / "dropped_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "inline"))
     assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
     check_cell(bpy.data.collections["dropped_OC"], OBJECTS)
+
+
+def test_geometry_nodes_instancing(clean_scene, tmp_path):
+    import bpy
+
+    path = write_cell(tmp_path / "big_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "inline"))
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path), instancing="GEOMETRY_NODES", scale=0.5) == {"FINISHED"}
+    collection = bpy.data.collections["big_OC"]
+    instancers = sorted((o for o in collection.objects if o.modifiers), key=lambda o: o["precombined_object"])
+    assert len(instancers) == 3 and not [o for o in collection.objects if "precombined_instance" in o]
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    placed = {}
+    for instance in depsgraph.object_instances:
+        if instance.is_instance and instance.parent is not None and "precombined_object" in instance.parent.original:
+            placed.setdefault(instance.parent.original["precombined_object"], []).append(np.array(instance.matrix_world))
+    for index, obj in enumerate(OBJECTS):
+        assert len(placed[index]) == len(obj["instances"])
+        for inst, matrix in zip(obj["instances"], placed[index]):
+            expected = np.eye(4)
+            expected[:3, :3] = np.array(inst["rotation"]) * inst["scale"] * 0.5
+            expected[:3, 3] = np.array(inst["translation"]) * 0.5
+            np.testing.assert_allclose(matrix, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_geometry_found_in_the_preferences_data_folder(clean_scene, tmp_path, addon):
+    import bpy
+
+    preferences = addon.ui.preferences.get(bpy.context)
+    data = tmp_path / "Data"
+    data.mkdir()
+    space, offsets = geometry_space(OBJECTS)
+    (data / "Fallout4 - Geometry.csg").write_bytes(csg_bytes(OBJECTS, space, offsets))
+    path = write_cell(tmp_path / "pref_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "external", offsets=offsets))
+    preferences.fo4_data = str(data)
+    try:
+        assert bpy.ops.import_scene.precombined_cell(filepath=str(path)) == {"FINISHED"}
+    finally:
+        preferences.fo4_data = ""
+    check_cell(bpy.data.collections["pref_OC"], OBJECTS)
+
+
+def test_mismatching_geometry_file_gives_placeholders_and_one_warning(clean_scene, tmp_path):
+    import bpy
+
+    space, offsets = geometry_space(OBJECTS)
+    csg = tmp_path / "Other - Geometry.csg"
+    csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
+    far = [offset + 10_000_000 for offset in offsets]  # past the file's geometry space
+    path = write_cell(tmp_path / "far_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "external", offsets=far))
+    from precombined_nif.operators.precombined_import import import_cells
+
+    collections, messages = import_cells(bpy.context, [str(path)], geometry_path=str(csg))
+    assert len(collections) == 1 and len(messages) == 1
+    assert "9 instances of 3 records have no geometry" in messages[0] and "outside" in messages[0]
+    placed = [o for o in collections[0].objects if "precombined_object" in o]
+    assert len(placed) == 9 and all(o.type == "EMPTY" for o in placed)
