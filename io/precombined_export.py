@@ -16,43 +16,11 @@ from ..core.nif.header import Header
 from ..core.nif.packed_vertices import bounding_sphere
 from ..core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
+from .mesh_read import mesh_arrays
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
 LITTLE = WriteStream()
-
-
-def mesh_arrays(mesh, scale):
-    """Positions in game units, triangles, per-vertex UVs (file convention) and normals."""
-    count = len(mesh.vertices)
-    positions = np.empty(3 * count, np.float32)
-    mesh.vertices.foreach_get("co", positions)
-    positions = positions.reshape(-1, 3) / np.float32(scale)
-    mesh.calc_loop_triangles()
-    triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
-    mesh.loop_triangles.foreach_get("vertices", triangles)
-    loops = np.empty(3 * len(mesh.loop_triangles), np.int32)
-    mesh.loop_triangles.foreach_get("loops", loops)
-    uvs = None
-    if mesh.uv_layers.active is not None:
-        corner_uvs = np.empty(2 * len(mesh.loops), np.float32)
-        mesh.uv_layers.active.data.foreach_get("uv", corner_uvs)
-        uvs = np.zeros((count, 2), np.float32)
-        uvs[triangles] = corner_uvs.reshape(-1, 2)[loops]
-        uvs[:, 1] = 1.0 - uvs[:, 1]
-    corner_normals = np.empty(3 * len(mesh.loops), np.float32)
-    mesh.corner_normals.foreach_get("vector", corner_normals)
-    normals = np.zeros((count, 3), np.float32)
-    np.add.at(normals, triangles, corner_normals.reshape(-1, 3)[loops])
-    lengths = np.linalg.norm(normals, axis=1)
-    loose = lengths == 0  # vertices no face uses (e.g. when another LOD was imported)
-    if loose.any():
-        vertex_normals = np.empty(3 * count, np.float32)
-        mesh.vertex_normals.foreach_get("vector", vertex_normals)
-        normals[loose] = vertex_normals.reshape(-1, 3)[loose]
-        lengths = np.linalg.norm(normals, axis=1)
-    normals = np.divide(normals, lengths[:, None], out=np.zeros_like(normals), where=lengths[:, None] > 0)
-    return positions, triangles.reshape(-1, 3), uvs, normals, ~loose
 
 
 def kept_vertices(mesh, positions, uvs, normals, used):
@@ -85,18 +53,26 @@ def kept_vertices(mesh, positions, uvs, normals, used):
     return desc, record.vertex_data
 
 
-def encode_vertices(record, desc, positions, uvs, normals):
+def encode_vertices(record, desc, arrays):
+    """Fill a new buffer of layout ``desc`` with every attribute it has and the mesh gives."""
     record.vertex_desc = desc
     record.full_precision = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
-    record.positions = positions
-    if vf.flags_of(desc) & vf.UV and uvs is not None:
-        record.uvs = uvs
-    if vf.flags_of(desc) & vf.NORMAL:
-        record.normals = normals
+    record.positions = arrays["positions"]
+    flags = vf.flags_of(desc)
+    if flags & vf.UV and arrays["uvs"] is not None:
+        record.uvs = arrays["uvs"]
+    if flags & vf.NORMAL:
+        record.normals = arrays["normals"]
+    if flags & vf.TANGENT and arrays["tangents"] is not None:
+        record.tangents = arrays["tangents"]
+        record.bitangents = arrays["bitangents"]
+    if flags & vf.COLORS:
+        record.colors = arrays["colors"] if arrays["colors"] is not None else np.ones((len(arrays["positions"]), 4))
 
 
 def record_from_mesh(mesh, scale):
-    positions, triangles, uvs, normals, used = mesh_arrays(mesh, scale)
+    arrays = mesh_arrays(mesh, scale)
+    positions, triangles, uvs, normals, used = (arrays[k] for k in ("positions", "triangles", "uvs", "normals", "used"))
     if len(positions) > 0xFFFF:
         raise FormatError(f"mesh {mesh.name!r} has {len(positions)} vertices: a record holds at most 65535")
     record = PackedGeomRecord(inline=True)
@@ -106,7 +82,7 @@ def record_from_mesh(mesh, scale):
         record.full_precision = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
     else:
         desc_text = mesh.get("precombined_vertex_desc")
-        encode_vertices(record, int(desc_text, 16) if desc_text else DEFAULT_DESC, positions, uvs, normals)
+        encode_vertices(record, int(desc_text, 16) if desc_text else DEFAULT_DESC, arrays)
     stored = mesh.get("precombined_triangles")
     lod = int(mesh.get("precombined_lod", 0))
     counts, offsets = mesh.get("precombined_lod_counts"), mesh.get("precombined_lod_offsets")

@@ -139,3 +139,27 @@ def test_geometry_nodes_cell_exports_byte_identical(clean_scene, tmp_path):
     collection = import_cell(source, instancing="GEOMETRY_NODES")
     assert export(collection, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+
+
+def test_edited_mesh_gets_tangents_like_the_game_files(clean_scene, corpus, tmp_path):
+    """Tangent space of a re-encoded record follows Bethesda's convention (checked against a
+    corpus shape: tangent = dP/dv of the file's UVs, bitangent = dP/du)."""
+    import bpy
+
+    from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
+    from precombined_nif.io.mesh_build import build_mesh
+
+    shape = next(b for b in NifFile.read(corpus / "pynifly/tests/tests/FO4/AlarmClock.nif").blocks if isinstance(b, BSTriShape))
+    mesh = build_mesh("clock", shape.positions, shape.triangles, uvs=shape.uvs, normals=shape.normals)
+    obj = bpy.data.objects.new("clock", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    for other in bpy.context.scene.objects:
+        other.select_set(other is obj)
+    assert bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "clock.nif")) == {"FINISHED"}
+    record = NifFile.read(tmp_path / "clock.nif").blocks[1].records[0]
+    def agreement(a, b):
+        a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-6)
+        b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-6)
+        return np.median((a * b).sum(axis=1))
+    assert agreement(record.tangents, shape.tangents) > 0.95
+    assert agreement(record.bitangents, shape.bitangents) > 0.95
