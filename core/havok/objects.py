@@ -19,6 +19,7 @@ back unchanged.
 import numpy as np
 
 from ..errors import FormatError
+from ..registry import Registry
 from ..stream import ReadStream, WriteStream
 
 ALIGN = 16
@@ -27,24 +28,21 @@ CAPACITY_MASK = 0x3FFFFFFF
 
 POINTER = "pointer"  # item type of an hkArray of object pointers
 
-_REGISTRY = {}
+HAVOK_CLASSES = Registry("Havok class")
 
 
 def havok_class(name):
     """Class decorator: the class reads and writes objects of the Havok class ``name``."""
 
     def register(cls):
-        if name in _REGISTRY:
-            raise RuntimeError(f"Havok class {name} registered twice")
-        _REGISTRY[name] = cls
         cls.class_name = name
-        return cls
+        return HAVOK_CLASSES.add(cls, (name,))
 
     return register
 
 
 def typed_class(name):
-    return _REGISTRY.get(name)
+    return HAVOK_CLASSES.get(name)
 
 
 def padded(size, align=ALIGN):

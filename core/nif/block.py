@@ -1,30 +1,27 @@
 """Block base class and the registry mapping block type names to classes."""
 
 from ..errors import FormatError
+from ..registry import Registry
 
-_REGISTRY = {}
+BLOCK_TYPES = Registry("block type")
 
 
 def block_class(*type_names):
     """Class decorator: the class reads and writes blocks of these type names."""
 
     def register(cls):
-        for name in type_names:
-            if name in _REGISTRY:
-                raise RuntimeError(f"block type {name} registered twice")
-            _REGISTRY[name] = cls
         cls.type_names = type_names
-        return cls
+        return BLOCK_TYPES.add(cls, type_names)
 
     return register
 
 
 def registered_types():
-    return dict(_REGISTRY)
+    return dict(BLOCK_TYPES.classes)
 
 
 def class_for(type_name):
-    return _REGISTRY.get(type_name, RawBlock)
+    return BLOCK_TYPES.get(type_name, RawBlock)
 
 
 class Block:
