@@ -83,6 +83,11 @@ class Stream:
         """A numpy dtype in this stream's byte order ('f4', 'u2', ...)."""
         return self.structs.dtype(code)
 
+    def ref(self, value=-1):
+        """An i32 block reference (-1 for none). Kept apart from plain integers so references
+        can be found and renumbered (core.nif.refs)."""
+        return self.i32(value)
+
     def ref_list(self, value):
         """u32 count + i32 block references."""
         n = self.count(len(value), item_size=4, what="references")

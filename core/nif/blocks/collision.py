@@ -14,9 +14,9 @@ class bhkNPCollisionObject(Block):
     body_id = 0
 
     def sync(self, s):
-        self.target = s.i32(self.target)
+        self.target = s.ref(self.target)
         self.flags = s.u16(self.flags)
-        self.data = s.i32(self.data)
+        self.data = s.ref(self.data)
         self.body_id = s.u32(self.body_id)
 
 

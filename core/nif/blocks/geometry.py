@@ -28,16 +28,16 @@ class NiTriBasedGeom(NiAVObject):
 
     def sync(self, s):
         super().sync(s)
-        self.data = s.i32(self.data)
-        self.skin_instance = s.i32(self.skin_instance)
+        self.data = s.ref(self.data)
+        self.skin_instance = s.ref(self.skin_instance)
         n = s.count(len(self.material_names), item_size=8, what="materials")
         self.material_names = s.repeat(self.material_names, n, s.string)
         self.material_extra_data = s.array(self.material_extra_data, "i4", n)
         self.active_material = s.i32(self.active_material)
         self.material_needs_update = s.bool8(self.material_needs_update)
         if s.context.bs_version > 34:
-            self.shader_property = s.i32(self.shader_property)
-            self.alpha_property = s.i32(self.alpha_property)
+            self.shader_property = s.ref(self.shader_property)
+            self.alpha_property = s.ref(self.alpha_property)
 
 
 def _vec3_array(s, value, n):
@@ -117,7 +117,7 @@ class NiTriBasedGeomData(Block):
         uv = np.dtype((s.dtype("f4"), (2,)))
         self.uv_sets = s.repeat(self.uv_sets, self.bs_data_flags & 1, lambda v: s.array(v, uv, n))
         self.consistency_flags = s.u16(self.consistency_flags)
-        self.additional_data = s.i32(self.additional_data)
+        self.additional_data = s.ref(self.additional_data)
         if s.reading:
             object.__setattr__(self, "bounds_dirty", False)
 

@@ -45,7 +45,7 @@ class BSMultiBoundNode(NiNode):
 
     def sync(self, s):
         super().sync(s)
-        self.multi_bound = s.i32(self.multi_bound)
+        self.multi_bound = s.ref(self.multi_bound)
         if s.context.bs_version >= 83:
             self.culling_mode = s.u32(self.culling_mode)
 

@@ -15,7 +15,7 @@ class NiObjectNET(Block):
     def sync(self, s):
         self.name = s.string(self.name)
         self.extra_data = s.ref_list(self.extra_data)
-        self.controller = s.i32(self.controller)
+        self.controller = s.ref(self.controller)
 
 
 class NiAVObject(NiObjectNET):
@@ -38,4 +38,4 @@ class NiAVObject(NiObjectNET):
         self.scale = s.f32(self.scale)
         if bs <= 34:
             self.properties = s.ref_list(self.properties)
-        self.collision_object = s.i32(self.collision_object)
+        self.collision_object = s.ref(self.collision_object)

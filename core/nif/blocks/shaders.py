@@ -45,7 +45,7 @@ class BSShaderPPLightingProperty(BSShaderProperty):
         bs = s.context.bs_version
         if bs <= 34:
             self.texture_clamp_mode = s.u32(self.texture_clamp_mode)
-        self.texture_set = s.i32(self.texture_set)
+        self.texture_set = s.ref(self.texture_set)
         if bs > 14:
             self.refraction_strength = s.f32(self.refraction_strength)
             self.refraction_fire_period = s.i32(self.refraction_fire_period)
@@ -137,7 +137,7 @@ class BSLightingShaderProperty(SkyrimShaderProperty):
         sync_flag_lists(self, s)
         self.uv_offset = (s.f32(self.uv_offset[0]), s.f32(self.uv_offset[1]))
         self.uv_scale = (s.f32(self.uv_scale[0]), s.f32(self.uv_scale[1]))
-        self.texture_set = s.i32(self.texture_set)
+        self.texture_set = s.ref(self.texture_set)
         self.emissive_color = s.vec3(self.emissive_color)
         self.emissive_multiple = s.f32(self.emissive_multiple)
         if bs >= 130:

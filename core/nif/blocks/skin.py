@@ -27,8 +27,8 @@ class BSSkinInstance(Block):
     scales = ()
 
     def sync(self, s):
-        self.skeleton_root = s.i32(self.skeleton_root)
-        self.data = s.i32(self.data)
+        self.skeleton_root = s.ref(self.skeleton_root)
+        self.data = s.ref(self.data)
         self.bones = s.ref_list(self.bones)
         n = s.count(len(self.scales), item_size=12, what="scales")
         self.scales = s.array(self.scales, np.dtype((s.dtype("f4"), (3,))), n)
@@ -60,9 +60,9 @@ class NiSkinInstance(Block):
     bones = ()
 
     def sync(self, s):
-        self.data = s.i32(self.data)
-        self.skin_partition = s.i32(self.skin_partition)
-        self.skeleton_root = s.i32(self.skeleton_root)
+        self.data = s.ref(self.data)
+        self.skin_partition = s.ref(self.skin_partition)
+        self.skeleton_root = s.ref(self.skeleton_root)
         self.bones = s.ref_list(self.bones)
 
 

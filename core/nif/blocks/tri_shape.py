@@ -90,9 +90,9 @@ class BSTriShape(PackedVertices, NiAVObject):
         self.bound_radius = s.f32(self.bound_radius)
         if bs >= 155:
             self.bound_min_max = s.floats(self.bound_min_max, 6)
-        self.skin = s.i32(self.skin)
-        self.shader_property = s.i32(self.shader_property)
-        self.alpha_property = s.i32(self.alpha_property)
+        self.skin = s.ref(self.skin)
+        self.shader_property = s.ref(self.shader_property)
+        self.alpha_property = s.ref(self.alpha_property)
         self.vertex_desc = s.u64(self.vertex_desc)
         self.num_triangles = s.u32(self.num_triangles) if bs >= 130 else s.u16(self.num_triangles)
         self.num_vertices = s.u16(self.num_vertices)
