@@ -8,6 +8,7 @@ from mathutils import Matrix
 from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ..core.nif.blocks.nodes import NiNode
 from ..core.nif.blocks.tri_shape import BSTriShape
+from . import collision_import, nif_material_import, nif_skin_import
 from .mesh_build import build_mesh
 
 
@@ -40,25 +41,52 @@ def shape_mesh(nif, block, name):
 
 class SceneBuilder:
     """Builds the objects of one file into a collection; ``created`` lists every datablock made,
-    so a failure can remove them all and leave the scene as it was."""
+    so a failure can remove them all and leave the scene as it was.
 
-    def __init__(self, nif, collection, scale=1.0):
+    Skinning, materials and collision live in their own modules and are called from here:
+    ``skins`` (nif_skin_import.SkinImport) turns bone nodes into armature bones and binds
+    skinned shapes; ``materials`` (nif_material_import.MaterialImport) gives each shape its
+    material; collision_import.build_collision places the Havok bodies under their owner."""
+
+    def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=()):
         self.nif = nif
         self.collection = collection
         self.scale = scale
+        self.import_collision = collision
+        self.data_folders = [folder for folder in data_folders if folder]
         self.created = []
         self.objects = {}
+        self._warnings = []
+        self.skins = nif_skin_import.SkinImport(self) if skin else None
+        self.materials = nif_material_import.MaterialImport(self)
 
     def build(self):
+        if self.skins is not None:
+            self.skins.prepare()
         for root in self.nif.roots:
             self._visit(root, None, set())
+        if self.import_collision:
+            for index, obj in list(self.objects.items()):
+                block = self.nif.blocks[index]
+                if getattr(block, "collision_object", -1) >= 0:
+                    collision_import.build_collision(self, index, block, obj)
         return self.objects
+
+    def warn(self, message):
+        if message not in self._warnings:
+            self._warnings.append(message)
+
+    def link(self, datablock):
+        """Record a datablock made for this file (removed again if the import fails); objects
+        are also linked into the file's collection."""
+        self.created.append(datablock)
+        if isinstance(datablock, bpy.types.Object):
+            self.collection.objects.link(datablock)
+        return datablock
 
     def _new_object(self, index, block, data):
         name = block.name or f"{block.type_name}:{index}"
-        obj = bpy.data.objects.new(name, data)
-        self.created.append(obj)
-        self.collection.objects.link(obj)
+        obj = self.link(bpy.data.objects.new(name, data))
         obj["nif_block"] = index
         obj["nif_type"] = block.type_name
         obj["nif_flags"] = block.flags
@@ -66,38 +94,61 @@ class SceneBuilder:
             obj.empty_display_size = 8.0
         return obj
 
+    def _place(self, obj, block, parent):
+        """Parent ``obj`` and give it the block's local transform. ``parent`` is an object or
+        (armature object, bone name) for children of a bone node."""
+        matrix = local_matrix(block)
+        if parent is None:
+            matrix = Matrix.Scale(self.scale, 4) @ matrix
+            obj.matrix_basis = matrix
+        elif isinstance(parent, tuple):  # (armature, bone name): the node was a skeleton bone
+            self.skins.place_under_bone(obj, parent, matrix)
+        else:
+            obj.parent = parent
+            obj.matrix_basis = matrix
+
     def _visit(self, index, parent, path):
         if not 0 <= index < len(self.nif.blocks) or index in path:
             return  # null refs, dangling refs and cycles in a damaged graph
         block = self.nif.blocks[index]
-        if isinstance(block, NiNode):
+        bone = self.skins.bone_of(index) if self.skins is not None else None
+        if bone is not None:
+            # A skeleton bone: it is a bone of an armature, not an object; its children follow it.
+            obj = bone
+        elif isinstance(block, NiNode):
             obj = self._new_object(index, block, None)
+            self._place(obj, block, parent)
         elif isinstance(block, (BSTriShape, NiTriBasedGeom)):
             mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
             if mesh is not None:
                 self.created.append(mesh)
+                self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
+            self._place(obj, block, parent)
+            if mesh is not None and self.skins is not None:
+                self.skins.bind(index, block, obj)
         else:
             return
         self.objects[index] = obj
-        matrix = local_matrix(block)
-        if parent is None:
-            matrix = Matrix.Scale(self.scale, 4) @ matrix
-        obj.parent = parent
-        obj.matrix_basis = matrix
         if isinstance(block, NiNode):
             for child in np.asarray(block.children).tolist():
                 self._visit(child, obj, path | {index})
 
     def warnings(self):
-        return []
+        return list(self._warnings)
 
     def remove_created(self):
+        removers = (
+            (bpy.types.Object, bpy.data.objects),
+            (bpy.types.Mesh, bpy.data.meshes),
+            (bpy.types.Armature, bpy.data.armatures),
+            (bpy.types.Material, bpy.data.materials),
+            (bpy.types.Image, bpy.data.images),
+            (bpy.types.NodeTree, bpy.data.node_groups),
+        )
         for datablock in reversed(self.created):
-            if isinstance(datablock, bpy.types.Object):
-                bpy.data.objects.remove(datablock)
-            elif isinstance(datablock, bpy.types.Mesh):
-                bpy.data.meshes.remove(datablock)
-            elif isinstance(datablock, bpy.types.NodeTree):
-                bpy.data.node_groups.remove(datablock)
+            for kind, collection in removers:
+                if isinstance(datablock, kind):
+                    collection.remove(datablock)
+                    break
         self.created.clear()

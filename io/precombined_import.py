@@ -185,9 +185,9 @@ class CellBuilder(SceneBuilder):
     def warnings(self):
         """One warning for every copy that has no geometry, with the first reason a file gave."""
         if not self.placeholders:
-            return []
+            return super().warnings()
         reason = f" ({self.missing_geometry[0]})" if self.missing_geometry else " (no matching .csg found)"
-        return [
+        return super().warnings() + [
             f"{self.placeholders} instances of {self.placeholder_records} records have no geometry{reason}: "
             f"imported as bound-sized placeholders"
         ]
