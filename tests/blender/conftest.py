@@ -41,16 +41,17 @@ def addon(extension_zip, tmp_path_factory):
         environment.undo()
 
 
+DATA_KINDS = ("objects", "meshes", "armatures", "materials", "images", "actions", "node_groups", "collections")
+
+
 @pytest.fixture
 def clean_scene(addon):
-    """The scene; objects, meshes and collections a test adds are removed afterwards."""
+    """The scene; data a test adds (objects, meshes, armatures, materials, images, actions,
+    node groups, collections) is removed afterwards."""
     import bpy
 
-    before = set(bpy.data.objects), set(bpy.data.meshes), set(bpy.data.collections)
+    before = {kind: set(getattr(bpy.data, kind)) for kind in DATA_KINDS}
     yield bpy.context.scene
-    for obj in set(bpy.data.objects) - before[0]:
-        bpy.data.objects.remove(obj)
-    for mesh in set(bpy.data.meshes) - before[1]:
-        bpy.data.meshes.remove(mesh)
-    for collection in set(bpy.data.collections) - before[2]:
-        bpy.data.collections.remove(collection)
+    for kind in DATA_KINDS:
+        for datablock in set(getattr(bpy.data, kind)) - before[kind]:
+            getattr(bpy.data, kind).remove(datablock)
