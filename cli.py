@@ -73,6 +73,18 @@ def command_sample(args):
     return f"{args.output}: sample Fallout 4 cube written"
 
 
+def command_convert(args):
+    from precombined_nif.core.nif import NifFile
+    from precombined_nif.core.nif.xbox import to_pc
+
+    nif = NifFile.read(args.input)
+    was_big = nif.header.big_endian
+    unpacked = to_pc(nif)
+    nif.write(args.output)
+    source = "an Xbox 360 (big-endian)" if was_big else "a little-endian"
+    return f"{args.output}: PC file written from {source} file, {unpacked} shape(s) unpacked"
+
+
 def require_bpy(command):
     try:
         import bpy
@@ -150,7 +162,7 @@ def command_export(args):
     except RuntimeError as error:
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if not is_bsm2(args.output):
-        return export_precombined(bpy, args)
+        return export_nif_file(bpy, args)
     mesh_object = None
     if args.object is not None:
         mesh_object = bpy.data.objects.get(args.object)
@@ -165,19 +177,27 @@ def command_export(args):
     )
 
 
-def export_precombined(bpy, args):
-    """Every mesh object of the .blend (or --object's collection) as one precombined cell."""
+def export_nif_file(bpy, args):
+    """The .blend's objects (or --object's collection) as a NIF: a precombined cell when they came
+    from one, else a general NIF written back into the file they were imported from, if any."""
+    from precombined_nif.io.nif_export import export_nif
     from precombined_nif.io.precombined_export import export_cell
 
-    objects = [o for o in bpy.context.scene.objects if o.type == "MESH"]
+    objects = list(bpy.context.scene.objects)
     if args.object is not None:
         chosen = bpy.data.objects.get(args.object)
         if chosen is None:
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
-        objects = [o for c in chosen.users_collection for o in c.all_objects if o.type == "MESH"]
-    nif = export_cell(args.output, objects, layout=args.layout)
-    records = next(b for b in nif.blocks if hasattr(b, "records")).records
-    return f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+        objects = list({o for c in chosen.users_collection for o in c.all_objects})
+    if any("precombined_object" in o for o in objects):
+        nif = export_cell(args.output, [o for o in objects if o.type == "MESH"], layout=args.layout)
+        records = next(b for b in nif.blocks if hasattr(b, "records")).records
+        return f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
+    for message in messages:
+        print(f"warning: {message}", file=sys.stderr)
+    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
+    return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
 
 def _blender_message(error):
@@ -199,6 +219,11 @@ def build_parser():
     roundtrip.add_argument("output")
     roundtrip.set_defaults(run=command_roundtrip)
 
+    convert = commands.add_parser("convert", help="convert an Xbox 360 FO3/FNV NIF into a PC (little-endian) NIF")
+    convert.add_argument("input")
+    convert.add_argument("output")
+    convert.set_defaults(run=command_convert)
+
     sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
     sample.add_argument("output")
     sample.add_argument("--cell", action="store_true", help="a precombined cell of placed cubes instead")
@@ -212,14 +237,20 @@ def build_parser():
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
-        "export", help="export a .blend as .bsm2 (a skinned mesh) or .nif (a precombined cell) (needs Blender)"
+        "export",
+        help="export a .blend as .bsm2 (a skinned mesh) or .nif (a NIF, or a precombined cell when the objects came "
+        "from one) (needs Blender)",
     )
     save.add_argument("input", help="the .blend file")
     save.add_argument("output", help="the .bsm2 or .nif file to write")
     save.add_argument(
-        "--object", help=".bsm2: the mesh object (default: the active one, or the only one); .nif: one of the cell's objects"
+        "--object",
+        help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
+        "written (default: the whole scene)",
     )
     save.add_argument("--layout", choices=("inline", "baked"), default="inline", help=".nif: the precombined block layout")
+    save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
+    save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.set_defaults(run=command_export)
     return parser
 

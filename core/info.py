@@ -5,6 +5,7 @@ from .formats import read_file
 from .havok.summary import system_summary
 from .nif.blocks.collision import bhkSystem
 from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from .nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
 from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from .nif.blocks.tri_shape import BSTriShape
 from .nif.header import version_string
@@ -48,6 +49,25 @@ def precombined_summary(nif, index, block):
     }
 
 
+def packed_summary(index, block):
+    """An Xbox 360 packed vertex block: its streams in offset order, named by layout."""
+    streams = block.streams
+    return {
+        "block": index,
+        "vertices": block.num_vertices,
+        "stride": block.stride,
+        "streams": [
+            {
+                "name": name,
+                "type": STREAM_TYPE_NAMES.get(int(streams[i]["type"]), str(int(streams[i]["type"]))),
+                "offset": int(streams[i]["offset"]),
+                "unit_size": int(streams[i]["unit_size"]),
+            }
+            for name, i in stream_semantics(streams)
+        ],
+    }
+
+
 def nif_info(nif):
     header = nif.header
     return {
@@ -65,6 +85,7 @@ def nif_info(nif):
         "roots": list(nif.roots),
         "precombined": [precombined_summary(nif, index, block) for index, block in nif.blocks_of(BSPackedCombinedGeomDataExtra)],
         "havok": [system_summary(index, block) for index, block in nif.blocks_of(bhkSystem)],
+        "packed": [packed_summary(index, block) for index, block in nif.blocks_of(BSPackedAdditionalGeometryData)],
         "warnings": list(nif.warnings),
     }
 
@@ -127,6 +148,9 @@ def render_text(path, info):
         lines.append(
             f"  precombined block {cell['block']} ({cell['layout']}): {len(cell['objects'])} objects, {instances} instances"
         )
+    for packed in info["packed"]:
+        streams = ", ".join(f"{s['name']} {s['type']} @{s['offset']}" for s in packed["streams"])
+        lines.append(f"  packed block {packed['block']}: {packed['vertices']} vertices, stride {packed['stride']}: {streams}")
     for system in info["havok"]:
         state = system.get("error") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
         lines.append(f"  havok block {system['block']} ({system['kind']}): {state}")

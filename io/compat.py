@@ -1,5 +1,7 @@
 """The one place where the Blender versions this add-on supports (4.2 to 5.0) differ.
 
+Materials: ``use_nodes`` is deprecated from 5.0, where every material has a node tree.
+
 Actions: 4.4 introduced slotted (layered) actions, where F-curves live in a channelbag per slot
 and an animation user picks a slot; 5.0 removed the classic ``Action.fcurves``. Everything
 else uses the classic API on 4.2/4.3 and the slotted one from 4.4 on.
@@ -75,3 +77,11 @@ def animations(target):
     if animation.action is not None:
         found.append((animation.action, animation.action_slot if SLOTTED_ACTIONS else None))
     return [pair for index, pair in enumerate(found) if pair not in found[:index]]
+
+
+def material_node_tree(material):
+    """The material's shader node tree, switched on where that is still a setting (5.0 made
+    every material node-based and deprecated ``use_nodes``)."""
+    if bpy.app.version < (5, 0, 0) and not material.use_nodes:
+        material.use_nodes = True
+    return material.node_tree

@@ -2,16 +2,36 @@
 their blocks (``nif_block``) in the source file the import kept on its collection: that file is
 the template, edited in place, so what Blender does not show (extra data, controllers, unknown
 blocks) is written back unchanged and an untouched import writes back byte for byte. Anything
-new is appended as new blocks. Knows bpy and core objects, never file bytes."""
+new is appended as new blocks; blocks only deleted objects used are dropped. Knows bpy and core
+objects, never file bytes."""
 
+import re
+
+import numpy as np
+from mathutils import Matrix
+
+from ..core.errors import FormatError
+from ..core.mesh_split import split_triangles
 from ..core.nif import NifFile
+from ..core.nif import vertex_format as vf
+from ..core.nif.block import RawBlock
+from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
+from ..core.nif.blocks.nodes import NiNode
+from ..core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ..core.nif.header import Header
+from ..core.nif.refs import block_refs, remove_blocks
+from . import collision_export, nif_material_export, nif_skin_export
+from .mesh_read import export_vertices, geometry_fingerprint
+from .nif_source import source_of, template_collection
 
 GAME_VERSIONS = {
     # game: (user version, bs version)
     "FO4": (12, 130),
     "FO3": (11, 34),
 }
+SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
+MAX_NAME_BYTES = 63  # Blender's limit for datablock names
+FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 
 
 def empty_nif(game):
@@ -19,23 +39,70 @@ def empty_nif(game):
     return NifFile(Header(user_version=user_version, bs_version=bs_version), blocks=[], roots=[])
 
 
+def plain_name(obj_name, block, index):
+    """The block's own name when Blender only added a '.001' suffix to make it unique, or the
+    object still has the name the importer gave an unnamed block."""
+    base = re.sub(r"\.\d{3,}$", "", obj_name)
+    if block is None:
+        return obj_name
+    if base in (block.name, f"{block.type_name}:{index}"):
+        return block.name
+    if block.name and len(base.encode()) >= MAX_NAME_BYTES - 4 and block.name.startswith(base):
+        return block.name  # Blender cut a long name short
+    return obj_name
+    return obj_name
+
+
+def transform_fields(matrix, name):
+    """(translation, rotation rows, scale) of a 4x4 local matrix; uneven scale or shear cannot
+    be stored on a node, so it is refused with the object's name."""
+    m = np.array(matrix, np.float64)
+    linear = m[:3, :3]
+    det = np.linalg.det(linear)
+    size = float(np.cbrt(det)) if det > 0 else 0.0
+    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
+        raise FormatError(
+            f"object {name!r} is mirrored, sheared or scaled unevenly: a NIF node takes a rotation, "
+            f"a translation and one uniform scale (apply the scale first)"
+        )
+    rotation = (linear / size).ravel()
+    return tuple(float(v) for v in m[:3, 3]), tuple(float(v) for v in rotation), size
+
+
+def moved(obj):
+    """Whether the object's transform changed since the import made it."""
+    stored = obj.get("nif_basis")
+    if stored is None or len(stored) != 16:
+        return True
+    return not np.allclose(np.array(obj.matrix_basis, np.float64).ravel(), np.array(stored, np.float64), atol=1e-6)
+
+
 class NifExporter:
     """The file being written and what the parts writing into it share.
 
     ``nif``: the NifFile (the template when there is one). ``game``: "FO4" or "FO3".
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
+    ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
     """
 
-    def __init__(self, game="FO4", scale=1.0, nif=None):
+    def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):
         if game not in GAME_VERSIONS:
-            raise ValueError(f"cannot export for {game!r}: only {', '.join(GAME_VERSIONS)}")
+            raise FormatError(f"cannot export for {game!r}: only {', '.join(GAME_VERSIONS)}")
         self.game = game
         self.scale = scale
+        self.full_precision = full_precision
         self.template = nif is not None
         self.nif = nif if nif is not None else empty_nif(game)
         self.messages = []
         self.bone_nodes = {}  # (armature name, bone name) -> NiNode index
+        self.block_of = {}  # object -> the block index it was written to
+        self.shapes_of = {}  # mesh object -> [shape block indices]
+        self.children_of = {}  # node index (None: a new root) -> object blocks Blender puts under it
+        self.bound = {}  # object -> the template block it still stands for
+        self.parent_block = {}  # object -> the block it was written under (-1: a root)
+        self.scene_blocks = set()  # the template's nodes and shapes an import shows
 
+    # -- what the parts share --------------------------------------------------------------
     def add(self, block):
         """Append a block; returns its index."""
         self.nif.blocks.append(block)
@@ -46,5 +113,329 @@ class NifExporter:
             self.messages.append(message)
 
     def bone_index(self, armature, bone_name):
-        """The NiNode block of an armature's bone (made when first asked for)."""
+        """The NiNode block of an armature's bone (written by nif_skin_export.write_armature)."""
         return self.bone_nodes[(armature.name, bone_name)]
+
+    # -- the whole export ------------------------------------------------------------------
+    def export(self, objects):
+        objects = [obj for obj in objects if not collision_export.is_collision(obj)]
+        unsupported = sorted({obj.type for obj in objects} - {"EMPTY", "MESH", "ARMATURE"})
+        if unsupported:
+            self.warn(f"objects of type {', '.join(unsupported)} are not written (only empties, meshes and armatures)")
+        exported = [obj for obj in objects if obj.type in ("EMPTY", "MESH", "ARMATURE")]
+        if not any(obj.type == "MESH" for obj in exported) and not self.template:
+            raise FormatError("nothing to export: no mesh objects")
+        before = self._reachable() if self.template else set()
+        self.scene_blocks = self._scene_blocks()
+        self._bind(exported)
+        chosen = set(exported)
+        kids = {}
+        for obj in sorted(exported, key=lambda o: (o.get("nif_block", 1 << 30), o.name)):
+            kids.setdefault(self._parent_of(obj, chosen), []).append(obj)
+        roots = kids.get(None, [])
+        main_root = self._main_root(roots)
+        for obj in roots:
+            # The template's own roots stay roots; anything else hangs under the main root.
+            is_file_root = self.template and self.bound.get(obj) in self.nif.roots
+            self._write_tree(obj, None, None if is_file_root else main_root, kids)
+        self._rebuild_children()
+        for obj, index in list(self.block_of.items()):
+            collision_export.write_collision(self, obj, index)
+        if self.template:
+            self._drop_unreachable(before)
+        return self.nif
+
+    # -- binding objects to template blocks ------------------------------------------------
+    def _bind(self, objects):
+        """Objects that still stand for a block of the template (a copy of an object carries the
+        same ``nif_block``: only the first keeps it, the others become new blocks)."""
+        self.bound = {}
+        taken = set()
+        if not self.template:
+            return
+        for obj in objects:
+            index = obj.get("nif_block")
+            if not isinstance(index, int) or not 0 <= index < len(self.nif.blocks) or index in taken:
+                continue
+            block = self.nif.blocks[index]
+            if block.type_name != obj.get("nif_type") or not self._fits(obj, block):
+                continue
+            self.bound[obj] = index
+            taken.add(index)
+
+    @staticmethod
+    def _fits(obj, block):
+        if obj.type == "MESH":
+            return isinstance(block, SHAPE_TYPES)
+        return isinstance(block, NiNode) and obj.type in ("EMPTY", "ARMATURE")
+
+    def _parent_of(self, obj, chosen):
+        parent = obj.parent
+        while parent is not None and parent not in chosen:
+            parent = parent.parent
+        return parent
+
+    # -- nodes -----------------------------------------------------------------------------
+    def _main_root(self, roots):
+        """The node top-level objects hang under: the template's first root, or for a new file
+        a new root node, unless one empty holds everything (it becomes the root)."""
+        if self.template:
+            return self.nif.roots[0] if self.nif.roots else None
+        if len(roots) == 1 and roots[0].type == "EMPTY":
+            return None
+        index = self.add(NiNode("NiNode", name="Scene Root", flags=0xE))
+        self.nif.roots = [index]
+        return index
+
+    def _write_tree(self, obj, parent_obj, parent_index, kids):
+        """Write ``obj`` under ``parent_index`` (None: it is the new file's root), then the
+        objects under it (children of objects left out of the export follow their ancestor)."""
+        if obj.parent is parent_obj and obj.parent_type == "OBJECT":
+            matrix = obj.matrix_parent_inverse @ obj.matrix_basis
+        elif obj.parent is parent_obj and obj.parent_type == "BONE" and parent_obj.type == "ARMATURE":
+            parent_index = self.bone_index(parent_obj, obj.parent_bone)
+            bone_world = parent_obj.matrix_world @ nif_skin_export.bone_node_world(parent_obj, obj.parent_bone)
+            matrix = bone_world.inverted() @ obj.matrix_world
+        else:  # parented to something not exported (or not at all): placed in the world
+            matrix = obj.matrix_world.copy() if parent_obj is None else parent_obj.matrix_world.inverted() @ obj.matrix_world
+        if parent_obj is None:
+            matrix = Matrix.Scale(1.0 / self.scale, 4) @ matrix
+        if obj.type == "ARMATURE" and obj not in self.bound and "nif_root" in obj:
+            # A further armature of one skeleton (another bind pose): no node of its own, its
+            # bones are the first armature's nodes and its meshes hang where it hangs.
+            nif_skin_export.write_armature(self, obj, parent_index)
+            for child in kids.get(obj, []):
+                self._write_tree(child, parent_obj, parent_index, kids)
+            return
+        if obj.type == "MESH":
+            indices = self._write_shape(obj, matrix)
+        else:
+            indices = [self._write_node(obj, matrix)]
+        self.children_of.setdefault(parent_index, []).extend(indices)
+        self.parent_block[obj] = -1 if parent_index is None else parent_index
+        if parent_index is None and not self.template:
+            self.nif.roots = indices[:1]
+        if obj.type == "ARMATURE":
+            nif_skin_export.write_armature(self, obj, indices[0])
+        for child in kids.get(obj, []):
+            self._write_tree(child, obj, indices[0], kids)
+
+    def _write_node(self, obj, matrix):
+        index = self.bound.get(obj)
+        if index is None:
+            index = self.add(NiNode("NiNode", flags=int(obj.get("nif_flags", 0xE))))
+        self._place(index, obj, matrix)
+        self.block_of[obj] = index
+        return index
+
+    def _place(self, index, obj, matrix):
+        """Name and transform; a template block keeps its stored values when they still hold."""
+        block = self.nif.blocks[index]
+        kept = self.bound.get(obj) == index
+        name = plain_name(obj.name, block if kept else None, index)
+        if name != block.name:
+            block.name = name
+        if not kept or moved(obj):
+            block.translation, block.rotation, block.scale = transform_fields(matrix, obj.name)
+
+    def _rebuild_children(self):
+        """Each node's children: what Blender puts under it, in the template's order where the
+        template had them, new ones after. A child stays where it was when Blender does not show
+        it, or when its object still has the parent it was imported under (a block with two
+        parents is one object under the first)."""
+        shown = set(self.block_of.values()) | self.scene_blocks
+        staying = {
+            index
+            for obj, index in self.block_of.items()
+            if obj.get("nif_parent") == self.parent_block.get(obj)
+        }
+        # Bones of the template stay under their nodes (several armatures may share them).
+        staying |= {index for index in self.bone_nodes.values() if index in self.scene_blocks}
+        for parent_index in self.scene_blocks | set(self.children_of):
+            if parent_index is None or not isinstance(self.nif.blocks[parent_index], NiNode):
+                continue
+            wanted = self.children_of.get(parent_index, [])
+            node = self.nif.blocks[parent_index]
+            old = [int(c) for c in np.asarray(node.children).tolist()]
+            keep = [c for c in old if c not in shown or c in wanted or c in staying]
+            new = [c for c in wanted if c not in keep]
+            if keep + new != old:
+                node.children = np.array(keep + new, np.int32)
+
+    def _scene_blocks(self):
+        """The template's nodes and shapes an import shows as objects or bones: those reachable
+        from the roots through children."""
+        found, stack = set(), list(self.nif.roots) if self.template else []
+        while stack:
+            index = stack.pop()
+            if not 0 <= index < len(self.nif.blocks) or index in found:
+                continue
+            block = self.nif.blocks[index]
+            if isinstance(block, (NiNode, *SHAPE_TYPES)):
+                found.add(index)
+                if isinstance(block, NiNode):
+                    stack.extend(int(c) for c in np.asarray(block.children).tolist())
+        return found
+
+    # -- shapes ----------------------------------------------------------------------------
+    def _write_shape(self, obj, matrix):
+        mesh = obj.data
+        index = self.bound.get(obj)
+        skin = nif_skin_export.skin_source(obj)
+        if index is not None and self._unchanged(mesh):
+            block = self.nif.blocks[index]
+            self._place(index, obj, matrix)
+            count = len(mesh.vertices)
+            triangles = np.asarray(self._file_triangles(block), np.int64)
+            face_ids = np.arange(len(triangles), dtype=np.int32)
+            pieces = [(index, np.arange(count), triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
+        else:
+            pieces = self._encode_pieces(obj, index, matrix, skin is not None)
+        self.shapes_of[obj] = [piece[0] for piece in pieces]
+        self.block_of[obj] = pieces[0][0]
+        for shape_index, vertex_ids, triangles, face_ids, material in pieces:
+            nif_material_export.write_material(self, shape_index, material)
+            nif_skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
+        return [piece[0] for piece in pieces]
+
+    def _file_triangles(self, block):
+        if isinstance(block, BSTriShape):
+            return block.triangles
+        return self.nif.blocks[block.data].triangles
+
+    @staticmethod
+    def _unchanged(mesh):
+        """Whether the mesh still holds what the import made of its block (then the block is
+        kept as stored)."""
+        stored = mesh.get("nif_geometry")
+        return stored is not None and len(mesh.materials) <= 1 and stored == geometry_fingerprint(mesh)
+
+    def _encode_pieces(self, obj, index, matrix, skinned):
+        """New geometry for an edited or new mesh: one shape per material slot used, each cut at
+        65535 vertices. The first piece reuses the object's block; the others are new siblings."""
+        mesh = obj.data
+        arrays = export_vertices(mesh)
+        if not len(arrays["triangles"]):
+            self.warn(f"mesh {obj.name!r} has no faces: written without geometry")
+        pieces = []
+        slots = np.unique(arrays["materials"]) if len(arrays["materials"]) else np.zeros(1, np.int32)
+        for slot in slots.tolist():
+            chosen = arrays["materials"] == slot
+            face_ids = arrays["face_ids"][chosen]
+            material = mesh.materials[slot] if slot < len(mesh.materials) else None
+            for used, local in split_triangles(arrays["triangles"][chosen]):
+                piece_index = index if not pieces and index is not None else None
+                block_index = self._shape_block(obj, piece_index, len(pieces))
+                self._encode_geometry(block_index, arrays, used, local, skinned)
+                self._place(block_index, obj, matrix)
+                pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
+                face_ids = face_ids[len(local) :]
+        return pieces
+
+    def _shape_block(self, obj, index, number):
+        """The shape block a piece is written into: the object's own (as a NiTriShape when it was
+        a NiTriStrips, whose strips cannot take edited triangles) or a new one."""
+        if index is not None:
+            block = self.nif.blocks[index]
+            if isinstance(block, NiTriBasedGeom) and block.type_name == "NiTriStrips":
+                block.type_name = "NiTriShape"
+                data = NiTriShapeData("NiTriShapeData", consistency_flags=self.nif.blocks[block.data].consistency_flags)
+                self.nif.blocks[block.data] = data
+            return index
+        name = obj.name if number == 0 else f"{obj.name}:{number}"
+        if self.game == "FO4":
+            block = BSTriShape("BSTriShape", name=name, flags=0xE)
+            block.set_vertex_flags(FO4_FLAGS, self.full_precision)
+            return self.add(block)
+        data_index = self.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
+        return self.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
+
+    def _encode_geometry(self, index, arrays, used, triangles, skinned):
+        block = self.nif.blocks[index]
+        positions = arrays["positions"][used]
+        uvs = None if arrays["uvs"] is None else arrays["uvs"][used]
+        colors = None if arrays["colors"] is None else arrays["colors"][used]
+        tangents = None if arrays["tangents"] is None else arrays["tangents"][used]
+        bitangents = None if arrays["bitangents"] is None else arrays["bitangents"][used]
+        if isinstance(block, BSTriShape):
+            flags = block.vertex_flags | vf.VERTEX | vf.NORMAL
+            flags = flags | vf.UV if uvs is not None else flags & ~(vf.UV | vf.TANGENT)
+            flags = flags | vf.TANGENT if tangents is not None else flags & ~vf.TANGENT
+            flags = flags | vf.COLORS if colors is not None else flags & ~vf.COLORS
+            flags = flags | vf.SKINNED if skinned else flags & ~vf.SKINNED
+            block.set_vertex_flags(flags, block.full_precision or self.full_precision)
+            block.positions = positions
+            block.normals = arrays["normals"][used]
+            if uvs is not None:
+                block.uvs = uvs
+            if tangents is not None:
+                block.tangents, block.bitangents = tangents, bitangents
+            if colors is not None:
+                block.colors = colors
+            block.set_triangles(triangles)
+            if isinstance(block, BSMeshLODTriShape):
+                block.lod_sizes = (len(triangles), 0, 0)
+            return
+        data = self.nif.blocks[block.data]
+        data.vertices = positions
+        data.normals = arrays["normals"][used]
+        data.tangents, data.bitangents = tangents, bitangents
+        data.uv_sets = [] if uvs is None else [uvs]
+        data.vertex_colors = colors
+        data.triangles = np.ascontiguousarray(triangles, np.uint16)
+        data.match_groups = ()
+
+    # -- dropping what deleted objects used ---------------------------------------------------
+    def _reachable(self):
+        """Blocks reachable from the roots through references (raw blocks' are unknown: they
+        keep whatever they held)."""
+        found, stack = set(), list(self.nif.roots)
+        while stack:
+            index = stack.pop()
+            if not 0 <= index < len(self.nif.blocks) or index in found:
+                continue
+            found.add(index)
+            block = self.nif.blocks[index]
+            if not isinstance(block, RawBlock):
+                stack.extend(block_refs(self.nif.header, block))
+        return found
+
+    def _drop_unreachable(self, before):
+        doomed = before - self._reachable()
+        if not doomed:
+            return
+        try:
+            remove_blocks(self.nif, doomed)
+        except FormatError:
+            self.warn(
+                f"{len(doomed)} blocks that deleted or replaced objects used are kept unattached: this file has "
+                f"blocks the exporter cannot renumber"
+            )
+
+
+def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
+    """Write ``objects`` to ``path``; the imported file they came from is the template when the
+    game matches. Returns (NifFile, messages)."""
+    collection = template_collection(objects)
+    template = source_of(collection) if collection is not None else None
+    messages = []
+    if template is not None and game not in (None, template.header.game):
+        messages.append(f"writing {game} from a {template.header.game} import: blocks Blender does not show are not carried over")
+        template = None
+    if template is not None and template.header.game not in GAME_VERSIONS:
+        messages.append(f"the import is a {template.header.game} file: written anew as FO4")
+        template, game = None, "FO4"
+    exporter = NifExporter(game or (template.header.game if template else "FO4"), scale, template, full_precision)
+    nif = exporter.export(objects)
+    nif.write(path)
+    return nif, messages + exporter.messages
+
+
+def exported_objects(context, selected_only):
+    """Selected objects, or those of the active collection (the whole scene when it is the
+    scene's own collection)."""
+    if selected_only:
+        return list(context.selected_objects)
+    collection = context.view_layer.active_layer_collection.collection
+    return list(collection.all_objects) if collection != context.scene.collection else list(context.scene.objects)
+

@@ -10,20 +10,8 @@ from ..core.nif.blocks.nodes import NiNode
 from ..core.nif.blocks.tri_shape import BSTriShape
 from . import collision_import, nif_material_import, nif_skin_import
 from .mesh_build import build_mesh
-
-
-def local_matrix(block):
-    """world = T + R * s * v with R's rows as stored (FORMAT-NOTES section 2)."""
-    r = block.rotation
-    s = block.scale
-    return Matrix(
-        (
-            (r[0] * s, r[1] * s, r[2] * s, block.translation[0]),
-            (r[3] * s, r[4] * s, r[5] * s, block.translation[1]),
-            (r[6] * s, r[7] * s, r[8] * s, block.translation[2]),
-            (0.0, 0.0, 0.0, 1.0),
-        )
-    )
+from .mesh_read import geometry_fingerprint
+from .node_transform import local_matrix
 
 
 def shape_mesh(nif, block, name):
@@ -48,7 +36,7 @@ class SceneBuilder:
     skinned shapes; ``materials`` (nif_material_import.MaterialImport) gives each shape its
     material; collision_import.build_collision places the Havok bodies under their owner."""
 
-    def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=()):
+    def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), progress=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
@@ -56,6 +44,10 @@ class SceneBuilder:
         self.data_folders = [folder for folder in data_folders if folder]
         self.created = []
         self.objects = {}
+        # progress(fraction of the file's shapes built), for long imports
+        self.progress = progress
+        self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom)), 1)
+        self.shapes_done = 0
         self._warnings = []
         self.skins = nif_skin_import.SkinImport(self) if skin else None
         self.materials = nif_material_import.MaterialImport(self)
@@ -64,13 +56,15 @@ class SceneBuilder:
         if self.skins is not None:
             self.skins.prepare()
         for root in self.nif.roots:
-            self._visit(root, None, set())
+            self._visit(root, None, ())
         if self.import_collision:
             for index, obj in list(self.objects.items()):
                 block = self.nif.blocks[index]
                 if getattr(block, "collision_object", -1) >= 0:
                     collision_import.build_collision(self, index, block, obj)
         return self.objects
+
+    keeps_source = True  # the importer keeps the file's bytes as the exporter's template
 
     def warn(self, message):
         if message not in self._warnings:
@@ -108,31 +102,43 @@ class SceneBuilder:
             obj.matrix_basis = matrix
 
     def _visit(self, index, parent, path):
-        if not 0 <= index < len(self.nif.blocks) or index in path:
-            return  # null refs, dangling refs and cycles in a damaged graph
+        """``path``: the node indices from the root down to ``parent``'s block."""
+        if not 0 <= index < len(self.nif.blocks) or index in path or index in self.objects:
+            return  # null and dangling refs, cycles in a damaged graph, a block with two parents
         block = self.nif.blocks[index]
         bone = self.skins.bone_of(index) if self.skins is not None else None
         if bone is not None:
             # A skeleton bone: it is a bone of an armature, not an object; its children follow it.
             obj = bone
         elif isinstance(block, NiNode):
-            obj = self._new_object(index, block, None)
+            # A skeleton's root node is the armature object (its bones are the node's children).
+            armature = self.skins.armature_data(index) if self.skins is not None else None
+            obj = self._new_object(index, block, armature)
             self._place(obj, block, parent)
         elif isinstance(block, (BSTriShape, NiTriBasedGeom)):
             mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
             if mesh is not None:
                 self.created.append(mesh)
+                mesh["nif_geometry"] = geometry_fingerprint(mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)
             if mesh is not None and self.skins is not None:
                 self.skins.bind(index, block, obj)
+            self.shapes_done += 1
+            if self.progress is not None:
+                self.progress(self.shapes_done / self.shapes_total)
         else:
             return
+        if bone is None:
+            # What Blender made of the block's transform: the exporter keeps the stored one while
+            # this still holds (Blender cannot hold every stored matrix exactly, e.g. sheared ones).
+            obj["nif_basis"] = [value for row in obj.matrix_basis for value in row]
+            obj["nif_parent"] = path[-1] if path else -1
         self.objects[index] = obj
         if isinstance(block, NiNode):
             for child in np.asarray(block.children).tolist():
-                self._visit(child, obj, path | {index})
+                self._visit(child, obj, (*path, index))
 
     def warnings(self):
         return list(self._warnings)

@@ -1,9 +1,136 @@
-"""NIF shader properties as Blender materials. (Being written.)"""
+"""NIF shader properties as Blender materials: one material per set of material blocks (shapes
+sharing their shader share the material), a Principled BSDF node tree showing textures,
+emission, alpha, roughness and two-sidedness, and every field of every block kept on the
+material (``nif_record``) so the exporter can write the blocks back exactly."""
+
+import bpy
+
+from ..core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
+from . import compat
+
+NON_COLOR_ROLES = ("normal", "specular")
 
 
 class MaterialImport:
     def __init__(self, builder):
         self.builder = builder
+        self.nif = builder.nif
+        self.bs_version = builder.nif.header.bs_version
+        self.finder = TextureFinder(builder.data_folders)
+        self.materials = {}  # material key -> material
+        self.images = {}  # texture file -> image (None when it could not be loaded)
 
     def assign(self, shape_index, shape_block, mesh):
         """Give ``mesh`` the material of the shape's shader (one material per shader block)."""
+        found = material_blocks(self.nif, shape_block)
+        if not found:
+            return
+        key = material_key(found)
+        material = self.materials.get(key)
+        if material is None:
+            material = self.materials[key] = self._build(found, shape_block)
+        mesh.materials.append(material)
+
+    def _build(self, found, shape_block):
+        record = read_record(self.nif, found)
+        shader = record.get("shader", {})
+        name = str(shader.get("name") or "") or shape_block.name or f"{record[next(iter(found))]['type']}:{min(found.values())}"
+        material = self.builder.link(bpy.data.materials.new(name.replace("\\", "/").rsplit("/", 1)[-1]))
+        material["nif_record"] = record_to_props(record)
+        material["nif_blocks"] = dict(found)
+        material["nif_file"] = str(self.nif.path or "")
+        material["nif_bs_version"] = self.bs_version
+        self._build_tree(material, record)
+        return material
+
+    def _build_tree(self, material, record):
+        shown = look(record, self.bs_version)
+        tree = compat.material_node_tree(material)
+        nodes, links = tree.nodes, tree.links
+        nodes.clear()
+        output = nodes.new("ShaderNodeOutputMaterial")
+        output.location = (400, 0)
+        bsdf = nodes.new("ShaderNodeBsdfPrincipled")
+        links.new(bsdf.outputs["BSDF"], output.inputs["Surface"])
+        inputs = bsdf.inputs
+        if "emission" in shown:
+            inputs["Emission Color"].default_value = (*shown["emission"], 1.0)
+            inputs["Emission Strength"].default_value = shown["emission_strength"]
+        if "alpha" in shown:
+            inputs["Alpha"].default_value = shown["alpha"]
+        if "roughness" in shown:
+            inputs["Roughness"].default_value = shown["roughness"]
+        material.use_backface_culling = not shown["two_sided"]
+        material.surface_render_method = "BLENDED" if shown["blend"] else "DITHERED"
+        effect = record.get("shader", {}).get("type") == "BSEffectShaderProperty"
+        y = 300
+        images = {}
+        for role, path in shown["textures"].items():
+            if path:
+                node = nodes.new("ShaderNodeTexImage")
+                node.name = node.label = f"NIF {role}"
+                node.location = (-700, y)
+                y -= 300
+                node.image = self._image(path, role in NON_COLOR_ROLES)
+                images[role] = node
+        alpha_source = None
+        if "diffuse" in images:
+            links.new(images["diffuse"].outputs["Color"], inputs["Base Color"])
+            if effect:
+                links.new(images["diffuse"].outputs["Color"], inputs["Emission Color"])
+            if shown["blend"] or shown["alpha_test"]:
+                alpha_source = images["diffuse"].outputs["Alpha"]
+        if shown["alpha_test"]:
+            # Alpha testing as the game does it: opaque where alpha > threshold, else cut out.
+            test = nodes.new("ShaderNodeMath")
+            test.operation = "GREATER_THAN"
+            test.label = "NIF alpha test"
+            test.location = (-250, -350)
+            test.inputs[0].default_value = shown.get("alpha", 1.0)
+            test.inputs[1].default_value = shown["threshold"] / 255.0
+            if alpha_source is not None:
+                links.new(alpha_source, test.inputs[0])
+            alpha_source = test.outputs[0]
+        if alpha_source is not None:
+            links.new(alpha_source, inputs["Alpha"])
+        if "normal" in images:
+            normal_map = nodes.new("ShaderNodeNormalMap")
+            normal_map.location = (-250, -100)
+            links.new(images["normal"].outputs["Color"], normal_map.inputs["Color"])
+            links.new(normal_map.outputs["Normal"], inputs["Normal"])
+        if "glow" in images:
+            links.new(images["glow"].outputs["Color"], inputs["Emission Color"])
+        if "specular" in images:
+            # Fallout 4 _s maps: red specular, green smoothness (roughness = 1 - smoothness).
+            split = nodes.new("ShaderNodeSeparateColor")
+            split.location = (-400, 150)
+            invert = nodes.new("ShaderNodeMath")
+            invert.operation = "SUBTRACT"
+            invert.inputs[0].default_value = 1.0
+            invert.location = (-250, 150)
+            links.new(images["specular"].outputs["Color"], split.inputs["Color"])
+            links.new(split.outputs["Red"], inputs["Specular IOR Level"])
+            links.new(split.outputs["Green"], invert.inputs[1])
+            links.new(invert.outputs[0], inputs["Roughness"])
+
+    def _image(self, path, non_color):
+        found = self.finder.find(path)
+        if found is None:
+            folders = "the Data folders" if self.finder.folders else "any Data folder (none set in the preferences)"
+            self.builder.warn(f"texture {path} not found in {folders}")
+            return None
+        if found in self.images:
+            return self.images[found]
+        known = {image.filepath for image in bpy.data.images}
+        try:
+            image = bpy.data.images.load(str(found), check_existing=True)
+        except RuntimeError as error:
+            self.builder.warn(f"texture {found} cannot be loaded: {error}")
+            image = None
+        else:
+            if image.filepath not in known:
+                self.builder.link(image)
+            if non_color:
+                image.colorspace_settings.name = "Non-Color"
+        self.images[found] = image
+        return image

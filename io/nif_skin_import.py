@@ -1,21 +1,314 @@
 """Skinned NIF shapes in Blender: skeleton bones as armature bones, weights as vertex groups.
-(Being written: until then nothing is skinned and bone nodes import as empties.)"""
+
+Bone orientation (the one place this is decided): a bone's rest matrix is its node's bind pose
+exactly as the skin stores it, ``shape placement @ inv(bind)``, with the node's own axes (the
+bone points along the node's +Y); nothing is rotated to suit Blender. So Blender's armature
+deformation (pose @ inv(rest) @ v) is the file's skinning math (node @ bind @ v) and posing
+a bone moves vertices as the game does. The armature object IS the skeleton's root node (the
+node above the bones, usually the file root): its bones are that node's bone children, its
+space is the node's local space. Skins whose binds disagree about a shared bone (different bind
+poses in one file) get further armatures of their own, children of the root with no transform
+of their own and obj["nif_root"] naming the root node, so every mesh deforms correctly.
+Non-bone nodes between bones stay empties.
+
+What export needs is stored on the data: bone["nif_block"] (node index), bone["nif_rest"] (the
+exact bind-pose matrix, 16 floats, row major) and bone["nif_matrix"] (matrix_local as Blender
+made it, to tell later edits from float noise); armature object["nif_root"] (root node index);
+shape faces get "nif_body_part" (FO3 BSDismemberSkinInstance) or "nif_segment" /
+"nif_subsegment" (BSSubIndexTriShape, -1: none; sub-segments numbered within their segment)
+INT face attributes, with obj["nif_body_parts"] (body part, flags in file order) and
+obj["nif_segments"] (JSON, skinning.segment_layout: what the face numbers cannot say; export
+writes the segments it describes, so editing it changes them).
+"""
+
+import json
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..core.errors import FormatError
+from ..core.nif import skinning
+from ..core.nif.blocks.geometry import NiTriBasedGeom
+from ..core.nif.blocks.nodes import NiNode
+from ..core.nif.blocks.skin import BSDismemberSkinInstance
+from ..core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
+from .node_transform import local_matrix
+
+AGREE = 1e-3  # game units: binds closer than this are the same bind pose
+
+
+def _matrix(array):
+    return Matrix([tuple(float(v) for v in row) for row in array])
+
+
+def _array(matrix):
+    return np.array([list(row) for row in matrix], np.float64)
+
+
+def node_parents(nif):
+    parents = {}
+    for index, block in enumerate(nif.blocks):
+        if isinstance(block, NiNode):
+            for child in np.asarray(block.children).tolist():
+                if 0 <= child < len(nif.blocks):
+                    parents.setdefault(child, index)
+    return parents
+
+
+class _Skin:
+    """One skinned shape: its blocks, weights and the armature it joins."""
+
+    def __init__(self, nif, index, block, placement):
+        self.index = index
+        instance_index = block.skin if isinstance(block, BSTriShape) else block.skin_instance
+        self.instance, self.data, self.partition = skinning.skin_blocks(nif, instance_index)
+        self.bones = [int(b) for b in np.asarray(self.instance.bones).tolist()]
+        for bone in self.bones:
+            if not (0 <= bone < len(nif.blocks) and isinstance(nif.blocks[bone], NiNode)):
+                raise FormatError(f"skin instance {instance_index}: bone {bone} is not a node")
+        self.rests = [placement @ np.linalg.inv(bind) for bind in skinning.bind_matrices(self.instance, self.data)]
+        self.armature = None
+
+
+class _Armature:
+    def __init__(self, root):
+        self.root = root
+        self.rests = {}  # node index -> bind-pose matrix in root space
+        self.object = None
+        self.data = None
+        self.names = {}  # node index -> bone name
+
+    def agrees(self, skin):
+        return all(
+            np.abs(self.rests[bone] - rest).max() <= AGREE for bone, rest in zip(skin.bones, skin.rests) if bone in self.rests
+        )
 
 
 class SkinImport:
     def __init__(self, builder):
         self.builder = builder
+        self.skins = {}  # shape index -> _Skin
+        self.armatures = []
+        self.bones = {}  # node index -> (_Armature, bone name)
+        self.root_armatures = {}  # root node index -> its _Armature
 
+    # -- before the scene is built ----------------------------------------------------------
     def prepare(self):
         """Find the skinned shapes and their bones; make the armatures."""
+        nif = self.builder.nif
+        self.parents = node_parents(nif)
+        for index, block in enumerate(nif.blocks):
+            if not (isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned):
+                continue
+            root, placement = self._placement(index)
+            try:
+                skin = _Skin(nif, index, block, placement)
+            except FormatError as error:
+                self.builder.warn(f"{block.name or index}: skin not imported ({error})")
+                continue
+            skin.armature = next((a for a in self.armatures if a.root == root and a.agrees(skin)), None)
+            if skin.armature is None:
+                skin.armature = _Armature(root)
+                self.armatures.append(skin.armature)
+            for bone, rest in zip(skin.bones, skin.rests):
+                skin.armature.rests.setdefault(bone, rest)
+            self.skins[index] = skin
+        for number, armature in enumerate(self.armatures):
+            self._make_armature(armature, number)
+
+    def _placement(self, index):
+        """(root node index, the block's placement in the root's space)."""
+        blocks = self.builder.nif.blocks
+        matrix = np.eye(4)
+        seen = set()
+        while index in self.parents and index not in seen:
+            seen.add(index)
+            matrix = _array(local_matrix(blocks[index])) @ matrix
+            index = self.parents[index]
+        return index, matrix
+
+    def _bone_parent(self, armature, node):
+        seen = set()
+        while node in self.parents and node not in seen:
+            seen.add(node)
+            node = self.parents[node]
+            if node in armature.rests:
+                return node
+        return None
+
+    def _make_armature(self, armature, number):
+        builder = self.builder
+        blocks = builder.nif.blocks
+        root_name = blocks[armature.root].name or f"{blocks[armature.root].type_name}:{armature.root}"
+        name = f"{root_name} skeleton" + (f" {number}" if number else "")
+        data = bpy.data.armatures.new(name)
+        builder.created.append(data)
+        if any(a.root == armature.root for a in self.armatures[:number]):
+            obj = builder.link(bpy.data.objects.new(name, data))
+            obj["nif_root"] = armature.root
+            armature.object = obj
+        else:  # the root node's object, made by the SceneBuilder (armature_data)
+            self.root_armatures[armature.root] = armature
+        armature.data = data
+        heads = np.array([rest[:3, 3] for rest in armature.rests.values()])
+        length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1)
+        with _edit_mode(data):
+            edit_bones = {}
+            for node, rest in armature.rests.items():
+                bone = data.edit_bones.new(blocks[node].name or f"NiNode:{node}")
+                bone.tail = (0.0, length, 0.0)
+                rotation, translation, _scale = skinning.transform_parts(rest)
+                bone.matrix = _matrix(skinning.transform_matrix(rotation, translation, 1.0))
+                edit_bones[node] = bone
+            for node, bone in edit_bones.items():
+                parent = self._bone_parent(armature, node)
+                if parent is not None:
+                    bone.parent = edit_bones[parent]
+            armature.names = {node: bone.name for node, bone in edit_bones.items()}
+        for node, bone_name in armature.names.items():
+            bone = data.bones[bone_name]
+            bone["nif_block"] = node
+            bone["nif_rest"] = [float(v) for v in armature.rests[node].ravel()]
+            bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
+            self.bones.setdefault(node, (armature, bone_name))
+
+    # -- while the scene is built -----------------------------------------------------------
+    def armature_data(self, node_index):
+        """The Armature a skeleton's root node shows as, or None for other nodes."""
+        armature = self.root_armatures.get(node_index)
+        return None if armature is None else armature.data
 
     def bone_of(self, node_index):
         """(armature object, bone name) when the node became an armature bone, else None."""
-        return None
+        found = self.bones.get(node_index)
+        if found is None:
+            return None
+        armature, bone_name = found
+        return self._object(armature), bone_name
+
+    def _object(self, armature):
+        if armature.object is None:
+            armature.object = self.builder.objects.get(armature.root)
+        return armature.object
 
     def place_under_bone(self, obj, bone, matrix):
-        """Parent ``obj`` to ``bone`` = (armature, bone name) with ``matrix`` relative to the node."""
-        raise NotImplementedError
+        """Parent ``obj`` to ``bone`` = (armature, bone name) with ``matrix`` relative to the node,
+        so it sits where the node's bind pose puts it."""
+        armature, bone_name = bone
+        data_bone = armature.data.bones[bone_name]
+        rest = np.array(data_bone["nif_rest"]).reshape(4, 4)
+        obj.parent = armature
+        obj.parent_type = "BONE"
+        obj.parent_bone = bone_name
+        # A bone-parented object hangs from the bone's tail; undo that offset.
+        obj.matrix_parent_inverse = Matrix.Translation((0.0, -data_bone.length, 0.0))
+        obj.matrix_basis = data_bone.matrix_local.inverted() @ _matrix(rest) @ matrix
 
     def bind(self, shape_index, shape_block, obj):
-        """Vertex groups and armature modifier for a skinned shape."""
+        """Vertex groups and armature modifier for a skinned shape; partitions or segments (which
+        a shape may have without a skin) as face attributes."""
+        mesh = obj.data
+        if isinstance(shape_block, BSSubIndexTriShape) and shape_block.segments and shape_block.triangles is not None:
+            _segments(shape_block, obj, _faces(mesh))
+        skin = self.skins.get(shape_index)
+        if skin is None:
+            return
+        armature = skin.armature
+        self._parent_armature(armature)
+        count = len(mesh.vertices)
+        packed = (shape_block.bone_indices, shape_block.bone_weights) if isinstance(shape_block, BSTriShape) else None
+        weights = skinning.shape_weights(skin.instance, skin.data, skin.partition, count, packed)
+        for column, node in enumerate(skin.bones):
+            group = obj.vertex_groups.get(armature.names[node]) or obj.vertex_groups.new(name=armature.names[node])
+            _add_weights(group, weights[:, column])
+        modifier = obj.modifiers.new("Armature", "ARMATURE")
+        modifier.object = self._object(armature)
+        if isinstance(skin.instance, BSDismemberSkinInstance) and skin.partition is not None:
+            self._body_parts(skin, obj, _faces(mesh))
+
+    def _parent_armature(self, armature):
+        """A further armature of a root hangs under the root's object with no transform."""
+        obj = armature.object
+        root = self.builder.objects.get(armature.root)
+        if obj is not None and obj is not root and obj.parent is None and root is not None:
+            obj.parent = root
+
+    def _body_parts(self, skin, obj, faces):
+        parts = np.asarray(skin.instance.partitions)
+        numbers = skinning.face_partitions(faces, skin.partition)
+        if len(parts) != len(skin.partition.partitions):
+            self.builder.warn(f"{obj.name}: {len(parts)} body parts for {len(skin.partition.partitions)} partitions")
+            return
+        body = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
+        _face_attribute(obj.data, "nif_body_part", body)
+        obj["nif_body_parts"] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
+
+
+def _segments(shape, obj, faces):
+    """Each face's segment and sub-segment. Faces are the file's triangles in order when none
+    was dropped (exact even for the duplicate triangles some outfits have); otherwise each face
+    is matched to a triangle with its corners."""
+    segment, sub = skinning.face_segments(shape)
+    triangles = np.asarray(shape.triangles, np.int64)
+    if faces.shape == triangles.shape and np.array_equal(faces, triangles):
+        source = np.arange(len(faces))
+    else:
+        source = skinning.triangle_lookup(triangles, faces)
+    found = source >= 0
+    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], skinning.NO_SEGMENT))
+    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], skinning.NO_SEGMENT))
+    obj["nif_segments"] = json.dumps(skinning.segment_layout(shape))
+
+
+def _faces(mesh):
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    if len(sizes) and (sizes != 3).any():
+        raise FormatError("a skinned mesh was built with faces that are not triangles")
+    return corners.reshape(-1, 3)
+
+
+def _face_attribute(mesh, name, values):
+    attribute = mesh.attributes.new(name, "INT", "FACE")
+    attribute.data.foreach_set("value", np.asarray(values, np.int32))
+
+
+def _add_weights(group, column):
+    """One vertex-group call per distinct weight: Blender has no bulk weight setter."""
+    used = np.flatnonzero(column > 0)
+    values, inverse = np.unique(column[used], return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
+    for number, value in enumerate(values.tolist()):
+        group.add(used[order[bounds[number] : bounds[number + 1]]].tolist(), value, "REPLACE")
+
+
+class _edit_mode:
+    """Edit mode on an armature through a temporary object linked to the scene for the
+    duration (the importer's collection is not in the scene yet); the user's active object is
+    restored after."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __enter__(self):
+        context = bpy.context
+        self.scene = context.scene
+        self.view_layer = context.view_layer
+        self.active = self.view_layer.objects.active
+        self.obj = bpy.data.objects.new("nif skeleton (editing)", self.data)
+        self.scene.collection.objects.link(self.obj)
+        self.view_layer.objects.active = self.obj
+        with context.temp_override(active_object=self.obj, object=self.obj):
+            bpy.ops.object.mode_set(mode="EDIT")
+        return self
+
+    def __exit__(self, *exc):
+        with bpy.context.temp_override(active_object=self.obj, object=self.obj):
+            bpy.ops.object.mode_set(mode="OBJECT")
+        bpy.data.objects.remove(self.obj)
+        self.view_layer.objects.active = self.active
+        return False

@@ -74,14 +74,20 @@ class GeometrySource:
 
 
 class CellBuilder(SceneBuilder):
-    def __init__(self, nif, collection, *, scale=1.0, lod=0, geometry=None, instancing="OBJECTS"):
-        super().__init__(nif, collection, scale=scale)
+    def __init__(self, nif, collection, *, lod=0, geometry=None, instancing="OBJECTS", **options):
+        super().__init__(nif, collection, **options)
         self.lod = lod
         self.instancing = instancing
         self.geometry = geometry or GeometrySource()
         self.placeholders = 0
         self.placeholder_records = 0
         self.missing_geometry = []
+
+    @property
+    def keeps_source(self):
+        """Cells are written back from their file (they can be large): only other files keep
+        their bytes for the exporter."""
+        return not self.nif.blocks_of(BSPackedCombinedGeomDataExtra)
 
     def build(self):
         super().build()

@@ -21,13 +21,16 @@ def _failure(error, path):
     return f"{path}: {error.strerror or error}"
 
 
-def import_bsm2(context, path):
+def import_bsm2(context, path, progress=None):
     """One file as a mesh and an armature in the active collection, or nothing at all if it fails;
     returns (armature object, warnings). For ``nif_import.import_files``."""
     if context.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
     path = Path(path)
-    _, armature, warnings = bsm2_import.build(context, Bsm2File.read(path), path.stem)
+    bsm = Bsm2File.read(path)
+    if progress is not None:
+        progress(0.5)  # read; building the mesh and actions is the other half
+    _, armature, warnings = bsm2_import.build(context, bsm, path.stem)
     return armature, warnings
 
 

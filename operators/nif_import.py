@@ -7,20 +7,25 @@ from bpy_extras.io_utils import ImportHelper
 
 from ..core.errors import FormatError
 from ..core.nif import NifFile
+from ..core.nif.xbox import to_pc
 from ..io.nif_import import SceneBuilder
+from ..io.nif_source import keep_source
 
 
 def import_files(context, paths, import_one):
-    """Import each file with ``import_one(context, path)`` -> (collection, warnings). Returns
-    (collections, messages): a file that fails leaves nothing behind and does not stop the
-    others; its error joins the messages."""
+    """Import each file with ``import_one(context, path, progress)`` -> (collection, warnings),
+    where ``progress(fraction)`` says how far into the file it is. Returns (collections,
+    messages): a file that fails leaves nothing behind and does not stop the others; its error
+    joins the messages."""
     collections, messages = [], []
     window_manager = context.window_manager
     window_manager.progress_begin(0, max(len(paths), 1))
     try:
         for number, path in enumerate(paths):
             try:
-                collection, warnings = import_one(context, path)
+                collection, warnings = import_one(
+                    context, path, lambda fraction, done=number: window_manager.progress_update(done + fraction)
+                )
                 collections.append(collection)
                 messages.extend(f"{path}: {warning}" for warning in warnings)
             except (FormatError, OSError) as error:
@@ -33,11 +38,20 @@ def import_files(context, paths, import_one):
     return collections, messages
 
 
-def import_nif(context, path, *, builder=SceneBuilder, **options):
+def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options):
     """One file into a new collection linked to the scene, or nothing at all if it fails."""
-    nif = NifFile.read(path)
+    from ..ui import preferences  # here: ui's menus import this module
+
+    with open(path, "rb") as handle:
+        data = bytearray(handle.read())
+    nif = NifFile.from_bytes(data, path=path)
+    if nif.header.big_endian:  # Xbox 360: built (and kept) as the PC file it converts to
+        to_pc(nif)
+        data = bytearray(nif.to_bytes())
+        nif = NifFile.from_bytes(data, path=path)
     collection = bpy.data.collections.new(Path(path).stem)
-    scene_builder = builder(nif, collection, **options)
+    options.setdefault("data_folders", preferences.data_folders(context, nif.header.game))
+    scene_builder = builder(nif, collection, progress=progress, **options)
     try:
         scene_builder.build()
     except BaseException:
@@ -47,6 +61,8 @@ def import_nif(context, path, *, builder=SceneBuilder, **options):
     context.scene.collection.children.link(collection)
     collection["nif_path"] = str(path)
     collection["nif_game"] = nif.header.game
+    if scene_builder.keeps_source:
+        keep_source(collection, data)
     return collection, scene_builder.warnings()
 
 
@@ -79,6 +95,15 @@ class NifImport(MultiFileImport):
     scale: bpy.props.FloatProperty(
         name="Scale", description="Blender units per game unit", default=1.0, min=1e-6, soft_max=1.0
     )
+    use_collision: bpy.props.BoolProperty(
+        name="Collision", description="Build Havok collision bodies under the objects owning them", default=True
+    )
+    use_skin: bpy.props.BoolProperty(
+        name="Skin", description="Skeleton bones as an armature, skin weights as vertex groups", default=True
+    )
+
+    def import_options(self):
+        return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
 
 
 class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
@@ -91,7 +116,7 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
         from .precombined_import import import_cells  # here: that module builds on this one
 
         # Precombined cells dropped or picked here import with the cell importer's defaults.
-        collections, messages = import_cells(context, self.paths(), scale=self.scale)
+        collections, messages = import_cells(context, self.paths(), **self.import_options())
         return report_import(self, collections, messages, "NIF")
 
 

@@ -6,7 +6,9 @@ from ..io.precombined_import import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
 
 
-def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None, instancing="OBJECTS"):
+def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", **options):
+    """Import each file with the cell builder (files without a precombined block import like
+    any NIF); ``options`` go to the general builder (scale, collision, skin)."""
     from ..ui import preferences  # here: ui's menus import this module
 
     settings = preferences.get(context)
@@ -15,8 +17,8 @@ def import_cells(context, paths, *, lod=0, scale=1.0, geometry_path=None, instan
         return import_files(
             context,
             paths,
-            lambda context, path: import_nif(
-                context, path, builder=CellBuilder, scale=scale, lod=lod, geometry=source, instancing=instancing
+            lambda context, path, progress: import_nif(
+                context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing, **options
             ),
         )
     finally:
@@ -57,7 +59,7 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
             context,
             self.paths(),
             lod=int(self.lod),
-            scale=self.scale,
+            **self.import_options(),
             geometry_path=self.geometry_path,
             instancing=self.instancing,
         )

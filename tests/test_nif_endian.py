@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.geometry import NiTriShapeData
 
 # FO3/FNV files whose blocks are all typed, so every field can change byte order.
@@ -75,6 +75,7 @@ def test_big_endian_layout_follows_the_notes(corpus):
 
 def test_raw_blocks_refuse_to_change_byte_order(corpus):
     nif = NifFile.read(corpus / "pynifly/tests/tests/FONV/22smg.nif")
+    nif.blocks.append(RawBlock("BSUntypedTestBlock", b"\x01\x02\x03\x04"))
     nif.header.little_endian = 0
-    with pytest.raises(FormatError, match="cannot change the byte order of a bhk"):
+    with pytest.raises(FormatError, match="cannot change the byte order of a BSUntypedTestBlock"):
         nif.to_bytes()

@@ -1,8 +1,8 @@
 """Menus, panels and preferences (Blender side)."""
 
-from . import menus, preferences
+from . import collision_panel, menus, preferences
 
-_modules = (preferences, menus)
+_modules = (preferences, menus, collision_panel)
 
 
 def register():

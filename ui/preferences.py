@@ -33,6 +33,15 @@ def get(context):
     return addon.preferences if addon else None
 
 
+def data_folders(context, game):
+    """The Data folders where a file of ``game`` finds its textures (empty when unset)."""
+    settings = get(context)
+    if settings is None:
+        return []
+    folder = settings.fnv_data if game == "FO3" else settings.fo4_data
+    return [folder] if folder else []
+
+
 def register():
     bpy.utils.register_class(PrecombinedNifPreferences)
 

@@ -2,7 +2,7 @@
 physics systems and their shapes, decoded and built."""
 
 from . import classes, shapes  # noqa: F401  (importing them registers the typed classes)
-from .bodies import add_body
+from .bodies import add_body, replace_body
 from .classes.physics_system import PhysicsSystemData, RagdollData
 from .container import Packfile
 from .objects import HavokObject, RawObject
@@ -25,5 +25,6 @@ __all__ = [
     "RawObject",
     "SphereShape",
     "add_body",
+    "replace_body",
     "build_compressed_mesh",
 ]

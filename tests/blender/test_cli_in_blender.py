@@ -35,3 +35,19 @@ def test_failure_status_reaches_the_shell_under_blender(tmp_path):
     result = blender_cli("info", missing)
     assert result.returncode == 2
     assert f"error: {missing}" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_nif_import_then_export_writes_the_file_back(tmp_path):
+    """The headless round trip a modder scripts: import into a .blend, export it as a NIF."""
+    sample = tmp_path / "sample.nif"
+    assert blender_cli("sample", sample).returncode == 0
+    blend, out = tmp_path / "scene.blend", tmp_path / "out.nif"
+    result = blender_cli("import", sample, "--blend", blend)
+    assert result.returncode == 0, result.stderr
+    result = blender_cli("export", blend, out)
+    assert result.returncode == 0, result.stderr
+    assert "FO4 NIF" in result.stdout
+    assert out.read_bytes() == sample.read_bytes()
+    result = blender_cli("export", blend, tmp_path / "fo3.nif", "--game", "FO3")
+    assert result.returncode == 0, result.stderr
+    assert "FO3 NIF" in result.stdout and "not carried over" in result.stderr

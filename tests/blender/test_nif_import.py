@@ -5,6 +5,7 @@ import pytest
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
 
@@ -21,7 +22,7 @@ def test_fo4_static_shape_matches_the_codec(clean_scene, corpus):
     nif = NifFile.read(path)
     shape = next(b for b in nif.blocks if isinstance(b, BSTriShape))
     collection = imported(path)
-    meshes = [o for o in collection.objects if o.type == "MESH"]
+    meshes = _shapes(collection)
     assert len(meshes) == 1
     mesh = meshes[0].data
     assert len(mesh.vertices) == shape.num_vertices == 146
@@ -42,7 +43,7 @@ def test_fo4_static_shape_matches_the_codec(clean_scene, corpus):
 @pytest.mark.parametrize("name", ["pynifly/tests/tests/FONV/9mmscp.nif", "niftools/history/test/nif/base_vertex_color0.nif"])
 def test_fo3_shapes_import(clean_scene, corpus, name):
     collection = imported(corpus / name)
-    meshes = [o for o in collection.objects if o.type == "MESH"]
+    meshes = _shapes(collection)
     assert meshes and all(len(o.data.polygons) > 0 for o in meshes)
 
 
@@ -70,9 +71,16 @@ def test_multi_file_import_keeps_going_past_a_bad_file(clean_scene, corpus, tmp_
     assert "AlarmClock" in bpy.data.collections and "bad" not in bpy.data.collections
 
 
+def _shapes(collection):
+    """The NIF shapes an import made (collision bodies are meshes too, but not shapes)."""
+    return [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o]
+
+
 @pytest.mark.parametrize("path", corpus_files("**/*.nif"), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
     import bpy
+
+    from precombined_nif.io.mesh_build import drop_degenerate
 
     try:
         nif = NifFile.read(path)
@@ -81,8 +89,29 @@ def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
             bpy.ops.import_scene.precombined_nif(filepath=str(path))
         return
     collection = imported(path)
-    shapes = [b for b in nif.blocks if isinstance(b, BSTriShape) and b.vertex_data is not None]
-    meshes = [o for o in collection.all_objects if o.type == "MESH" and o["nif_type"].startswith("BS")]
-    assert len({o["nif_block"] for o in meshes}) <= len(shapes)
+    geometry = {
+        index
+        for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)
+        if (block.vertex_data is not None if isinstance(block, BSTriShape) else 0 <= block.data < len(nif.blocks))
+    }
+    meshes = _shapes(collection)
+    assert {o["nif_block"] for o in meshes} <= geometry
     for obj in meshes:
-        assert len(obj.data.vertices) == nif.blocks[obj["nif_block"]].num_vertices
+        block = nif.blocks[obj["nif_block"]]
+        data = block if isinstance(block, BSTriShape) else nif.blocks[block.data]
+        count = block.num_vertices if isinstance(block, BSTriShape) else len(data.vertices)
+        assert len(obj.data.vertices) == count
+        assert len(obj.data.polygons) == len(drop_degenerate(data.triangles))
+
+
+def test_progress_follows_the_shapes(clean_scene, corpus):
+    import bpy
+
+    from precombined_nif.io.nif_import import SceneBuilder
+
+    nif = NifFile.read(corpus / "pynifly/tests/tests/FONV/9mmscp.nif")
+    seen = []
+    collection = bpy.data.collections.new("progress")
+    SceneBuilder(nif, collection, progress=seen.append).build()
+    assert len(seen) == len(nif.blocks_of(NiTriBasedGeom)) > 1
+    assert seen == sorted(seen) and seen[-1] == 1.0

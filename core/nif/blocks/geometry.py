@@ -65,6 +65,11 @@ class NiTriBasedGeomData(Block):
     additional_data = -1
     num_vertices = 0
     bounds_dirty = False
+    # Xbox 360: (has vertices, has normals, has colours) as stored while the per-vertex arrays
+    # live in the BSPackedAdditionalGeometryData the additional data points at; None on PC.
+    packed_flags = None
+
+    PACKED_TYPE = "BSPackedAdditionalGeometryData"
 
     def __setattr__(self, name, value):
         if name == "vertices" and value is not None and getattr(self, "vertices", None) is not value:
@@ -72,6 +77,8 @@ class NiTriBasedGeomData(Block):
         object.__setattr__(self, name, value)
 
     def _update_dependent(self, s):
+        if self.packed_flags is not None:  # the flags describe the packed arrays: keep them
+            return
         arrays = [a for a in (self.vertices, self.normals, self.vertex_colors, *self.uv_sets) if a is not None]
         counts = {len(a) for a in arrays}
         if len(counts) > 1:
@@ -100,39 +107,76 @@ class NiTriBasedGeomData(Block):
         n = self.num_vertices = s.u16(self.num_vertices)
         self.keep_flags = s.u8(self.keep_flags)
         self.compress_flags = s.u8(self.compress_flags)
-        if s.bool8(self.vertices is not None):
+        if s.reading:
+            self.packed_flags = (0, 0, 0) if self._arrays_packed(s, n) else None
+        packed = self.packed_flags is not None
+        flags = self.packed_flags or (0, 0, 0)
+        has_vertices = s.bool8(flags[0] if packed else self.vertices is not None)
+        if has_vertices and not packed:
             self.vertices = _vec3_array(s, self.vertices, n)
         self.bs_data_flags = s.u16(self.bs_data_flags)
         if s.context.bs_version > 34:
             self.material_crc = s.u32(self.material_crc)
-        if s.bool8(self.normals is not None):
+        has_normals = s.bool8(flags[1] if packed else self.normals is not None)
+        if has_normals and not packed:
             self.normals = _vec3_array(s, self.normals, n)
             if self.bs_data_flags & HAS_TANGENTS:
                 self.tangents = _vec3_array(s, self.tangents, n)
                 self.bitangents = _vec3_array(s, self.bitangents, n)
         self.bound_center = s.vec3(self.bound_center)
         self.bound_radius = s.f32(self.bound_radius)
-        if s.bool8(self.vertex_colors is not None):
+        has_colors = s.bool8(flags[2] if packed else self.vertex_colors is not None)
+        if has_colors and not packed:
             self.vertex_colors = s.array(self.vertex_colors, np.dtype((s.dtype("f4"), (4,))), n)
-        uv = np.dtype((s.dtype("f4"), (2,)))
-        self.uv_sets = s.repeat(self.uv_sets, self.bs_data_flags & 1, lambda v: s.array(v, uv, n))
+        if packed:
+            self.packed_flags = (has_vertices, has_normals, has_colors)
+        else:
+            uv = np.dtype((s.dtype("f4"), (2,)))
+            self.uv_sets = s.repeat(self.uv_sets, self.bs_data_flags & 1, lambda v: s.array(v, uv, n))
         self.consistency_flags = s.u16(self.consistency_flags)
         self.additional_data = s.ref(self.additional_data)
         if s.reading:
             object.__setattr__(self, "bounds_dirty", False)
+
+    def _arrays_packed(self, s, n):
+        """Xbox 360 files keep the has-vertices/normals flags while the arrays are absent and the
+        additional data ref names a BSPackedAdditionalGeometryData. Where that ref would be without
+        the arrays is fixed, so look there; inline vertex data naming such a block is not credible."""
+        header = s.context
+        if n == 0 or self.PACKED_TYPE not in header.block_types:
+            return False
+        # has vertices, flags, [material CRC], has normals, bound sphere, has colours, consistency
+        at = s.pos + 1 + 2 + (4 if header.bs_version > 34 else 0) + 1 + 16 + 1 + 2
+        if at + 4 > len(s.data):
+            return False
+        (ref,) = s.structs.i32.unpack_from(s.data, at)
+        if not 0 <= ref < len(header.block_type_indices):
+            return False
+        slot = int(header.block_type_indices[ref]) & 0x7FFF
+        return slot < len(header.block_types) and header.block_types[slot] == self.PACKED_TYPE
+
+    def set_arrays(self, vertices=None, normals=None, tangents=None, bitangents=None, vertex_colors=None, uv_sets=()):
+        """Inline arrays in place of packed ones, keeping the stored bounding sphere."""
+        self.packed_flags = None
+        self.vertices, self.normals, self.vertex_colors, self.uv_sets = vertices, normals, vertex_colors, list(uv_sets)
+        self.tangents, self.bitangents = tangents, bitangents
+        object.__setattr__(self, "bounds_dirty", False)
 
 
 @block_class("NiTriShapeData")
 class NiTriShapeData(NiTriBasedGeomData):
     triangles = None
     match_groups = ()
+    # Counts stored beside absent triangles (Xbox 360 skinned shapes keep theirs in the partitions).
+    stored_counts = (0, 0)
 
     def sync(self, s):
         if not s.reading and self.triangles is not None:
             check_triangles(self.triangles, len(self.vertices) if self.vertices is not None else self.num_vertices)
         super().sync(s)
-        count = s.u16(0 if self.triangles is None else len(self.triangles))
-        s.u32(count * 3)  # num triangle points
+        counts = self.stored_counts if self.triangles is None else (len(self.triangles), 3 * len(self.triangles))
+        count = s.u16(counts[0])
+        self.stored_counts = (count, s.u32(counts[1]))  # num triangle points
         if s.bool8(self.triangles is not None):
             self.triangles = s.array(self.triangles, triangle_dtype(s), count)
             if s.reading and self.vertices is not None:
@@ -144,7 +188,7 @@ class NiTriShapeData(NiTriBasedGeomData):
 
     @property
     def triangle_count(self):
-        return 0 if self.triangles is None else len(self.triangles)
+        return self.stored_counts[0] if self.triangles is None else len(self.triangles)
 
 
 @block_class("NiTriStripsData")

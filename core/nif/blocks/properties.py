@@ -1,4 +1,5 @@
-"""Classic NiProperty blocks Bethesda files still use: NiAlphaProperty, NiMaterialProperty."""
+"""Classic NiProperty blocks Bethesda files still use: NiAlphaProperty, NiMaterialProperty,
+NiStencilProperty, NiSpecularProperty."""
 
 from ..block import block_class
 from .objects import NiObjectNET
@@ -40,3 +41,30 @@ class NiMaterialProperty(NiObjectNET):
         self.alpha = s.f32(self.alpha)
         if bs > 21:
             self.emissive_mult = s.f32(self.emissive_mult)
+
+
+@block_class("NiStencilProperty")
+class NiStencilProperty(NiObjectNET):
+    """Flags bits 10-11: draw mode (0 application default, 1 counter-clockwise only, 2 clockwise
+    only, 3 both sides: how Fallout 3 / New Vegas marks two-sided geometry)."""
+
+    flags = 19840  # test greater, pass increment, draw both
+    stencil_ref = 0
+    stencil_mask = 0xFFFFFFFF
+
+    def sync(self, s):
+        super().sync(s)
+        self.flags = s.u16(self.flags)
+        self.stencil_ref = s.u32(self.stencil_ref)
+        self.stencil_mask = s.u32(self.stencil_mask)
+
+
+@block_class("NiSpecularProperty")
+class NiSpecularProperty(NiObjectNET):
+    """Flags bit 0: specular lighting on."""
+
+    flags = 1
+
+    def sync(self, s):
+        super().sync(s)
+        self.flags = s.u16(self.flags)

@@ -6,6 +6,7 @@ import numpy as np
 from .. import vertex_format as vf
 from ..block import Block, block_class
 from ..packed_vertices import PackedVertices
+from .geometry import strips_to_triangles
 from .tri_shape import triangle_dtype
 
 IDENTITY_TRANSFORM = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 1.0)
@@ -67,7 +68,8 @@ class NiSkinInstance(Block):
 
 
 def body_part_dtype(s):
-    return np.dtype([("part_flag", s.dtype("u2")), ("body_part", s.dtype("u2"))])
+    """Xbox 360 files store the part flags in PC byte order (FORMAT-NOTES section 7)."""
+    return np.dtype([("part_flag", "<u2"), ("body_part", s.dtype("u2"))])
 
 
 @block_class("BSDismemberSkinInstance")
@@ -169,6 +171,16 @@ class SkinPartition:
         if bs == 100:
             self.vertex_desc = s.u64(self.vertex_desc)
             self.triangles_copy = s.array(self.triangles_copy, triangle_dtype(s), nt)
+
+    @property
+    def faces(self):
+        """Partition-local triangles, from the strips (Xbox 360 files always use strips) or the
+        triangle list."""
+        if len(self.strips):
+            return strips_to_triangles(self.strips)
+        if self.triangles is None:
+            return np.zeros((0, 3), np.uint16)
+        return np.asarray(self.triangles).reshape(-1, 3)
 
 
 @block_class("NiSkinPartition")

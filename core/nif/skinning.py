@@ -1,0 +1,418 @@
+"""Skinning math shared by the importer and the exporter: bind transforms, per-vertex weights in
+one dense form for both FO4 (vertex buffer) and FO3/FNV (NiSkinData / NiSkinPartition),
+pruning to four weights, bone bounding spheres, FO3 hardware partitions and the per-triangle
+partition / segment maps. Pure numpy; no bpy.
+
+Conventions: a transform is a 4x4 float64 matrix ``T @ R @ s`` with R's rows as stored
+(FORMAT-NOTES section 2). A skin's *bind* transform of a bone maps the shape's vertex space to
+the bone's space, so a bone's bind-pose placement in the shape's space is ``inv(bind)``.
+Weights are a dense (vertices, bones) float32 matrix indexed by the skin instance's bone list.
+"""
+
+import numpy as np
+
+from ..errors import FormatError
+from .blocks.geometry import strips_to_triangles
+from .blocks.skin import BSSkinInstance, NiSkinData, NiSkinPartition
+from .blocks.tri_shape import PerSegmentData, Segment, SegmentSharedData
+
+MAX_WEIGHTS = 4
+NO_SEGMENT = -1
+
+
+def transform_matrix(rotation, translation, scale):
+    matrix = np.eye(4)
+    matrix[:3, :3] = np.asarray(rotation, np.float64).reshape(3, 3) * float(scale)
+    matrix[:3, 3] = translation
+    return matrix
+
+
+def transform_parts(matrix):
+    """(rotation rows as 9 floats, translation, uniform scale) of a similarity transform."""
+    matrix = np.asarray(matrix, np.float64)
+    linear = matrix[:3, :3]
+    scale = float(np.cbrt(abs(np.linalg.det(linear)))) or 1.0
+    rotation = tuple(float(v) for v in (linear / scale).ravel())
+    return rotation, tuple(float(v) for v in matrix[:3, 3]), scale
+
+
+def skin_blocks(nif, instance_index):
+    """(instance, data, partition or None) of a skin instance, checked."""
+    blocks = nif.blocks
+
+    def block(index, kind, what):
+        item = blocks[index] if 0 <= index < len(blocks) else None
+        if not isinstance(item, kind):
+            raise FormatError(f"skin instance {instance_index}: its {what} ({index}) is not a {kind.__name__}")
+        return item
+
+    instance = blocks[instance_index]
+    if isinstance(instance, BSSkinInstance):
+        data = blocks[instance.data] if 0 <= instance.data < len(blocks) else None
+        if data is None or len(data.bones) != len(instance.bones):
+            raise FormatError(f"skin instance {instance_index}: bone data does not match its {len(instance.bones)} bones")
+        return instance, data, None
+    data = block(instance.data, NiSkinData, "skin data")
+    if len(data.bones) != len(instance.bones):
+        raise FormatError(f"skin instance {instance_index}: {len(data.bones)} bone records for {len(instance.bones)} bones")
+    partition = None
+    if instance.skin_partition >= 0:
+        partition = block(instance.skin_partition, NiSkinPartition, "skin partition")
+    return instance, data, partition
+
+
+def bind_matrices(instance, data):
+    """Per bone: shape space -> bone space. FO3 composes the overall skin transform first."""
+    if isinstance(instance, BSSkinInstance):
+        bones = data.bones
+        return [transform_matrix(b["rotation"], b["translation"], b["scale"]) for b in bones]
+    skin = transform_matrix(*data.skin_transform)
+    return [transform_matrix(*bone.transform) @ skin for bone in data.bones]
+
+
+def shape_weights(instance, data, partition, vertex_count, packed=None):
+    """Dense (vertex_count, bones) weights. FO4 reads the shape's packed vertex buffer
+    (``packed``: its bone_indices / bone_weights); FO3 reads NiSkinData's per-bone lists, or
+    the partitions when the data holds none."""
+    bone_count = len(instance.bones)
+    weights = np.zeros((vertex_count, bone_count), np.float32)
+    if isinstance(instance, BSSkinInstance):
+        indices, values = packed
+        if indices is None:
+            return weights
+        if len(values) and indices[values > 0].max(initial=0) >= bone_count:
+            raise FormatError(f"a vertex names bone {int(indices[values > 0].max())} of only {bone_count}")
+        rows = np.broadcast_to(np.arange(vertex_count)[:, None], indices.shape)
+        np.add.at(weights, (rows, indices.astype(np.intp)), values)
+        return weights
+    if data.has_vertex_weights:
+        for bone, record in enumerate(data.bones):
+            w = record.weights
+            if len(w) and int(w["index"].max()) >= vertex_count:
+                raise FormatError(f"bone {bone} weights vertex {int(w['index'].max())} of only {vertex_count}")
+            weights[w["index"].astype(np.intp), bone] = w["weight"]
+        return weights
+    for part in partition.partitions if partition is not None else ():
+        if part.vertex_map is None or part.vertex_weights is None or part.bone_indices is None:
+            continue
+        bones = np.asarray(part.bones, np.intp)
+        local = part.bone_indices.astype(np.intp)
+        if len(local) and (local.max() >= len(bones) or (len(bones) and bones.max() >= bone_count)):
+            raise FormatError("a skin partition names a bone it does not have")
+        rows = np.broadcast_to(part.vertex_map.astype(np.intp)[:, None], local.shape)
+        held = part.vertex_weights > 0  # empty slots name bone 0 with weight 0
+        weights[rows[held], bones[local[held]]] = part.vertex_weights[held]
+    return weights
+
+
+def limit_weights(weights, limit=MAX_WEIGHTS):
+    """The ``limit`` largest weights of each vertex, normalised to sum 1, as (bone indices,
+    weights) of shape (n, limit), heaviest first; unused slots are bone 0 with weight 0.
+    Vertices with no weight stay all zero."""
+    weights = np.asarray(weights, np.float32)
+    n, bones = weights.shape
+    if bones == 0:
+        return np.zeros((n, limit), np.intp), np.zeros((n, limit), np.float32)
+    order = np.argsort(-weights, axis=1, kind="stable")[:, :limit]
+    kept = np.take_along_axis(weights, order, axis=1)
+    kept = np.where(kept > 0, kept, 0).astype(np.float32)
+    if bones < limit:
+        pad = limit - bones
+        order = np.pad(order, ((0, 0), (0, pad)))
+        kept = np.pad(kept, ((0, 0), (0, pad)))
+    total = kept.sum(axis=1, keepdims=True)
+    kept = np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
+    order = np.where(kept > 0, order, 0)
+    return order, kept
+
+
+def dense_weights(indices, values, bone_count):
+    """The dense matrix of (indices, values) as limit_weights returns them."""
+    weights = np.zeros((len(indices), bone_count), np.float32)
+    rows = np.broadcast_to(np.arange(len(indices))[:, None], indices.shape)
+    np.add.at(weights, (rows, np.asarray(indices, np.intp)), values)
+    return weights
+
+
+def bone_bounds(positions, weights, binds):
+    """Per bone (centre, radius) in the bone's space: the sphere around the vertices it
+    weights (centre of their box, farthest vertex), as the game's culling expects."""
+    positions = np.asarray(positions, np.float64)
+    out = []
+    for bone, bind in enumerate(binds):
+        used = positions[weights[:, bone] > 0]
+        if not len(used):
+            out.append(((0.0, 0.0, 0.0), 0.0))
+            continue
+        local = used @ bind[:3, :3].T + bind[:3, 3]
+        center = (local.min(axis=0) + local.max(axis=0)) / 2.0
+        radius = float(np.sqrt(((local - center) ** 2).sum(axis=1).max()))
+        out.append((tuple(float(c) for c in center), radius))
+    return out
+
+
+def _triangle_keys(triangles):
+    """One integer per triangle that ignores its winding and starting corner."""
+    t = np.sort(np.asarray(triangles, np.int64).reshape(-1, 3), axis=1)
+    return (t[:, 0] << 32) | (t[:, 1] << 16) | t[:, 2]
+
+
+def partition_triangles(part):
+    """A partition's triangles in the shape's vertex numbering."""
+    if part.vertex_map is None:
+        return np.zeros((0, 3), np.int64)
+    local = strips_to_triangles(part.strips) if len(part.strips) else part.triangles
+    if local is None or not len(local):
+        return np.zeros((0, 3), np.int64)
+    local = np.asarray(local, np.int64).reshape(-1, 3)
+    if local.max() >= len(part.vertex_map):
+        raise FormatError("a skin partition triangle names a vertex outside its vertex map")
+    return part.vertex_map.astype(np.int64)[local]
+
+
+def triangle_lookup(faces, triangles):
+    """For each of ``triangles``, the index of the face in ``faces`` with the same corners
+    (any winding or starting corner), -1 when there is none."""
+    keys = _triangle_keys(faces)
+    found = _triangle_keys(triangles)
+    out = np.full(len(found), -1, np.int64)
+    if not len(keys) or not len(found):
+        return out
+    order = np.argsort(keys, kind="stable")
+    at = np.clip(np.searchsorted(keys[order], found), 0, len(keys) - 1)
+    hit = keys[order][at] == found
+    out[hit] = order[at[hit]]
+    return out
+
+
+def face_partitions(faces, partition):
+    """For each face (a shape triangle), the number of the partition holding it, -1 if none."""
+    out = np.full(len(faces), -1, np.int32)
+    for number, part in enumerate(partition.partitions):
+        at = triangle_lookup(faces, partition_triangles(part))
+        out[at[at >= 0]] = number
+    return out
+
+
+def build_partitions(indices, values, triangles, groups, bone_limit):
+    """FO3 hardware partitions. ``indices``/``values``: limit_weights output; ``groups``: a
+    key per triangle (the body part). Triangles of one group fill partitions in order until
+    one more triangle would bring more than ``bone_limit`` bones. Returns a list of dicts:
+    group, bones, vertex_map, vertex_weights, bone_indices (into ``bones``), triangles (into
+    ``vertex_map``)."""
+    triangles = np.asarray(triangles, np.int64).reshape(-1, 3)
+    groups = np.asarray(groups)
+    used = values > 0
+    out = []
+    for group in dict.fromkeys(groups.tolist()):
+        members = np.flatnonzero(groups == group)
+        if len(np.unique(indices[np.unique(triangles[members])][used[np.unique(triangles[members])]])) <= bone_limit:
+            chunks = [members]
+        else:
+            chunks = _split_by_bones(members, triangles, indices, used, bone_limit)
+        for chunk in chunks:
+            out.append(_partition(group, triangles[chunk], indices, values))
+    return out
+
+
+def _split_by_bones(members, triangles, indices, used, bone_limit):
+    """Greedy split; sequential by nature (each triangle depends on the bones taken so far)."""
+    chunks, current, bones = [], [], set()
+    for t in members.tolist():
+        corners = triangles[t]
+        need = set(indices[corners][used[corners]].tolist())
+        if len(need) > bone_limit:
+            raise FormatError(f"a triangle uses {len(need)} bones, more than the partition limit {bone_limit}")
+        if len(bones | need) > bone_limit:
+            chunks.append(np.array(current))
+            current, bones = [], set()
+        current.append(t)
+        bones |= need
+    if current:
+        chunks.append(np.array(current))
+    return chunks
+
+
+def _partition(group, triangles, indices, values):
+    vertex_map = np.unique(triangles)
+    local_indices = indices[vertex_map]
+    local_values = values[vertex_map]
+    bones = np.unique(local_indices[local_values > 0])
+    if not len(bones):
+        bones = np.zeros(1, np.intp)
+    bone_slots = np.searchsorted(bones, local_indices)
+    bone_slots = np.where(local_values > 0, bone_slots, 0)
+    return {
+        "group": group,
+        "bones": bones.astype(np.uint16),
+        "vertex_map": vertex_map.astype(np.uint16),
+        "vertex_weights": local_values.astype(np.float32),
+        "bone_indices": bone_slots.astype(np.uint8),
+        "triangles": np.searchsorted(vertex_map, triangles).astype(np.uint16),
+    }
+
+
+def face_segments(shape):
+    """BSSubIndexTriShape: per triangle (segment, sub-segment) numbers, -1 where none covers it.
+    Segment ranges count index units (3 per triangle); sub-segments start in the same units."""
+    count = len(shape.triangles) if shape.triangles is not None else 0
+    segment = np.full(count, NO_SEGMENT, np.int32)
+    sub = np.full(count, NO_SEGMENT, np.int32)
+    for number, seg in enumerate(shape.segments):
+        start = seg.start_index // 3
+        segment[start : start + seg.num_primitives] = number
+        for sub_number, (sub_start, sub_count, _parent, _unused) in enumerate(np.asarray(seg.sub_segments).tolist()):
+            sub[sub_start // 3 : sub_start // 3 + sub_count] = sub_number
+    return segment, sub
+
+
+# BSSubIndexTriShape segment tables (FO4, bs >= 130), as every corpus file has them: segments
+# and their sub-segments hold consecutive triangle ranges in order and together cover every
+# triangle once; starts count index units (3 per triangle); an empty segment starts at 0;
+# sub-segments split their segment, each naming in "parent array index" its segment's first
+# record in the shared data; total segments = segments + sub-segments = shared data records.
+
+
+def segment_layout(shape):
+    """What a BSSubIndexTriShape's segments hold beyond their triangle ranges, JSON-ready."""
+    layout = {
+        "total": int(shape.total_segments),
+        "segments": [
+            {
+                "flags": int(seg.flags),
+                "parent": int(seg.parent_array_index),
+                "subs": [[int(v[2]), int(v[3])] for v in np.asarray(seg.sub_segments).tolist()],
+            }
+            for seg in shape.segments
+        ],
+    }
+    shared = shape.shared_data
+    if shared is not None:
+        layout["shared"] = {
+            "starts": [int(v) for v in np.asarray(shared.segment_starts).tolist()],
+            "records": [[int(r.user_index), int(r.bone_id), [float(c) for c in np.asarray(r.cut_offsets)]] for r in shared.per_segment],
+            "ssf": shared.ssf_file,
+        }
+    return layout
+
+
+def check_layout(layout):
+    """A layout (segment_layout, perhaps edited by a user) that can be written, else FormatError."""
+    u32 = range(1 << 32)
+    try:
+        segments = layout["segments"]
+        count = len(segments)
+        numbers = [int(layout["total"])]
+        for seg in segments:
+            numbers += [int(seg["flags"]), int(seg["parent"])]
+            numbers += [int(v) for parent, unused in seg["subs"] for v in (parent, unused)]
+        subs = sum(len(seg["subs"]) for seg in segments)
+        total = numbers[0]
+        shared = layout.get("shared")
+        if shared is not None:
+            numbers += [int(v) for v in shared["starts"]]
+            numbers += [int(v) for user_index, bone_id, cuts in shared["records"] for v in (user_index, bone_id, len(cuts))]
+            cut_offsets = [float(c) for *_, cuts in shared["records"] for c in cuts]
+            if not isinstance(shared["ssf"], str):
+                raise TypeError("the ssf file is not a string")
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise FormatError(f"segment layout is malformed ({error!r})") from None
+    if shared is not None and not np.isfinite(cut_offsets).all():
+        raise FormatError("segment layout: a cut offset is not a finite number")
+    if any(v not in u32 for v in numbers):
+        raise FormatError("segment layout: a number is not a 32-bit unsigned value")
+    if not count:
+        raise FormatError("segment layout: no segments to put the triangles in")
+    if total != count + subs:
+        raise FormatError(f"segment layout: {total} total segments but {count} segments with {subs} sub-segments")
+    if total > count and shared is None:
+        raise FormatError(f"segment layout: {subs} sub-segments need shared data")
+    if shared is not None and (len(shared["records"]) != total or len(shared["starts"]) != count):
+        raise FormatError(
+            f"segment layout: shared data has {len(shared['records'])} records and {len(shared['starts'])} starts for {total} and {count}"
+        )
+
+
+def first_filled_segment(shape):
+    """The stored segment that holds the first triangles (0 when none holds any)."""
+    return next((n for n, seg in enumerate(shape.segments) if seg.num_primitives), 0)
+
+
+def resolve_segments(layout, segment, sub, fallback):
+    """Per triangle (segment, sub-segment) numbers the layout has: an unknown segment (-1 or
+    out of range) becomes ``fallback`` (0 when the layout lacks it too); in a segment with
+    sub-segments an unknown sub-segment becomes its first; in one without, it is -1."""
+    sub_counts = np.array([len(seg["subs"]) for seg in layout["segments"]], np.int64)
+    segment = np.asarray(segment, np.int64)
+    sub = np.asarray(sub, np.int64)
+    fallback = fallback if 0 <= fallback < len(sub_counts) else 0
+    segment = np.where((segment >= 0) & (segment < len(sub_counts)), segment, fallback)
+    here = sub_counts[segment]
+    sub = np.where(here == 0, NO_SEGMENT, np.where((sub >= 0) & (sub < here), sub, 0))
+    return segment, sub
+
+
+def segment_order(segment, sub, sub_counts):
+    """Triangle order that makes each (segment, sub-segment) contiguous, in order, and the
+    ranges: returns (order, [(start triangle, count, [(sub start, sub count), ...]), ...]).
+    Every triangle must name a segment (resolve_segments)."""
+    segment = np.asarray(segment, np.int64)
+    sub = np.asarray(sub, np.int64)
+    order = np.lexsort((sub, segment))
+    segment, sub = segment[order], sub[order]
+    ranges = []
+    for number, sub_count in enumerate(sub_counts):
+        lo, hi = np.searchsorted(segment, [number, number + 1])
+        subs = []
+        for sub_number in range(sub_count):
+            a, b = np.searchsorted(sub[lo:hi], [sub_number, sub_number + 1])
+            subs.append((int(lo + a), int(b - a)))
+        ranges.append((int(lo), int(hi - lo), subs))
+    return order, ranges
+
+
+def segments_hold(shape, layout, segment, sub):
+    """Whether the shape's stored tables already say ``layout`` and, per triangle, ``segment``
+    / ``sub`` (then they are kept byte for byte, whatever their own conventions)."""
+    count = len(shape.triangles)
+    ends = [seg.start_index // 3 + seg.num_primitives for seg in shape.segments]
+    ends += [int(v[0]) // 3 + int(v[1]) for seg in shape.segments for v in np.asarray(seg.sub_segments).tolist()]
+    if max(ends, default=0) > count or segment_layout(shape) != layout:
+        return False
+    stored_segment, stored_sub = face_segments(shape)
+    return np.array_equal(stored_segment, segment) and np.array_equal(stored_sub, sub)
+
+
+def write_segments(shape, layout, segment, sub):
+    """FO4 (bs >= 130). Reorder the shape's triangles so each segment's (and sub-segment's) are contiguous and
+    write the tables for ``layout`` (checked) with per-triangle ``segment`` / ``sub``
+    (resolve_segments)."""
+    check_layout(layout)
+    sub_counts = [len(seg["subs"]) for seg in layout["segments"]]
+    order, ranges = segment_order(segment, sub, sub_counts)
+    shape.set_triangles(shape.triangles[order])  # FO4 shapes index nothing else by triangle
+    segments = []
+    for info, (start, count, subs) in zip(layout["segments"], ranges):
+        seg = Segment()
+        seg.flags, seg.parent_array_index = info["flags"], info["parent"]
+        seg.start_index, seg.num_primitives = (3 * start if count else 0), count
+        rows = [(3 * a if n else 0, n, parent, unused) for (a, n), (parent, unused) in zip(subs, info["subs"])]
+        seg.sub_segments = np.array(rows, np.uint32).reshape(-1, 4)
+        segments.append(seg)
+    shape.segments = segments
+    shape.total_segments = layout["total"]
+    shared = layout.get("shared")
+    if shared is None:
+        shape.shared_data = None
+        return
+    data = SegmentSharedData()
+    data.num_segments = len(shared["starts"])
+    data.segment_starts = np.array(shared["starts"], np.uint32)
+    data.per_segment = []
+    for user_index, bone_id, cut_offsets in shared["records"]:
+        record = PerSegmentData()
+        record.user_index, record.bone_id = user_index, bone_id
+        record.cut_offsets = np.array(cut_offsets, np.float32)
+        data.per_segment.append(record)
+    data.ssf_file = shared["ssf"]
+    shape.shared_data = data

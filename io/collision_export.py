@@ -1,0 +1,213 @@
+"""Collision objects (see collision_import) back into Fallout 4 Havok physics systems.
+
+An owner's collision is written the cheapest way that is right: kept as stored when it is as
+imported (same collision block, same fingerprint), its body re-encoded into the existing
+bhkPhysicsSystem when edited (the system's other bodies kept), a new bhkNPCollisionObject and
+bhkPhysicsSystem when the owner had none, dropped when its collision objects were deleted.
+Collision the import did not show (ragdolls, packfiles it could not read) is kept as it is.
+
+Geometry is taken in the owner's space (each object's local matrix), which is game units
+whatever the export scale: the scale applies at the root. A body's object gives the position
+and rotation; its scale is baked into the shape.
+"""
+
+import numpy as np
+from mathutils import Matrix
+
+from ..core.errors import FormatError
+from ..core.havok import (
+    CapsuleShape,
+    ConvexPolytopeShape,
+    DynamicCompoundShape,
+    Packfile,
+    PhysicsSystemData,
+    SphereShape,
+    add_body,
+    build_compressed_mesh,
+    replace_body,
+)
+from ..core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from .collision_import import BLOCK, MATERIAL, RADIUS, SHAPE, SOURCE, collision_children, fingerprint, parse_material
+
+COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files
+MOTIONS = ("static", "dynamic", "keyframed")
+
+
+def is_collision(obj):
+    """Collision objects are written as Havok shapes, never as NIF shapes or nodes."""
+    return SHAPE in obj
+
+
+def write_collision(exporter, owner, owner_index):
+    """Make ``blocks[owner_index].collision_object`` right for the collision objects parented to
+    ``owner``."""
+    block = exporter.nif.blocks[owner_index]
+    if not hasattr(block, "collision_object"):
+        return
+    bodies = collision_children(owner)
+    if exporter.game != "FO4":
+        if bodies:
+            exporter.warn("collision objects are only written for Fallout 4: left out")
+        return
+    existing = _shown_collision(exporter, block.collision_object)
+    if not bodies:
+        if existing is not None:
+            block.collision_object = -1  # its blocks become unreferenced and are dropped
+        return
+    obj = bodies[0]
+    if len(bodies) > 1:
+        label = owner[1] if isinstance(owner, tuple) else owner.name
+        exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
+    if existing is not None and obj.get(BLOCK) == block.collision_object and obj.get(SOURCE) == fingerprint(obj):
+        return
+    shape, options = body_of(obj)
+    if existing is not None:
+        system_block = exporter.nif.blocks[existing.data]
+        packfile = Packfile.from_bytes(system_block.packfile)
+        packfile.root = replace_body(packfile.root, existing.body_id, shape, **options)
+        system_block.packfile = packfile.to_bytes()
+        return
+    system = PhysicsSystemData()
+    add_body(system, shape, **options)
+    system_index = exporter.add(bhkSystem("bhkPhysicsSystem", packfile=Packfile(system).to_bytes()))
+    collision = bhkNPCollisionObject(target=owner_index, flags=COLLISION_FLAGS, data=system_index, body_id=0)
+    block.collision_object = exporter.add(collision)
+
+
+def _shown_collision(exporter, index):
+    """The template's collision object at ``index`` when the import showed it (a readable
+    physics system body), else None."""
+    blocks = exporter.nif.blocks
+    if not exporter.template or not 0 <= index < len(blocks):
+        return None
+    collision = blocks[index]
+    if not isinstance(collision, bhkNPCollisionObject) or not 0 <= collision.data < len(blocks):
+        return None
+    system_block = blocks[collision.data]
+    if not isinstance(system_block, bhkSystem) or system_block.kind != "physics":
+        return None
+    try:
+        system = Packfile.from_bytes(system_block.packfile).root
+    except FormatError:
+        return None
+    if not isinstance(system, PhysicsSystemData) or collision.body_id >= len(system.bodies):
+        return None
+    return collision
+
+
+def body_of(obj):
+    """(shape, add_body options) of a body object."""
+    location, rotation, scale = local_matrix(obj).decompose()
+    motion = obj.get("havok_motion", "static")
+    if motion not in MOTIONS:
+        raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
+    options = {
+        "motion": motion,
+        "mass": float(obj.get("havok_mass", 0.0)),
+        "layer": int(obj.get("havok_layer", 1)),
+        "friction": float(obj.get("havok_friction", 0.5)),
+        "restitution": float(obj.get("havok_restitution", 0.4)),
+        "position": tuple(location),
+        "rotation": (rotation.x, rotation.y, rotation.z, rotation.w),
+    }
+    if motion == "dynamic" and not options["mass"] > 0:
+        raise FormatError(f"collision {obj.name!r} is dynamic: give it a mass above 0")
+    return shape_of(obj, np.array(scale, np.float64)), options
+
+
+def local_matrix(obj):
+    """The object's matrix in its parent's space."""
+    return obj.matrix_parent_inverse @ obj.matrix_basis
+
+
+def shape_of(obj, scale=np.ones(3)):
+    """The Havok shape of a collision object, ``scale`` baked into its geometry."""
+    kind = obj[SHAPE]
+    try:
+        if kind == "compound":
+            shape = _compound(obj, scale)
+        elif kind == "sphere":
+            if obj.type != "EMPTY":
+                raise FormatError("a sphere is an empty (its display size is the radius)")
+            shape = SphereShape.build(obj.empty_display_size * float(np.abs(scale).max()))
+        elif kind in ("convex", "capsule", "compressed_mesh"):
+            shape = _mesh_shape(obj, kind, scale)
+        else:
+            raise FormatError(f"unknown collision shape {kind!r}")
+    except FormatError as error:
+        raise FormatError(f"collision {obj.name!r}: {error.message}") from None
+    shape.user_data = material_of(obj)
+    return shape
+
+
+def material_of(obj):
+    """The object's Bethesda material id (``havok_material``, hex or decimal text)."""
+    value = parse_material(obj.get(MATERIAL, 0))
+    if value is None:
+        raise FormatError(f"collision {obj.name!r}: material {obj.get(MATERIAL)!r} is not a number up to 0xFFFFFFFF")
+    return value
+
+
+def _compound(obj, scale):
+    children = collision_children(obj)
+    if not children:
+        raise FormatError("a compound needs collision objects parented to it")
+    placed = []
+    for child in children:
+        if child[SHAPE] == "compound":
+            raise FormatError(f"compound child {child.name!r} is itself a compound")
+        matrix = Matrix.Diagonal((*scale, 1.0)) @ local_matrix(child)
+        placed.append((shape_of(child), np.array(matrix, np.float64)))
+    return DynamicCompoundShape.build(placed)
+
+
+def _mesh_shape(obj, kind, scale):
+    if obj.type != "MESH":
+        raise FormatError(f"a {kind} collision must be a mesh")
+    mesh = obj.data
+    vertices = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", vertices)
+    vertices = vertices.reshape(-1, 3).astype(np.float64) * scale
+    if kind == "convex":
+        return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(RADIUS, 0.0)))
+    if kind == "capsule":
+        return CapsuleShape.build(*fit_capsule(vertices))
+    mesh.calc_loop_triangles()
+    triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
+    mesh.loop_triangles.foreach_get("vertices", triangles)
+    triangles = triangles.reshape(-1, 3)
+    if np.prod(scale) < 0:  # mirrored: keep the faces outward
+        triangles = triangles[:, ::-1]
+    ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
+    return build_compressed_mesh(vertices, triangles, materials, material_ids=ids)
+
+
+def triangle_materials(obj, mesh):
+    """The Bethesda material (u32) of each loop triangle: its face's ``havok_material``
+    attribute, or the object's material when the mesh has none."""
+    polygons = np.empty(len(mesh.loop_triangles), np.int32)
+    mesh.loop_triangles.foreach_get("polygon_index", polygons)
+    attribute = mesh.attributes.get(MATERIAL)
+    if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
+        return np.full(len(polygons), material_of(obj), np.uint32)
+    values = np.empty(len(mesh.polygons), np.int32)
+    attribute.data.foreach_get("value", values)
+    return values.view(np.uint32)[polygons]
+
+
+def fit_capsule(vertices):
+    """(a, b, radius) of the capsule a mesh shapes: its longest principal axis, the largest
+    distance from it as the radius, the ends a radius short of the extremes."""
+    if len(vertices) < 2:
+        raise FormatError("a capsule mesh needs vertices")
+    centre = vertices.mean(axis=0)
+    offsets = vertices - centre
+    axis = np.linalg.eigh(offsets.T @ offsets)[1][:, -1]
+    along = offsets @ axis
+    radius = float(np.linalg.norm(offsets - np.outer(along, axis), axis=1).max())
+    if radius <= 0:
+        raise FormatError("a capsule mesh needs thickness")
+    low, high = along.min() + radius, along.max() - radius
+    if high < low:
+        low = high = (low + high) / 2
+    return centre + low * axis, centre + high * axis, radius

@@ -1,0 +1,175 @@
+"""Blender materials back into shader and property blocks. A material an import made carries
+its blocks' fields (``nif_record``); what its node tree shows is compared with what those fields
+would show, and only real edits change them, so an untouched material in its template writes
+the same bytes. New materials and materials from other files become new blocks, one set per
+material however many shapes use it."""
+
+import weakref
+
+import bpy
+import numpy as np
+
+from ..core.nif.blocks.shaders import BSShaderTextureSet
+from ..core.nif.materials import (
+    BLOCK_CLASSES,
+    ROLE_ORDER,
+    ROLES,
+    apply_fields,
+    apply_look,
+    changed_look,
+    game_texture_path,
+    new_record,
+    record_from_props,
+)
+from . import compat
+
+_written = weakref.WeakKeyDictionary()  # exporter -> {material name: {role: block index}}
+
+
+def write_material(exporter, shape_index, material):
+    """Make the material blocks of ``blocks[shape_index]`` match ``material``. None: a shape of a
+    template keeps what it has, a shape of a new file gets the game's default shader."""
+    nif = exporter.nif
+    if material is None and exporter.template:
+        return
+    shape = nif.blocks[shape_index]
+    bs_version = nif.header.bs_version
+    written = _written.setdefault(exporter, {})
+    key = material.name if material is not None else None
+    if key not in written:
+        record, found = stored_record(exporter, material)
+        if record is None:
+            record, found = new_record(exporter.game, skinned=shape.skinned), {}
+        if material is not None:
+            apply_look(record, changed_look(record, shown_look(material), bs_version), bs_version)
+        written[key] = write_blocks(exporter, record, found)
+    link_blocks(nif, shape, written[key])
+
+
+def stored_record(exporter, material):
+    """(record, {role: block index}) kept on a material by an import: the indices only when the
+    material came from the template being written and its blocks are still the same types;
+    (None, {}) for materials made in Blender or for another game."""
+    if material is None or "nif_record" not in material:
+        return None, {}
+    if material.get("nif_bs_version") != exporter.nif.header.bs_version:
+        return None, {}
+    record = record_from_props(material["nif_record"].to_dict())
+    found = {}
+    blocks = exporter.nif.blocks
+    if exporter.template and material.get("nif_file") == str(exporter.nif.path or ""):
+        stored = material.get("nif_blocks", {}).to_dict() if "nif_blocks" in material else {}
+        found = {
+            role: index
+            for role, index in stored.items()
+            if role in record and 0 <= index < len(blocks) and blocks[index].type_name == record[role]["type"]
+        }
+    return record, found
+
+
+def shown_look(material):
+    """What the node tree shows, in the terms of ``core.nif.materials.look``."""
+    tree = compat.material_node_tree(material)
+    bsdf = next((node for node in tree.nodes if node.bl_idname == "ShaderNodeBsdfPrincipled"), None)
+    shown = {
+        "two_sided": not material.use_backface_culling,
+        "blend": material.surface_render_method == "BLENDED",
+        "alpha_test": False,
+    }
+    if bsdf is None:
+        return shown
+    inputs = bsdf.inputs
+    shown["emission"] = tuple(inputs["Emission Color"].default_value[:3])
+    shown["emission_strength"] = inputs["Emission Strength"].default_value
+    shown["alpha"] = inputs["Alpha"].default_value
+    shown["roughness"] = inputs["Roughness"].default_value
+    test = upstream(inputs["Alpha"], lambda node: node.bl_idname == "ShaderNodeMath" and node.operation == "GREATER_THAN")
+    if test is not None:
+        shown["alpha_test"] = True
+        shown["threshold"] = round(test.inputs[1].default_value * 255.0)
+    textures = {}
+    for role, socket in (
+        ("diffuse", "Base Color"),
+        ("normal", "Normal"),
+        ("glow", "Emission Color"),
+        ("specular", "Specular IOR Level"),
+    ):
+        node = upstream(inputs[socket], lambda node: node.bl_idname == "ShaderNodeTexImage")
+        if node is None:
+            textures[role] = ""
+        elif node.image is not None and node.image.filepath:
+            path = game_texture_path(bpy.path.abspath(node.image.filepath))
+            if path is not None:
+                textures[role] = path
+        # An image node without a file (a texture missing at import) keeps the stored path.
+    shown["textures"] = textures
+    return shown
+
+
+def upstream(socket, wanted, depth=3):
+    """The first node satisfying ``wanted`` linked into ``socket``, up to ``depth`` nodes back."""
+    for link in socket.links:
+        node = link.from_node
+        if wanted(node):
+            return node
+        if depth > 1:
+            for entry in node.inputs:
+                found = upstream(entry, wanted, depth - 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def write_blocks(exporter, record, found):
+    """Update the blocks in ``found`` from the record and append the ones it lacks; returns
+    {role: block index}."""
+    nif = exporter.nif
+    result = {}
+    for role in ROLE_ORDER:
+        entry = record.get(role)
+        if entry is None:
+            continue
+        values = {key: value for key, value in entry.items() if key != "type"}
+        index = found.get(role)
+        new = index is None
+        if new:
+            block = BLOCK_CLASSES[entry["type"]]()
+            apply_fields(block, values)
+            index = exporter.add(block)
+        else:
+            apply_fields(nif.blocks[index], values)
+        result[role] = index
+        if role == "shader" and entry["type"] != "BSEffectShaderProperty":
+            write_texture_set(exporter, nif.blocks[index], record.get("textures") or [], new)
+    return result
+
+
+def write_texture_set(exporter, shader, textures, new_shader):
+    """The shader's texture set gets the record's paths; a new shader always gets one, an old one
+    without (material files carry the textures) only when paths were added."""
+    nif = exporter.nif
+    textures = [str(path) for path in textures]
+    index = shader.texture_set
+    if 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], BSShaderTextureSet):
+        texture_set = nif.blocks[index]
+        if [str(path) for path in texture_set.textures] != textures:
+            texture_set.textures = textures
+    elif new_shader or any(textures):
+        shader.texture_set = exporter.add(BSShaderTextureSet(textures=textures))
+
+
+def link_blocks(nif, shape, found):
+    """Point the shape at its material blocks, leaving references that already match alone."""
+    if nif.header.bs_version > 34:
+        for field, role in (("shader_property", "shader"), ("alpha_property", "alpha")):
+            index = found.get(role, -1)
+            if getattr(shape, field) != index:
+                setattr(shape, field, index)
+        return
+    current = np.asarray(shape.properties).tolist()
+    blocks = nif.blocks
+    ours = [index for index in current if 0 <= index < len(blocks) and blocks[index].type_name in ROLES]
+    if sorted(ours) == sorted(found.values()):
+        return
+    others = [index for index in current if index not in ours]
+    shape.properties = np.array(others + [found[role] for role in ROLE_ORDER if role in found], dtype=np.int32)

@@ -1,0 +1,308 @@
+"""Armatures and skin weights back into a NIF (the exporter side of nif_skin_import, whose
+docstring describes what an import stores). A template skin whose weights and bind pose still
+hold is left exactly as stored; otherwise it is rewritten in place (same block indices) or new
+blocks are appended. Knows bpy and core objects, never file bytes."""
+
+import json
+
+import numpy as np
+from mathutils import Matrix
+
+from ..core.errors import FormatError
+from ..core.nif import skinning
+from ..core.nif import vertex_format as vf
+from ..core.nif.blocks.nodes import NiNode
+from ..core.nif.blocks.skin import (
+    BSDismemberSkinInstance,
+    BSSkinBoneData,
+    BSSkinInstance,
+    NiSkinData,
+    NiSkinInstance,
+    NiSkinPartition,
+    SkinBone,
+    SkinPartition,
+    bone_transform_dtype,
+)
+from ..core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
+from ..core.stream import WriteStream
+from .nif_skin_import import node_parents
+
+FO3_BONE_LIMIT = 18  # bones per NiSkinPartition partition (the FNV outfits in the corpus use up to 18)
+REST_NOISE = 1e-5  # matrix_local drift smaller than this is not an edit
+WEIGHT_NOISE = 1.5e-3  # half-float weights (FO4) round by up to 1/2048
+
+
+def _rest_changed(bone):
+    stored = bone.get("nif_matrix")
+    if stored is None or "nif_rest" not in bone:
+        return True
+    current = np.array([v for row in bone.matrix_local for v in row])
+    return np.abs(current - np.asarray(stored)).max() > REST_NOISE
+
+
+def bone_rest(bone):
+    """The bone's node placement in armature space (file units, 4x4 numpy): the exact bind pose
+    the import stored while the bone is unedited, else Blender's rest matrix."""
+    if not _rest_changed(bone):
+        return np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+    return np.array([list(row) for row in bone.matrix_local], np.float64)
+
+
+def bone_node_world(armature_obj, bone_name):
+    """The bone's node in the armature's space, as a Blender matrix."""
+    return Matrix(bone_rest(armature_obj.data.bones[bone_name]).tolist())
+
+
+def write_armature(exporter, armature_obj, parent_index):
+    """Every bone gets its NiNode (the template's when it still has one), placed under its parent
+    bone's node or ``parent_index`` (the armature's own node); registers exporter.bone_nodes."""
+    nif = exporter.nif
+    bones = sorted(armature_obj.data.bones, key=lambda b: len(b.parent_recursive))
+    if all((armature_obj.name, bone.name) in exporter.bone_nodes for bone in bones):
+        return  # already written (write_skin writes an armature it meets first)
+    file_parents = node_parents(nif) if exporter.template else {}
+    bone_blocks = {bone.get("nif_block") for bone in bones}
+    for bone in bones:
+        index = bone.get("nif_block")
+        # Further armatures of one file (other bind poses) share the nodes of the first.
+        reuse = exporter.template and isinstance(index, int) and 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], NiNode)
+        if not reuse:
+            index = exporter.add(NiNode("NiNode", name=bone.name, flags=0xE))
+        parent_bone = exporter.bone_nodes[(armature_obj.name, bone.parent.name)] if bone.parent else None
+        if reuse and index in file_parents and _bone_ancestor(index, file_parents, bone_blocks) == parent_bone:
+            # Still the bone parent the import found: the node stays under its own parent, which
+            # may be a non-bone node between the two.
+            parent_node = file_parents[index]
+        else:
+            parent_node = parent_index if parent_bone is None else parent_bone
+        if not reuse or _rest_changed(bone):
+            parent_rest = bone_rest(bone.parent) if bone.parent else np.eye(4)
+            local = np.linalg.inv(parent_rest) @ bone_rest(bone)
+            block = nif.blocks[index]
+            block.rotation, block.translation, block.scale = skinning.transform_parts(local)
+        if index not in exporter.bone_nodes.values():  # a shared node keeps its first parent
+            exporter.children_of.setdefault(parent_node, []).append(index)
+        exporter.bone_nodes[(armature_obj.name, bone.name)] = index
+
+
+def _bone_ancestor(index, parents, bone_blocks):
+    """The nearest node above ``index`` that is one of ``bone_blocks`` (what the import made the
+    bone's parent), else None."""
+    seen = set()
+    while index in parents and index not in seen:
+        seen.add(index)
+        index = parents[index]
+        if index in bone_blocks:
+            return index
+    return None
+
+
+def skin_source(obj):
+    """{"object", "armature", "groups": {vertex group index: bone name}} of a mesh deformed by
+    an armature through vertex groups named after its bones, else None."""
+    armature = next((m.object for m in obj.modifiers if m.type == "ARMATURE" and m.object is not None), None)
+    if armature is None or armature.type != "ARMATURE":
+        return None
+    groups = {g.index: g.name for g in obj.vertex_groups if g.name in armature.data.bones}
+    if not groups:
+        return None
+    return {"object": obj, "armature": armature, "groups": groups}
+
+
+def _group_weights(mesh, groups, bone_names):
+    """Dense (vertices, bones) weights in ``bone_names`` order. Blender has no bulk read of
+    vertex-group weights, so this walks the vertices once."""
+    column = {group: bone_names.index(name) for group, name in groups.items()}
+    weights = np.zeros((len(mesh.vertices), len(bone_names)), np.float32)
+    entries = [(v.index, column[g.group], g.weight) for v in mesh.vertices for g in v.groups if g.group in column]
+    if entries:
+        rows, cols, values = np.array(entries).T
+        weights[rows.astype(np.intp), cols.astype(np.intp)] = values
+    return weights
+
+
+def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_ids):
+    """Make the skin of blocks[shape_index] match ``source`` (skin_source) for the exported
+    vertices (``vertex_ids``: Blender vertex of each) and triangles (``face_ids``: Blender face
+    of each)."""
+    nif = exporter.nif
+    block = nif.blocks[shape_index]
+    fo4 = isinstance(block, BSTriShape)
+    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and nif.header.bs_version >= 130:
+        _write_segments(exporter, shape_index, block, mesh, face_ids)
+    if source is None:
+        if block.skinned:
+            if fo4:
+                block.skin = -1
+                block.set_vertex_flags(block.vertex_flags & ~vf.SKINNED)
+            else:
+                block.skin_instance = -1
+        return
+    armature = source["armature"]
+    instance_index = block.skin if fo4 else block.skin_instance
+    existing = instance_index >= 0 and isinstance(nif.blocks[instance_index], (BSSkinInstance, NiSkinInstance))
+    by_node = {bone.get("nif_block"): bone.name for bone in armature.data.bones}
+    used_names = list(dict.fromkeys(source["groups"].values()))
+    names = []
+    if existing:  # keep the template's bone order, new bones after
+        names = [by_node.get(int(n)) for n in np.asarray(nif.blocks[instance_index].bones).tolist()]
+        if None in names:
+            names = []
+    names = names + [n for n in used_names if n not in names]
+    weights = _group_weights(mesh, source["groups"], names)[np.asarray(vertex_ids, np.intp)]
+    indices, values = skinning.limit_weights(weights)
+    if (values.sum(axis=1) == 0).any():
+        exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
+    placement = np.array(armature.matrix_world.inverted() @ source["object"].matrix_world)
+    binds = [np.linalg.inv(bone_rest(armature.data.bones[name])) @ placement for name in names]
+    if any((armature.name, name) not in exporter.bone_nodes for name in names):
+        write_armature(exporter, armature, exporter.block_of.get(armature, armature.get("nif_root", armature.get("nif_block", -1))))
+    nodes = [exporter.bone_index(armature, name) for name in names]
+    if existing and exporter.template and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
+        return
+    limited = skinning.dense_weights(indices, values, len(names))
+    positions = block.positions if fo4 else nif.blocks[block.data].vertices
+    bounds = skinning.bone_bounds(positions, limited, binds)
+    root = exporter.block_of.get(armature, nodes[0] if nodes else -1)
+    if fo4:
+        _write_fo4(exporter, block, instance_index if existing else -1, root, nodes, binds, bounds, indices, values)
+    else:
+        groups = _face_values(mesh, "nif_body_part", face_ids)
+        _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited, indices, values, triangles, groups)
+
+
+def _unchanged(nif, block, instance_index, nodes, binds, indices, values):
+    instance, data, partition = skinning.skin_blocks(nif, instance_index)
+    if [int(n) for n in np.asarray(instance.bones).tolist()] != nodes:
+        return False
+    stored = skinning.bind_matrices(instance, data)
+    if any(np.abs(a - b).max() > 1e-4 * max(1.0, np.abs(a[:3, 3]).max()) for a, b in zip(stored, binds)):
+        return False
+    fo4 = isinstance(block, BSTriShape)
+    count = len(indices)
+    packed = (block.bone_indices, block.bone_weights) if fo4 else None
+    if fo4 and block.bone_indices is None:
+        return False
+    old_indices, old_values = skinning.limit_weights(skinning.shape_weights(instance, data, partition, count, packed))
+    if old_values.shape != values.shape or np.abs(old_values - values).max(initial=0) > WEIGHT_NOISE:
+        return False
+    return np.array_equal(np.where(old_values > 0, old_indices, 0), np.where(values > 0, indices, 0))
+
+
+def _write_segments(exporter, shape_index, block, mesh, face_ids):
+    """BSSubIndexTriShape segments from the faces' nif_segment / nif_subsegment: tables that
+    still say what the faces say are kept byte for byte; otherwise the triangles are reordered
+    so each segment's are contiguous and the tables rebuilt. A face with no segment (a mesh
+    without the attributes, or -1) goes into the first segment that held triangles in the
+    file: which body part a new face belongs to is unknown, and that segment at least renders
+    with the rest of the mesh (faces Blender adds by hand get 0, i.e. segment 0). The layout is
+    obj["nif_segments"] (the import's, perhaps edited), else the block's own."""
+    obj = next((o for o, blocks in exporter.shapes_of.items() if shape_index in blocks), None)
+    name = obj.name if obj is not None else block.name
+    text = obj.get("nif_segments") if obj is not None else None
+    try:
+        layout = skinning.segment_layout(block) if text is None else json.loads(text)
+    except (TypeError, ValueError) as error:
+        raise FormatError(f"{name}: nif_segments is not valid JSON ({error})") from None
+    segment = _face_values(mesh, "nif_segment", face_ids, skinning.NO_SEGMENT)
+    sub = _face_values(mesh, "nif_subsegment", face_ids, skinning.NO_SEGMENT)
+    if skinning.segments_hold(block, layout, segment, sub):
+        return
+    try:
+        skinning.check_layout(layout)
+    except FormatError as error:
+        raise FormatError(f"{name}: {error}") from None
+    fallback = skinning.first_filled_segment(block)
+    unknown = int(((segment < 0) | (segment >= len(layout["segments"]))).sum())
+    if unknown:
+        exporter.warn(f"{name}: {unknown} faces have no segment; they are written in segment {fallback}")
+    skinning.write_segments(block, layout, *skinning.resolve_segments(layout, segment, sub, fallback))
+
+
+def _face_values(mesh, name, face_ids, missing=0):
+    """The INT face attribute ``name`` of each exported triangle's face (``missing`` without it)."""
+    attribute = mesh.attributes.get(name)
+    if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
+        return np.full(len(face_ids), missing, np.int64)
+    values = np.empty(len(mesh.polygons), np.int32)
+    attribute.data.foreach_get("value", values)
+    return values[np.asarray(face_ids, np.intp)].astype(np.int64)
+
+
+def _reuse(exporter, index, kind, type_name):
+    """The block at ``index`` when it is a ``kind``, else a new one appended."""
+    nif = exporter.nif
+    if 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], kind):
+        return index, nif.blocks[index]
+    block = kind(type_name)
+    return exporter.add(block), block
+
+
+def _write_fo4(exporter, block, instance_index, root, nodes, binds, bounds, indices, values):
+    if not block.vertex_flags & vf.SKINNED:
+        block.set_vertex_flags(block.vertex_flags | vf.SKINNED)
+    block.bone_weights = values
+    block.bone_indices = indices
+    block.skin, instance = _reuse(exporter, instance_index, BSSkinInstance, "BSSkin::Instance")
+    instance.data, data = _reuse(exporter, instance.data, BSSkinBoneData, "BSSkin::BoneData")
+    instance.skeleton_root = root
+    instance.bones = np.array(nodes, np.int32)
+    records = np.zeros(len(nodes), bone_transform_dtype(WriteStream(exporter.nif.header)))
+    for record, bind, (center, radius) in zip(records, binds, bounds):
+        rotation, translation, scale = skinning.transform_parts(bind)
+        record["rotation"] = np.asarray(rotation).reshape(3, 3)
+        record["translation"] = translation
+        record["scale"] = scale
+        record["bound_center"] = center
+        record["bound_radius"] = radius
+    data.bones = records
+
+
+def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds, limited, indices, values, triangles, groups):
+    dismember = BSDismemberSkinInstance if "nif_body_parts" in obj or (groups != 0).any() else NiSkinInstance
+    type_name = "BSDismemberSkinInstance" if dismember is BSDismemberSkinInstance else "NiSkinInstance"
+    block.skin_instance, instance = _reuse(exporter, instance_index, dismember, type_name)
+    instance.skeleton_root = root
+    instance.bones = np.array(nodes, np.int32)
+    instance.data, data = _reuse(exporter, instance.data, NiSkinData, "NiSkinData")
+    data.skin_transform = ((1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 1.0)
+    data.has_vertex_weights = 1
+    weight_dtype = np.dtype([("index", "<u2"), ("weight", "<f4")])
+    records = []
+    for column, (bind, (center, radius)) in enumerate(zip(binds, bounds)):
+        record = SkinBone()
+        rotation, translation, scale = skinning.transform_parts(bind)
+        record.transform = (rotation, translation, scale)
+        record.bound_center, record.bound_radius = center, radius
+        used = np.flatnonzero(limited[:, column] > 0)
+        record.weights = np.zeros(len(used), weight_dtype)
+        record.weights["index"], record.weights["weight"] = used, limited[used, column]
+        records.append(record)
+    data.bones = records
+    instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
+    built = skinning.build_partitions(indices, values, triangles, groups, FO3_BONE_LIMIT)
+    partition.partitions = [_partition(p) for p in built]
+    if dismember is BSDismemberSkinInstance:
+        flags = {int(part): int(flag) for part, flag in obj.get("nif_body_parts", [])}
+        parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
+        for record, p in zip(parts, built):
+            if not 0 <= p["group"] <= 0xFFFF:
+                raise FormatError(f"{obj.name}: body part {p['group']} is not a 16-bit number")
+            record["body_part"] = p["group"]
+            record["part_flag"] = flags.get(int(p["group"]), 1)
+        instance.partitions = parts
+
+
+def _partition(built):
+    part = SkinPartition()
+    part.num_vertices = len(built["vertex_map"])
+    part.num_triangles = len(built["triangles"])
+    part.weights_per_vertex = skinning.MAX_WEIGHTS
+    part.bones = built["bones"]
+    part.vertex_map = built["vertex_map"]
+    part.vertex_weights = built["vertex_weights"]
+    part.strips = ()
+    part.has_faces = 1
+    part.triangles = built["triangles"]
+    part.bone_indices = built["bone_indices"]
+    return part

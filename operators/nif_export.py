@@ -1,0 +1,58 @@
+"""File > Export > NIF: Fallout 4 or Fallout 3 / New Vegas files from Blender objects."""
+
+import bpy
+from bpy_extras.io_utils import ExportHelper
+
+from ..core.errors import FormatError
+
+
+class EXPORT_SCENE_OT_nif(bpy.types.Operator, ExportHelper):
+    """Export objects as a Bethesda NIF (Fallout 4, or Fallout 3 / New Vegas). Objects imported from
+    a NIF write back into that file's blocks, keeping what Blender does not show"""
+
+    bl_idname = "export_scene.precombined_nif"
+    bl_label = "Export NIF"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".nif"
+    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
+    game: bpy.props.EnumProperty(
+        name="Game",
+        items=(
+            ("AUTO", "As Imported", "The game of the imported file the objects came from (Fallout 4 for new scenes)"),
+            ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
+            ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
+        ),
+        default="AUTO",
+    )
+    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
+    use_selection: bpy.props.BoolProperty(
+        name="Selected Only", description="Only selected objects (else the active collection)", default=False
+    )
+    full_precision: bpy.props.BoolProperty(
+        name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
+    )
+
+    def execute(self, context):
+        from ..io.nif_export import export_nif, exported_objects  # here until the exporter's parts land
+
+        objects = exported_objects(context, self.use_selection)
+        context.view_layer.update()  # world matrices of objects moved by scripts
+        try:
+            nif, messages = export_nif(
+                self.filepath,
+                objects,
+                game=None if self.game == "AUTO" else self.game,
+                scale=self.scale,
+                full_precision=self.full_precision,
+            )
+        except (FormatError, OSError) as error:
+            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            return {"CANCELLED"}
+        for message in messages:
+            self.report({"WARNING"}, message)
+        self.report({"INFO"}, f"Exported {len(nif.blocks)} blocks to {self.filepath}")
+        return {"FINISHED"}
+
+
+CLASSES = (EXPORT_SCENE_OT_nif,)

@@ -1,0 +1,258 @@
+"""File > Export > NIF in real Blender: untouched imports write back byte for byte, edits and new
+scenes are written as FO4 and FO3/FNV files whose decoded values are checked."""
+
+import numpy as np
+import pytest
+from support import CORPUS, corpus_files
+
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
+from precombined_nif.core.nif.blocks.nodes import NiNode
+from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
+
+WRITABLE_GAMES = ("FO4", "FO3")
+
+
+def _exportable(path):
+    try:
+        nif = NifFile.read(path)
+    except Exception:
+        return False
+    return nif.header.game in WRITABLE_GAMES and not any("Packed" in b.type_name for b in nif.blocks)
+
+
+ROUND_TRIP = [p for p in corpus_files("**/*.nif") if _exportable(p)]
+
+
+def imported(path):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def export(collection, path, **options):
+    """Export the collection's objects (as File > Export does for the active collection)."""
+    import bpy
+
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
+    return NifFile.read(path)
+
+
+def export_objects(objects, path, **options):
+    import bpy
+
+    bpy.ops.object.select_all(action="DESELECT")
+    for obj in objects:
+        obj.select_set(True)
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), use_selection=True, **options) == {"FINISHED"}
+    return NifFile.read(path)
+
+
+def shapes(nif):
+    return [b for b in nif.blocks if isinstance(b, (BSTriShape, NiTriBasedGeom))]
+
+
+def geometry(nif, shape):
+    """(positions, triangles) of a shape in either game's layout."""
+    if isinstance(shape, BSTriShape):
+        return shape.positions, np.asarray(shape.triangles)
+    data = nif.blocks[shape.data]
+    return data.vertices, np.asarray(data.triangles)
+
+
+def triangle_set(points, triangles):
+    """Triangles as corner positions (rounded), each rotated to start at its smallest corner so
+    the winding counts but the starting corner does not."""
+    out = []
+    for corners in np.round(points[np.asarray(triangles)], 3).tolist():
+        corners = [tuple(c) for c in corners]
+        start = corners.index(min(corners))
+        out.append(tuple(corners[start:] + corners[:start]))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("path", ROUND_TRIP, ids=lambda p: p.relative_to(CORPUS).as_posix())
+def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, path):
+    collection = imported(path)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+def test_nifly_goldens_are_in_the_round_trip(corpus):
+    names = {p.name for p in ROUND_TRIP}
+    assert {"TestNifFile_Static_FO4.nif", "TestNifFile_Skinned_FO4.nif"} <= names
+
+
+def test_edited_fo4_vertex_is_written_and_the_rest_kept(clean_scene, corpus, tmp_path):
+    path = corpus / "pynifly/tests/tests/FO4/AlarmClock.nif"
+    source = NifFile.read(path)
+    collection = imported(path)
+    obj = next(o for o in collection.objects if o.type == "MESH" and o.get("nif_type") == "BSTriShape")
+    obj.data.vertices[0].co.x += 2.0
+    out = export(collection, tmp_path / "out.nif")
+    assert [b.type_name for b in out.blocks] == [b.type_name for b in source.blocks]
+    before, after = source.blocks[obj["nif_block"]], out.blocks[obj["nif_block"]]
+    # The mesh keeps one vertex per file vertex (no seams split differently), in the same order.
+    assert after.num_vertices == before.num_vertices
+    moved = before.positions.copy()
+    moved[0, 0] += 2.0
+    np.testing.assert_allclose(after.positions, moved, atol=np.abs(moved).max() * 2**-10)
+    assert sorted(map(tuple, np.sort(after.triangles, axis=1))) == sorted(map(tuple, np.sort(before.triangles, axis=1)))
+    np.testing.assert_allclose(after.uvs, before.uvs, atol=2e-3)
+    assert after.bound_radius > 0
+    # Blocks the edit does not touch keep their bytes.
+    for index, (a, b) in enumerate(zip(source.blocks, out.blocks)):
+        if index != obj["nif_block"] and not hasattr(a, "packfile"):
+            assert vars(a).keys() == vars(b).keys()
+
+
+def test_edited_strips_become_a_triangle_list(clean_scene, corpus, tmp_path):
+    path = corpus / "pynifly/tests/tests/FONV/9mmscp.nif"
+    source = NifFile.read(path)
+    collection = imported(path)
+    obj = next(o for o in collection.objects if o.type == "MESH")
+    index = obj["nif_block"]
+    obj.data.vertices[3].co.z += 1.0
+    out = export(collection, tmp_path / "out.nif")
+    assert out.header.game == "FO3"
+    shape = out.blocks[index]
+    assert shape.type_name == "NiTriShape" and isinstance(out.blocks[shape.data], NiTriShapeData)
+    positions, triangles = geometry(out, shape)
+    old_positions, old_triangles = geometry(source, source.blocks[index])
+    assert len(triangles) == len(old_triangles)
+    expected = old_positions.copy()
+    expected[3, 2] += 1.0
+    assert triangle_set(positions, triangles) == triangle_set(expected, old_triangles)
+    others = [b for b in shapes(out) if b is not shape]
+    assert others and all(b.type_name == "NiTriStrips" for b in others)
+
+
+def _cube(name="Box", size=2.0):
+    import bpy
+
+    bpy.ops.mesh.primitive_cube_add(size=size)
+    obj = bpy.context.active_object
+    obj.name = name
+    return obj
+
+
+@pytest.mark.parametrize("game", ["FO4", "FO3"])
+def test_new_cube_is_written_with_seams_and_hard_edges(clean_scene, tmp_path, game):
+    obj = _cube()
+    obj.location = (1.0, 2.0, 3.0)
+    out = export_objects([obj], tmp_path / "cube.nif", game=game)
+    assert out.header.game == game
+    (shape,) = shapes(out)
+    positions, triangles = geometry(out, shape)
+    assert len(triangles) == 12
+    assert len(positions) == 24  # a flat-shaded, UV-mapped cube: four vertices per face
+    np.testing.assert_allclose(np.abs(positions), 1.0, atol=1e-3)
+    root = out.blocks[out.roots[0]]
+    assert isinstance(root, NiNode) and shape.name == "Box"
+    np.testing.assert_allclose(shape.translation, (1.0, 2.0, 3.0), atol=1e-6)
+    normals = shape.normals if isinstance(shape, BSTriShape) else out.blocks[shape.data].normals
+    face_normals = np.cross(positions[triangles[:, 1]] - positions[triangles[:, 0]], positions[triangles[:, 2]] - positions[triangles[:, 0]])
+    face_normals /= np.linalg.norm(face_normals, axis=1, keepdims=True)
+    for corner in range(3):  # every corner's normal is its face's (hard edges)
+        np.testing.assert_allclose(normals[triangles[:, corner]], face_normals, atol=0.02)
+    if isinstance(shape, BSTriShape):
+        assert shape.tangents is not None and shape.uvs is not None
+    else:
+        data = out.blocks[shape.data]
+        assert data.tangents is not None and len(data.uv_sets) == 1
+
+
+def test_large_mesh_is_split_at_65535_vertices(clean_scene, tmp_path):
+    import bpy
+
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=300, y_subdivisions=300, size=100.0)
+    grid = bpy.context.active_object
+    faces = len(grid.data.polygons)
+    out = export_objects([grid], tmp_path / "grid.nif", game="FO4", full_precision=True)
+    pieces = shapes(out)
+    assert len(pieces) == 2
+    assert all(0 < p.num_vertices <= 0xFFFF for p in pieces)
+    assert sum(p.num_triangles for p in pieces) == 2 * faces
+    assert sum(p.num_vertices for p in pieces) >= len(grid.data.vertices)
+
+
+def test_material_slots_become_separate_shapes(clean_scene, tmp_path):
+    import bpy
+
+    obj = _cube()
+    for name in ("A", "B"):
+        obj.data.materials.append(bpy.data.materials.new(name))
+    for polygon in obj.data.polygons[:2]:
+        polygon.material_index = 1
+    out = export_objects([obj], tmp_path / "two.nif")
+    counts = sorted(s.num_triangles for s in shapes(out))
+    assert counts == [4, 8]
+
+
+def _delete_a_shape(path):
+    import bpy
+
+    collection = imported(path)
+    victim = next(o for o in collection.objects if o.get("nif_type") == "BSTriShape")
+    name = victim.name
+    bpy.data.objects.remove(victim)
+    return collection, name
+
+
+def _children(nif):
+    return {int(c) for b in nif.blocks if isinstance(b, NiNode) for c in np.asarray(b.children).tolist()}
+
+
+def test_deleted_object_leaves_the_file(clean_scene, corpus, tmp_path):
+    path = corpus / "nifly/tests/input/TestNifFile_Static_FO4.nif"
+    source = NifFile.read(path)
+    collection, name = _delete_a_shape(path)
+    out = export(collection, tmp_path / "out.nif")
+    assert name not in [b.name for b in shapes(out)]
+    assert len(shapes(out)) == len(shapes(source)) - 1
+    # Its shader and texture set went with it; every reference still lands on a block.
+    assert len(out.blocks) == len(source.blocks) - 3
+    assert all(0 <= c < len(out.blocks) for c in _children(out))
+    assert all(0 <= s.shader_property < len(out.blocks) for s in shapes(out))
+
+
+def test_deleted_object_is_detached_when_blocks_cannot_be_renumbered(clean_scene, corpus, tmp_path):
+    """BOSRadarDish keeps blocks the codec does not decode: the deleted shape's blocks stay in the
+    file (references inside undecoded blocks cannot be renumbered) but nothing shows them."""
+    path = corpus / "pynifly/tests/tests/FO4/Meshes/BOSRadarDish.nif"
+    source = NifFile.read(path)
+    collection, name = _delete_a_shape(path)
+    out = export(collection, tmp_path / "out.nif")
+    assert len(out.blocks) == len(source.blocks)
+    detached = next(i for i, b in enumerate(out.blocks) if isinstance(b, BSTriShape) and b.name == name)
+    assert detached not in _children(out)
+
+
+def test_moved_node_writes_its_new_transform(clean_scene, corpus, tmp_path):
+    path = corpus / "pynifly/tests/tests/FO4/Meshes/BOSRadarDish.nif"
+    collection = imported(path)
+    obj = next(o for o in collection.objects if o.get("nif_type") == "BSTriShape")
+    obj.location.z += 10.0
+    obj.rotation_euler.z += 0.5
+    out = export(collection, tmp_path / "out.nif")
+    shape = out.blocks[obj["nif_block"]]
+    matrix = np.array(obj.matrix_basis)
+    np.testing.assert_allclose(shape.translation, matrix[:3, 3], atol=1e-4)
+    np.testing.assert_allclose(np.array(shape.rotation).reshape(3, 3) * shape.scale, matrix[:3, :3], atol=1e-5)
+
+
+def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
+    import bpy
+
+    obj = _cube()
+    obj.scale = (1.0, 2.0, 1.0)
+    target = tmp_path / "bad.nif"
+    target.write_bytes(b"keep me")
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    with pytest.raises(RuntimeError, match="scaled unevenly"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(target), use_selection=True)
+    assert target.read_bytes() == b"keep me"

@@ -1,0 +1,271 @@
+"""Materials in real Blender: one per shader block, textures found case-insensitively under a
+Data folder and loaded, every field kept so an untouched import writes back byte for byte, and
+edits or new materials reaching the blocks."""
+
+import importlib
+import struct
+
+import numpy as np
+import pytest
+
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.materials import ROLES, material_blocks, texture_key
+
+FO4_ALARM = "pynifly/tests/tests/FO4/AlarmClock.nif"
+FO4_POSTER = "havok/V111SafetyPosterSmall01.nif"
+FONV_SMG = "pynifly/tests/tests/FONV/22smg.nif"
+FONV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
+FO3_EMIT = "niftools/todo/old_nifs/fo3/test_emit.nif"
+FO3_ALPHA = "niftools/history/test/nif/base_vertex_alpha0.nif"
+FILES = [
+    FO4_ALARM,
+    FO4_POSTER,
+    "pynifly/tests/tests/FO4/GlowingOneTEST.nif",
+    "pynifly/io_scene_nifly/blender_assets/EditorMarker.nif",
+    "nifly/tests/input/TestNifFile_Static_FO4.nif",
+    "nifly/tests/input/TestNifFile_Static_FO4_139.nif",
+    "pynifly/tests/tests/FO4/Helmet.nif",
+    FONV_SMG,
+    "pynifly/tests/tests/FONV/9mmscp.nif",
+    FONV_OUTFIT,
+    FO3_EMIT,
+    FO3_ALPHA,
+]
+
+
+def dds_bytes(width=4, height=4):
+    """An uncompressed 32-bit BGRA DDS: header (124 bytes after the magic) and opaque red pixels."""
+    header = struct.pack(
+        "<4s7I44x8I5I",
+        b"DDS ",
+        124,
+        0x1 | 0x2 | 0x4 | 0x1000 | 0x8,  # caps, height, width, pixel format, pitch
+        height,
+        width,
+        width * 4,
+        0,
+        0,
+        32,
+        0x41,  # pixel format: RGB with alpha
+        0,
+        32,
+        0x00FF0000,
+        0x0000FF00,
+        0x000000FF,
+        0xFF000000,
+        0x1000,  # caps: texture
+        0,
+        0,
+        0,
+        0,
+    )
+    return header + bytes((0, 0, 255, 255)) * (width * height)
+
+
+def module(addon, name):
+    """A module of the installed add-on (not all are imported when it is enabled)."""
+    return importlib.import_module(f"{addon.__name__}.{name}")
+
+
+def build(addon, path, data_folders=()):
+    """Import through the add-on's SceneBuilder: (builder, {shape index: mesh object})."""
+    import bpy
+
+    nif = module(addon, "core.nif").NifFile.read(path)
+    collection = bpy.data.collections.new(path.stem)
+    builder = module(addon, "io.nif_import").SceneBuilder(nif, collection, data_folders=data_folders)
+    objects = builder.build()
+    shapes = {index: obj for index, obj in objects.items() if getattr(obj, "type", None) == "MESH"}
+    return builder, shapes
+
+
+def export_materials(addon, path, shapes, game):
+    exporter = module(addon, "io.nif_export").NifExporter(game=game, nif=module(addon, "core.nif").NifFile.read(path))
+    for index, obj in sorted(shapes.items()):
+        material = obj.data.materials[0] if obj.data.materials else None
+        module(addon, "io.nif_material_export").write_material(exporter, index, material)
+    return exporter.nif
+
+
+def game_of(nif):
+    return "FO3" if nif.header.bs_version <= 34 else "FO4"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_one_material_per_shader_block(clean_scene, corpus, addon, name):
+    path = corpus / name
+    nif = NifFile.read(path)
+    _, shapes = build(addon, path)
+    assert shapes
+    expected = {}  # shader block (or property list without a shader) -> shape indices
+    for index in shapes:
+        shape = nif.blocks[index]
+        if nif.header.bs_version <= 34:
+            props = [i for i in np.asarray(shape.properties).tolist() if nif.blocks[i].type_name in ROLES]
+            shader = [i for i in props if "Shader" in nif.blocks[i].type_name]
+            key = shader[0] if shader else tuple(props)
+        else:
+            key = shape.shader_property
+        if key not in (-1, ()):
+            expected.setdefault(key, []).append(index)
+    materials = {obj.data.materials[0] for obj in shapes.values() if obj.data.materials}
+    assert len(materials) == len(expected)
+    for key, indices in expected.items():
+        (material,) = {shapes[i].data.materials[0] for i in indices}
+        if isinstance(key, int):
+            assert material["nif_blocks"]["shader"] == key
+            assert material["nif_record"]["shader"]["type"] == nif.blocks[key].type_name
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_untouched_materials_write_back_byte_for_byte(clean_scene, corpus, addon, tmp_path, name):
+    path = corpus / name
+    nif = NifFile.read(path)
+    data = tmp_path / "Data"
+    for shader in nif.blocks:
+        for texture in getattr(shader, "textures", ()):
+            if texture:  # upper-cased on disk: found whatever the case stored in the file
+                target = data / "TEXTURES" / texture_key(texture).upper()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(dds_bytes())
+    _, shapes = build(addon, path, [str(data)])
+    assert export_materials(addon, path, shapes, game_of(nif)).to_bytes() == path.read_bytes()
+
+
+def test_textures_found_case_insensitively_and_loaded(clean_scene, corpus, addon, tmp_path):
+    path = corpus / FONV_SMG
+    data = tmp_path / "Data"
+    (data / "TEXTURES/Weapons/2HANDAUTOMATIC").mkdir(parents=True)
+    (data / "TEXTURES/Weapons/2HANDAUTOMATIC/22smg.DDS").write_bytes(dds_bytes(8, 4))
+    builder, shapes = build(addon, path, [str(tmp_path / "nowhere"), str(data)])
+    material = shapes[8].data.materials[0]
+    node = material.node_tree.nodes["NIF diffuse"]
+    assert node.image is not None and tuple(node.image.size) == (8, 4)
+    pixels = np.empty(8 * 4 * 4, np.float32)
+    node.image.pixels.foreach_get(pixels)
+    np.testing.assert_allclose(pixels.reshape(-1, 4)[0], (1.0, 0.0, 0.0, 1.0), atol=1e-3)
+    assert node.image in builder.created and material in builder.created
+    # One image for the five shapes using that texture; one warning for the five missing normal
+    # maps (the environment textures are kept on the material, not shown).
+    assert len({obj.data.materials[0].node_tree.nodes["NIF diffuse"].image for obj in shapes.values()}) == 1
+    missing = [w for w in builder.warnings() if w.startswith("texture")]
+    assert missing == ["texture textures\\weapons\\2handautomatic\\22SMG_n.dds not found in the Data folders"]
+    assert material.node_tree.nodes["NIF normal"].image is None
+
+
+def test_missing_textures_warn_without_data_folders(clean_scene, corpus, addon):
+    builder, shapes = build(addon, corpus / FO4_ALARM)
+    assert shapes and builder.warnings()
+    assert all("none set in the preferences" in w for w in builder.warnings() if w.startswith("texture"))
+
+
+def test_node_tree_shows_the_shader(clean_scene, corpus, addon):
+    path = corpus / FO3_EMIT
+    nif = NifFile.read(path)
+    _, shapes = build(addon, path)
+    material = shapes[1].data.materials[0]
+    bsdf = material.node_tree.nodes["Principled BSDF"]
+    prop = nif.blocks[4]
+    np.testing.assert_allclose(bsdf.inputs["Emission Color"].default_value[:3], prop.emissive_color, rtol=1e-6)
+    assert bsdf.inputs["Emission Strength"].default_value == pytest.approx(prop.emissive_mult)
+    assert material["nif_record"]["stencil"]["flags"] == "0x0"  # draw mode 0: not two-sided
+    assert material.use_backface_culling
+    alpha = build(addon, corpus / FO3_ALPHA)[1][1].data.materials[0]
+    assert alpha.surface_render_method == "BLENDED"
+    poster = build(addon, corpus / FO4_POSTER)[1]
+    (material,) = {obj.data.materials[0] for obj in poster.values()}
+    assert material.node_tree.nodes["NIF specular"].label == "NIF specular"
+    shader = material["nif_record"]["shader"]
+    assert bsdf is not None and shader["shader_flags_1"] == "0x80400201"
+
+
+def test_edits_update_the_blocks_in_place(clean_scene, corpus, addon, tmp_path):
+    import bpy
+
+    path = corpus / FO4_POSTER
+    nif = NifFile.read(path)
+    _, shapes = build(addon, path)
+    material = next(iter(shapes.values())).data.materials[0]
+    bsdf = material.node_tree.nodes["Principled BSDF"]
+    bsdf.inputs["Emission Strength"].default_value = 2.5
+    material.use_backface_culling = False
+    image_file = tmp_path / "Data/Textures/new/Poster_d.dds"
+    image_file.parent.mkdir(parents=True)
+    image_file.write_bytes(dds_bytes())
+    material.node_tree.nodes["NIF diffuse"].image = bpy.data.images.load(str(image_file))
+    written = export_materials(addon, path, shapes, "FO4")
+    assert len(written.blocks) == len(nif.blocks)
+    shader_index = material["nif_blocks"]["shader"]
+    before, after = nif.blocks[shader_index], written.blocks[shader_index]
+    assert after.emissive_multiple == 2.5 and after.shader_flags_2 == before.shader_flags_2 | 0x10
+    assert after.smoothness == before.smoothness and after.wetness == before.wetness
+    textures = written.blocks[after.texture_set].textures
+    assert textures[0] == "Textures\\new\\Poster_d.dds"
+    assert textures[1:] == nif.blocks[before.texture_set].textures[1:]
+    reread = NifFile.from_bytes(written.to_bytes())
+    assert reread.blocks[shader_index].emissive_multiple == 2.5
+
+
+def test_fo3_edits_add_the_properties_they_need(clean_scene, corpus, addon):
+    path = corpus / FONV_OUTFIT
+    nif = NifFile.read(path)
+    _, shapes = build(addon, path)
+    material = shapes[1].data.materials[0]
+    material.use_backface_culling = False
+    material.surface_render_method = "BLENDED"
+    written = export_materials(addon, path, shapes, "FO3")
+    added = written.blocks[len(nif.blocks) :]
+    assert sorted(b.type_name for b in added) == ["NiAlphaProperty", "NiStencilProperty"]
+    found = material_blocks(written, written.blocks[1])
+    assert written.blocks[found["stencil"]].flags & 0x0C00 == 0x0C00
+    assert written.blocks[found["alpha"]].flags & 0x201 == 0x1
+    assert found["shader"] == 2 and found["material"] == 4
+    NifFile.from_bytes(written.to_bytes())
+
+
+@pytest.mark.parametrize("game", ["FO4", "FO3"])
+def test_new_material_is_shared_between_shapes(clean_scene, corpus, addon, tmp_path, game):
+    import bpy
+
+    path = corpus / (FO4_ALARM if game == "FO4" else FONV_SMG)
+    nif = NifFile.read(path)
+    _, shapes = build(addon, path)
+    material = bpy.data.materials.new("painted")
+    tree = module(addon, "io.compat").material_node_tree(material)
+    image_file = tmp_path / "Textures/Painted_d.dds"
+    image_file.parent.mkdir(parents=True)
+    image_file.write_bytes(dds_bytes())
+    image = tree.nodes.new("ShaderNodeTexImage")
+    image.image = bpy.data.images.load(str(image_file))
+    bsdf = tree.nodes["Principled BSDF"]
+    tree.links.new(image.outputs["Color"], bsdf.inputs["Base Color"])
+    bsdf.inputs["Emission Strength"].default_value = 0.25
+    material.use_backface_culling = True
+    for obj in shapes.values():
+        obj.data.materials.clear()
+        obj.data.materials.append(material)
+    written = export_materials(addon, path, shapes, game)
+    added = written.blocks[len(nif.blocks) :]
+    shader_type = "BSLightingShaderProperty" if game == "FO4" else "BSShaderPPLightingProperty"
+    expected = [shader_type, "BSShaderTextureSet"] + (["NiMaterialProperty"] if game == "FO3" else [])
+    assert sorted(b.type_name for b in added) == sorted(expected)
+    shader = next(b for b in added if b.type_name == shader_type)
+    assert written.blocks[shader.texture_set].textures[0] == "Textures\\Painted_d.dds"
+    for index in shapes:
+        found = material_blocks(written, written.blocks[index])
+        assert written.blocks[found["shader"]] is shader
+    strength = shader.emissive_multiple if game == "FO4" else next(b for b in added if b.type_name == "NiMaterialProperty").emissive_mult
+    assert strength == 0.25
+    assert NifFile.from_bytes(written.to_bytes()).blocks[-1].type_name == added[-1].type_name
+
+
+def test_shape_without_material_gets_the_default_shader(clean_scene, addon):
+    BSTriShape = module(addon, "core.nif.blocks.tri_shape").BSTriShape
+    exporter = module(addon, "io.nif_export").NifExporter(game="FO4")
+    shape = exporter.add(BSTriShape(name="shape"))
+    module(addon, "io.nif_material_export").write_material(exporter, shape, None)
+    block = exporter.nif.blocks[shape]
+    shader = exporter.nif.blocks[block.shader_property]
+    assert shader.type_name == "BSLightingShaderProperty" and shader.shader_flags_1 == 0x80400201
+    assert exporter.nif.blocks[shader.texture_set].textures == [""] * 10
+    assert block.alpha_property == -1

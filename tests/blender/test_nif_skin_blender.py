@@ -1,0 +1,279 @@
+"""Skinned NIFs through Blender: armatures, vertex groups and deformation against the file's own
+skinning math; export back through nif_skin_export onto the imported file as template."""
+
+import numpy as np
+import pytest
+
+from precombined_nif.core.nif import NifFile, skinning
+from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
+
+FO4_BODY = "pynifly/tests/tests/FO4/MaleBody.nif"
+FO4_GOLDEN = "nifly/tests/input/TestNifFile_Skinned_FO4.nif"
+FNV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
+
+
+def imported(path):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def skinned_shapes(nif):
+    return [(i, b) for i, b in enumerate(nif.blocks) if getattr(b, "skinned", False)]
+
+
+def file_skin(nif, index, block):
+    """(bone node indices, binds, dense normalised weights, positions) straight from the codec."""
+    instance_index = block.skin if isinstance(block, BSTriShape) else block.skin_instance
+    instance, data, partition = skinning.skin_blocks(nif, instance_index)
+    if isinstance(block, BSTriShape):
+        positions = block.positions
+        weights = skinning.shape_weights(instance, data, partition, len(positions), (block.bone_indices, block.bone_weights))
+    else:
+        positions = nif.blocks[block.data].vertices
+        weights = skinning.shape_weights(instance, data, partition, len(positions))
+    weights = weights / np.maximum(weights.sum(axis=1, keepdims=True), 1e-12)
+    return [int(b) for b in instance.bones], skinning.bind_matrices(instance, data), weights, positions
+
+
+def evaluated_positions(obj):
+    import bpy
+
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    mesh = obj.evaluated_get(depsgraph).to_mesh()
+    co = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", co)
+    obj.evaluated_get(depsgraph).to_mesh_clear()
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+@pytest.mark.parametrize("name", [FO4_BODY, FO4_GOLDEN, FNV_OUTFIT, "pynifly/tests/tests/FO4/Baby.nif"])
+def test_armature_bones_and_groups_match_the_codec(clean_scene, corpus, name):
+    nif = NifFile.read(corpus / name)
+    collection = imported(corpus / name)
+    armatures = [o for o in collection.all_objects if o.type == "ARMATURE"]
+    bone_nodes = {int(b) for _, shape in skinned_shapes(nif) for b in file_skin(nif, _, shape)[0]}
+    assert {bone["nif_block"] for a in armatures for bone in a.data.bones} == bone_nodes
+    for index, block in skinned_shapes(nif):
+        obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+        bones, _binds, weights, _ = file_skin(nif, index, block)
+        modifier = obj.modifiers["Armature"]
+        names = {bone["nif_block"]: bone.name for bone in modifier.object.data.bones}
+        assert len(obj.vertex_groups) == len(bones)
+        for column, node in enumerate(bones[:5]):
+            group = obj.vertex_groups[names[node]]
+            got = np.zeros(len(weights))
+            for vertex in obj.data.vertices:
+                for element in vertex.groups:
+                    if element.group == group.index:
+                        got[vertex.index] = element.weight
+            raw = skinning.shape_weights(*skinning.skin_blocks(nif, block.skin if isinstance(block, BSTriShape) else block.skin_instance), len(weights), (block.bone_indices, block.bone_weights) if isinstance(block, BSTriShape) else None)
+            np.testing.assert_allclose(got, raw[:, column], atol=1e-6)
+
+
+@pytest.mark.parametrize("name", [FO4_BODY, FNV_OUTFIT])
+def test_posed_bone_deforms_as_the_file_skins(clean_scene, corpus, name):
+    import bpy
+    from mathutils import Matrix
+
+    nif = NifFile.read(corpus / name)
+    index, block = skinned_shapes(nif)[0]
+    bones, binds, weights, positions = file_skin(nif, index, block)
+    collection = imported(corpus / name)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    np.testing.assert_allclose(evaluated_positions(obj), positions, atol=1e-3)  # bind pose: unmoved
+
+    column = int(np.argmax((weights > 0).sum(axis=0)))  # the bone weighting the most vertices
+    armature = obj.modifiers["Armature"].object
+    bone = next(b for b in armature.data.bones if b["nif_block"] == bones[column])
+    assert not bone.children
+    turn = Matrix.Rotation(0.5, 4, "X") @ Matrix.Translation((1.0, 2.0, 3.0))
+    armature.pose.bones[bone.name].matrix_basis = turn
+    bpy.context.view_layer.update()
+
+    # The file's math in the shape's space: v' = sum_i w_i * inv(bind_i) @ Q_i @ bind_i @ v.
+    q = np.array(turn)
+    moved = np.linalg.inv(binds[column]) @ q @ binds[column]
+    homogeneous = np.c_[positions, np.ones(len(positions))]
+    expected = positions + weights[:, column : column + 1] * ((homogeneous @ moved.T)[:, :3] - positions)
+    np.testing.assert_allclose(evaluated_positions(obj), expected, atol=2e-3)
+
+
+def test_fnv_body_parts_become_face_attributes(clean_scene, corpus):
+    nif = NifFile.read(corpus / FNV_OUTFIT)
+    index, block = skinned_shapes(nif)[0]
+    collection = imported(corpus / FNV_OUTFIT)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    instance = nif.blocks[block.skin_instance]
+    partition = nif.blocks[instance.skin_partition]
+    values = np.empty(len(obj.data.polygons), np.int32)
+    obj.data.attributes["nif_body_part"].data.foreach_get("value", values)
+    counts = {}
+    for part, record in zip(partition.partitions, instance.partitions):
+        counts[int(record["body_part"])] = counts.get(int(record["body_part"]), 0) + int(part.num_triangles)
+    assert {int(v): int(n) for v, n in zip(*np.unique(values, return_counts=True))} == counts
+    assert [tuple(p) for p in obj["nif_body_parts"]] == [tuple(int(v) for v in (r["body_part"], r["part_flag"])) for r in instance.partitions]
+
+
+def test_skin_option_off_keeps_bones_as_empties(clean_scene, corpus):
+    import bpy
+
+    from precombined_nif.io.nif_import import SceneBuilder
+
+    nif = NifFile.read(corpus / FO4_GOLDEN)
+    collection = bpy.data.collections.new("noskin")
+    builder = SceneBuilder(nif, collection, skin=False)
+    builder.build()
+    assert not [o for o in collection.objects if o.type == "ARMATURE"]
+    assert {o.name for o in collection.objects if o.type == "EMPTY"} >= {"BoneA", "BoneB"}
+    bpy.data.collections.remove(collection)
+
+
+def exported(path, game, collection):
+    from precombined_nif.io.nif_export import NifExporter
+
+    exporter = NifExporter(game, nif=NifFile.read(path))
+    return NifFile.from_bytes(bytearray(exporter.export(list(collection.all_objects)).to_bytes()))
+
+
+@pytest.mark.parametrize("name, game", [(FO4_GOLDEN, "FO4"), (FO4_BODY, "FO4"), (FNV_OUTFIT, "FO3")])
+def test_unedited_skin_reexports_byte_identical(clean_scene, corpus, name, game):
+    from precombined_nif.io.nif_export import NifExporter
+
+    collection = imported(corpus / name)
+    exporter = NifExporter(game, nif=NifFile.read(corpus / name))
+    assert bytes(exporter.export(list(collection.all_objects)).to_bytes()) == (corpus / name).read_bytes()
+
+
+@pytest.mark.parametrize("name, game", [(FO4_GOLDEN, "FO4"), (FNV_OUTFIT, "FO3")])
+def test_edited_weights_are_rewritten_in_place(clean_scene, corpus, name, game):
+    nif = NifFile.read(corpus / name)
+    index, block = skinned_shapes(nif)[0]
+    collection = imported(corpus / name)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    group = obj.vertex_groups[0]
+    group.add(list(range(10)), 1.0, "REPLACE")  # the first ten vertices now also follow this bone
+    out = exported(corpus / name, game, collection)
+    assert [b.type_name for b in out.blocks] == [b.type_name for b in nif.blocks]
+    shape = out.blocks[index]
+    bones, binds, weights, _ = file_skin(out, index, shape)
+    original_bones, original_binds, _, _ = file_skin(nif, index, block)
+    assert bones == original_bones
+    for a, b in zip(binds, original_binds):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+    assert (weights > 0).sum(axis=1).max() <= 4
+    np.testing.assert_allclose(weights.sum(axis=1)[: len(weights)], 1.0, atol=2e-3)
+    column = bones.index(next(b["nif_block"] for b in obj.modifiers["Armature"].object.data.bones if b.name == group.name))
+    assert (weights[:10, column] > 0).all()
+
+
+SEGMENT_BODIES = ["pynifly/tests/tests/FO4/MaleBody.nif", "pynifly/tests/tests/FO4/BodyRegression/MaleBody.nif"]
+
+
+def sub_index_object(collection):
+    obj = next(o for o in collection.all_objects if o.get("nif_type") == "BSSubIndexTriShape")
+    return obj, obj["nif_block"]
+
+
+def face_values(mesh, name):
+    values = np.empty(len(mesh.polygons), np.int32)
+    mesh.attributes[name].data.foreach_get("value", values)
+    return values
+
+
+def edit_faces(obj, edit):
+    """'move' a vertex, 'delete' every seventh face (across all segments), or 'reassign' faces
+    to other segments without touching the geometry."""
+    import bmesh
+
+    mesh = obj.data
+    if edit == "move":
+        mesh.vertices[0].co.z += 0.5
+    elif edit == "delete":
+        bm = bmesh.new()
+        bm.from_mesh(mesh)
+        bm.faces.ensure_lookup_table()
+        bmesh.ops.delete(bm, geom=[bm.faces[i] for i in range(0, len(bm.faces), 7)], context="FACES_ONLY")
+        bm.to_mesh(mesh)
+        bm.free()
+    else:
+        segment, sub = face_values(mesh, "nif_segment"), face_values(mesh, "nif_subsegment")
+        count = len(set(segment.tolist()))
+        picked = np.arange(0, len(segment), 11)
+        segment[picked] = np.where(segment[picked] == segment.max(), segment.min(), segment.max())
+        sub[picked] = -1 if count == 1 else 0
+        mesh.attributes["nif_segment"].data.foreach_set("value", segment)
+        mesh.attributes["nif_subsegment"].data.foreach_set("value", sub)
+    mesh.update()
+
+
+def corner_keys(points, triangles):
+    """One sortable key per triangle: its corners' positions as stored (half floats), in order."""
+    corners = np.asarray(points, np.float16)[np.asarray(triangles)].astype(np.float64)
+    return [tuple(sorted(map(tuple, t))) for t in corners.tolist()]
+
+
+def blender_triangles(mesh):
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    co = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3), corners.reshape(-1, 3)
+
+
+def check_segments(shape, source_shape):
+    """Segments in order, each contiguous, together covering every triangle once; sub-segments
+    split their segment; the layout and shared data are the source's."""
+    start = 0
+    for seg in shape.segments:
+        if seg.num_primitives:
+            assert seg.start_index == 3 * start
+        subs = np.asarray(seg.sub_segments).reshape(-1, 4)
+        if len(subs) and seg.num_primitives:
+            assert subs[:, 1].sum() == seg.num_primitives
+            assert [int(a) for a in subs[:, 0] if a] == [3 * start + 3 * int(n) for n in np.cumsum([0, *subs[:-1, 1]])][: len([a for a in subs[:, 0] if a])]
+        start += seg.num_primitives
+    assert start == len(shape.triangles)
+    assert skinning.segment_layout(shape) == skinning.segment_layout(source_shape)
+
+
+@pytest.mark.parametrize("edit", ["move", "delete", "reassign"])
+@pytest.mark.parametrize("name", SEGMENT_BODIES)
+def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp_path, name, edit):
+    from test_nif_export import export
+
+    source = NifFile.read(corpus / name)
+    collection = imported(corpus / name)
+    obj, index = sub_index_object(collection)
+    edit_faces(obj, edit)
+    out = export(collection, tmp_path / "out.nif")
+    shape = out.blocks[index]
+    assert shape.type_name == "BSSubIndexTriShape"
+    assert len(shape.triangles) == len(obj.data.polygons)
+    check_segments(shape, source.blocks[index])
+    segment, sub = skinning.face_segments(shape)
+    # Each exported triangle's (segment, sub-segment) is its Blender face's.
+    points, faces = blender_triangles(obj.data)
+    wanted = sorted(zip(corner_keys(points, faces), face_values(obj.data, "nif_segment").tolist(), face_values(obj.data, "nif_subsegment").tolist()))
+    got = sorted(zip(corner_keys(shape.positions, shape.triangles), segment.tolist(), sub.tolist()))
+    assert got == wanted
+    if edit == "reassign":
+        assert not np.array_equal(np.asarray(shape.triangles), np.asarray(source.blocks[index].triangles))
+
+
+def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corpus, tmp_path):
+    from test_nif_export import export
+
+    name = SEGMENT_BODIES[0]
+    source = NifFile.read(corpus / name)
+    collection = imported(corpus / name)
+    obj, index = sub_index_object(collection)
+    obj.data.attributes.remove(obj.data.attributes["nif_segment"])
+    obj.data.attributes.remove(obj.data.attributes["nif_subsegment"])
+    obj.data.vertices[0].co.z += 0.5
+    shape = export(collection, tmp_path / "out.nif").blocks[index]
+    check_segments(shape, source.blocks[index])
+    first = skinning.first_filled_segment(source.blocks[index])
+    segment, sub = skinning.face_segments(shape)
+    assert (segment == first).all() and (sub == 0).all()
