@@ -101,6 +101,9 @@ class NifExporter:
         self.bound = {}  # object -> the template block it still stands for
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
         self.scene_blocks = set()  # the template's nodes and shapes an import shows
+        # The import did not build collision / skinning: the template's is kept as stored.
+        self.keep_collision = False
+        self.keep_skin = False
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -139,8 +142,9 @@ class NifExporter:
             is_file_root = self.template and self.bound.get(obj) in self.nif.roots
             self._write_tree(obj, None, None if is_file_root else main_root, kids)
         self._rebuild_children()
-        for obj, index in list(self.block_of.items()):
-            collision_export.write_collision(self, obj, index)
+        if not self.keep_collision:
+            for obj, index in list(self.block_of.items()):
+                collision_export.write_collision(self, obj, index)
         if self.template:
             self._drop_unreachable(before)
         return self.nif
@@ -285,17 +289,27 @@ class NifExporter:
         if index is not None and self._unchanged(mesh):
             block = self.nif.blocks[index]
             self._place(index, obj, matrix)
-            count = len(mesh.vertices)
-            triangles = np.asarray(self._file_triangles(block), np.int64)
-            face_ids = np.arange(len(triangles), dtype=np.int32)
-            pieces = [(index, np.arange(count), triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
+            triangles = np.asarray(self._file_triangles(block), np.int64).reshape(-1, 3)
+            # The import made a face of each triangle but the degenerate ones (-1: no face).
+            real = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+            face_ids = np.full(len(triangles), -1, np.int32)
+            face_ids[real] = np.arange(int(real.sum()), dtype=np.int32)
+            vertex_ids = np.arange(len(mesh.vertices))
+            pieces = [(index, vertex_ids, triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
         else:
-            pieces = self._encode_pieces(obj, index, matrix, skin is not None)
+            skinned = skin is not None or self.keep_skin and index is not None and self.nif.blocks[index].skinned
+            if skin is None and skinned:
+                self.warn(
+                    f"{obj.name}: its geometry changed but its skin is kept as stored (imported without Skin): "
+                    f"re-import with Skin to edit skinned meshes"
+                )
+            pieces = self._encode_pieces(obj, index, matrix, skinned)
         self.shapes_of[obj] = [piece[0] for piece in pieces]
         self.block_of[obj] = pieces[0][0]
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
             nif_material_export.write_material(self, shape_index, material)
-            nif_skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
+            if not self.keep_skin:
+                nif_skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
     def _file_triangles(self, block):
@@ -426,6 +440,9 @@ def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
         messages.append(f"the import is a {template.header.game} file: written anew as FO4")
         template, game = None, "FO4"
     exporter = NifExporter(game or (template.header.game if template else "FO4"), scale, template, full_precision)
+    if template is not None:
+        exporter.keep_collision = not collection.get("nif_built_collision", True)
+        exporter.keep_skin = not collection.get("nif_built_skin", True)
     nif = exporter.export(objects)
     nif.write(path)
     return nif, messages + exporter.messages

@@ -63,6 +63,9 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options)
     collection["nif_game"] = nif.header.game
     if scene_builder.keeps_source:
         keep_source(collection, data)
+    # What the import left out is kept as stored on export, not taken for deleted.
+    collection["nif_built_collision"] = scene_builder.import_collision
+    collection["nif_built_skin"] = scene_builder.skins is not None
     return collection, scene_builder.warnings()
 
 

@@ -1,9 +1,14 @@
 """File > Export > NIF in real Blender: untouched imports write back byte for byte, edits and new
 scenes are written as FO4 and FO3/FNV files whose decoded values are checked."""
 
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
-from support import CORPUS, corpus_files
+
+import extension
+from support import CORPUS, corpus_files, unavailable
 
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
@@ -24,10 +29,10 @@ def _exportable(path):
 ROUND_TRIP = [p for p in corpus_files("**/*.nif") if _exportable(p)]
 
 
-def imported(path):
+def imported(path, **options):
     import bpy
 
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
     return bpy.data.collections[path.stem]
 
 
@@ -77,6 +82,18 @@ def triangle_set(points, triangles):
 @pytest.mark.parametrize("path", ROUND_TRIP, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "name", ["havok/MetalAddAwnARoofEndCap02.nif", "nifly/tests/input/TestNifFile_Skinned_FO4.nif", "pynifly/tests/tests/FONV/outfitf_simple.nif"]
+)
+def test_what_the_import_left_out_is_kept(clean_scene, corpus, tmp_path, name):
+    """Imported without collision and skin: export keeps both as stored, not as deleted."""
+    path = corpus / name
+    collection = imported(path, use_collision=False, use_skin=False)
+    assert not any(o.type == "ARMATURE" or "havok_shape" in o for o in collection.all_objects)
     export(collection, tmp_path / "out.nif")
     assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
 
@@ -256,3 +273,19 @@ def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
     with pytest.raises(RuntimeError, match="scaled unevenly"):
         bpy.ops.export_scene.precombined_nif(filepath=str(target), use_selection=True)
     assert target.read_bytes() == b"keep me"
+
+
+@pytest.mark.parametrize("version", ["4.2", "5.0"])
+def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    files = [
+        corpus / "nifly/tests/input/TestNifFile_Skinned_FO4.nif",
+        corpus / "havok/MetalAddAwnARoofEndCap02.nif",
+        corpus / "pynifly/tests/tests/FONV/outfitf_simple.nif",
+    ]
+    command = [extension.python(venv), Path(__file__).with_name("smoke_nif.py"), extension_zip, tmp_path / "user", tmp_path, *files]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout and "imported, written back and edited" in result.stdout

@@ -199,10 +199,9 @@ def edit_faces(obj, edit):
         bm.free()
     else:
         segment, sub = face_values(mesh, "nif_segment"), face_values(mesh, "nif_subsegment")
-        count = len(set(segment.tolist()))
         picked = np.arange(0, len(segment), 11)
         segment[picked] = np.where(segment[picked] == segment.max(), segment.min(), segment.max())
-        sub[picked] = -1 if count == 1 else 0
+        sub[picked] = 0  # both the first and the last segment of the body have sub-segments
         mesh.attributes["nif_segment"].data.foreach_set("value", segment)
         mesh.attributes["nif_subsegment"].data.foreach_set("value", sub)
     mesh.update()
@@ -227,19 +226,23 @@ def check_segments(shape, source_shape):
     split their segment; the layout and shared data are the source's."""
     start = 0
     for seg in shape.segments:
-        if seg.num_primitives:
-            assert seg.start_index == 3 * start
-        subs = np.asarray(seg.sub_segments).reshape(-1, 4)
-        if len(subs) and seg.num_primitives:
-            assert subs[:, 1].sum() == seg.num_primitives
-            assert [int(a) for a in subs[:, 0] if a] == [3 * start + 3 * int(n) for n in np.cumsum([0, *subs[:-1, 1]])][: len([a for a in subs[:, 0] if a])]
+        assert seg.start_index == (3 * start if seg.num_primitives else 0)
+        subs = np.asarray(seg.sub_segments).reshape(-1, 4).tolist()
+        position = start
+        for sub_start, count, _parent, _unused in subs:
+            assert sub_start == (3 * position if count else 0)
+            position += count
+        assert not subs or position == start + seg.num_primitives
         start += seg.num_primitives
     assert start == len(shape.triangles)
     assert skinning.segment_layout(shape) == skinning.segment_layout(source_shape)
 
 
-@pytest.mark.parametrize("edit", ["move", "delete", "reassign"])
-@pytest.mark.parametrize("name", SEGMENT_BODIES)
+# Reassigning faces needs a body with several segments (the regression body has one).
+SEGMENT_EDITS = [(name, edit) for name in SEGMENT_BODIES for edit in ("move", "delete")] + [(SEGMENT_BODIES[0], "reassign")]
+
+
+@pytest.mark.parametrize("name, edit", SEGMENT_EDITS)
 def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp_path, name, edit):
     from test_nif_export import export
 
@@ -277,3 +280,20 @@ def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corp
     first = skinning.first_filled_segment(source.blocks[index])
     segment, sub = skinning.face_segments(shape)
     assert (segment == first).all() and (sub == 0).all()
+
+
+def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path):
+    """Without its armature the body is written unskinned; its segments still follow its faces."""
+    from test_nif_export import export
+
+    name = SEGMENT_BODIES[0]
+    source = NifFile.read(corpus / name)
+    collection = imported(corpus / name)
+    obj, index = sub_index_object(collection)
+    obj.modifiers.remove(obj.modifiers["Armature"])
+    edit_faces(obj, "delete")
+    shape = export(collection, tmp_path / "out.nif").blocks[index]
+    assert shape.skin == -1 and not shape.skinned
+    check_segments(shape, source.blocks[index])
+    segment, _ = skinning.face_segments(shape)
+    assert sorted(segment.tolist()) == sorted(face_values(obj.data, "nif_segment").tolist())
