@@ -111,3 +111,14 @@ def rigid(matrix):
     out = translation(matrix[..., :3, 3])
     out[..., :3, :3] = rotation
     return out
+
+
+def axis_frame(axis):
+    """(unit axis, side, up): a right-handed orthonormal frame around ``axis`` (+Z when the axis
+    has no length), for building shapes around a segment."""
+    axis = np.asarray(axis, np.float64)
+    length = np.linalg.norm(axis)
+    direction = axis / length if length > 0 else np.array([0.0, 0.0, 1.0])
+    side = np.cross(direction, [1.0, 0.0, 0.0] if abs(direction[0]) < 0.9 else [0.0, 1.0, 0.0])
+    side /= np.linalg.norm(side)
+    return direction, side, np.cross(direction, side)

@@ -37,6 +37,7 @@ from ..core.havok import (
     SphereShape,
 )
 from ..core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from ..core.transforms import axis_frame
 from .mesh_build import build_mesh
 
 SHAPE = "havok_shape"
@@ -197,12 +198,8 @@ def capsule_mesh(a, b, radius):
     cylinder; its equator vertices lie exactly ``radius`` from the axis and its poles ``radius``
     beyond the ends, so the exporter can measure it back."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    axis = b - a
-    length = np.linalg.norm(axis)
-    direction = axis / length if length > 0 else np.array([0.0, 0.0, 1.0])
-    side = np.cross(direction, [1.0, 0.0, 0.0] if abs(direction[0]) < 0.9 else [0.0, 1.0, 0.0])
-    side /= np.linalg.norm(side)
-    up = np.cross(direction, side)
+    length = np.linalg.norm(b - a)
+    direction, side, up = axis_frame(b - a)
     quarter = np.linspace(np.pi / 2, 0, CAPSULE_RINGS + 1)[1:]
     latitudes = np.concatenate([quarter, -quarter[::-1]])  # the equator twice: top and bottom ends
     ends = np.where(np.arange(len(latitudes)) < CAPSULE_RINGS, length / 2, -length / 2)

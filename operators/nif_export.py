@@ -6,16 +6,21 @@ from bpy_extras.io_utils import ExportHelper
 from ..core.errors import FormatError
 
 
-class EXPORT_SCENE_OT_nif(bpy.types.Operator, ExportHelper):
+class NifExport(ExportHelper):
+    """What every NIF exporter offers: a .nif file and a scale."""
+
+    bl_options = {"REGISTER", "PRESET"}
+    filename_ext = ".nif"
+    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
+    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
+
+
+class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
     """Export objects as a Bethesda NIF (Fallout 4, or Fallout 3 / New Vegas). Objects imported from
     a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
-    bl_options = {"REGISTER", "PRESET"}
-
-    filename_ext = ".nif"
-    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
     game: bpy.props.EnumProperty(
         name="Game",
         items=(
@@ -25,7 +30,6 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, ExportHelper):
         ),
         default="AUTO",
     )
-    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
     use_selection: bpy.props.BoolProperty(
         name="Selected Only", description="Only selected objects (else the active collection)", default=False
     )

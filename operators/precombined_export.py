@@ -1,10 +1,10 @@
 """File > Export > Precombined NIF."""
 
 import bpy
-from bpy_extras.io_utils import ExportHelper
 
 from ..core.errors import FormatError
 from ..io.precombined_export import export_cell
+from .nif_export import NifExport
 
 
 def cell_objects(context, selected_only):
@@ -12,16 +12,13 @@ def cell_objects(context, selected_only):
     return [o for o in objects if o.type == "MESH"]
 
 
-class EXPORT_SCENE_OT_precombined(bpy.types.Operator, ExportHelper):
+class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
     """Export objects sharing meshes as a Fallout 4 precombined cell: each mesh a record, each
     object one of its placed copies"""
 
     bl_idname = "export_scene.precombined_cell"
     bl_label = "Export Precombined NIF"
-    bl_options = {"REGISTER", "PRESET"}
 
-    filename_ext = ".nif"
-    filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
     layout: bpy.props.EnumProperty(
         name="Layout",
         items=(
@@ -30,7 +27,6 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, ExportHelper):
         ),
         default="inline",
     )
-    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
     use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
 
     def execute(self, context):

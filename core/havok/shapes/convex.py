@@ -16,6 +16,7 @@ segment) plus the segment's end points a (+0x50) and b (+0x60).
 import numpy as np
 
 from ...errors import FormatError
+from ...transforms import axis_frame
 from ..objects import havok_class, padded
 from .base import GAME_UNITS, Shape, int24w, spans
 from .hull import convex_hull
@@ -258,12 +259,8 @@ class CapsuleShape(ConvexPolytopeShape):
         a = np.asarray(a, np.float64) / GAME_UNITS
         b = np.asarray(b, np.float64) / GAME_UNITS
         radius = float(radius) / GAME_UNITS
-        axis = b - a
-        length = np.linalg.norm(axis)
-        axis = axis / length if length > 0 else np.array([0.0, 0.0, 1.0])
-        side = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
-        side /= np.linalg.norm(side)
-        up = np.cross(axis, side)
+        length = np.linalg.norm(b - a)
+        axis, side, up = axis_frame(b - a)
         half = radius * 0.01
         corners = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], np.float64)
         ends = np.where(corners[:, 2:] < 0, a - axis * half, b + axis * half)
