@@ -100,6 +100,7 @@ class NifExporter:
         self.children_of = {}  # node index (None: a new root) -> object blocks Blender puts under it
         self.bound = {}  # object -> the template block it still stands for
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
+        self.pass_through = {}  # further armature -> its placement under the node it hangs from
         self.scene_blocks = set()  # the template's nodes and shapes an import shows
         # The import did not build collision / skinning: the template's is kept as stored.
         self.keep_collision = False
@@ -195,7 +196,8 @@ class NifExporter:
         """Write ``obj`` under ``parent_index`` (None: it is the new file's root), then the
         objects under it (children of objects left out of the export follow their ancestor)."""
         if obj.parent is parent_obj and obj.parent_type == "OBJECT":
-            matrix = obj.matrix_parent_inverse @ obj.matrix_basis
+            # Under a further armature (no node of its own) the armature's placement joins in.
+            matrix = self.pass_through.get(parent_obj, Matrix.Identity(4)) @ obj.matrix_parent_inverse @ obj.matrix_basis
         elif obj.parent is parent_obj and obj.parent_type == "BONE" and parent_obj.type == "ARMATURE":
             parent_index = self.bone_index(parent_obj, obj.parent_bone)
             bone_world = parent_obj.matrix_world @ nif_skin_export.bone_node_world(parent_obj, obj.parent_bone)
@@ -208,8 +210,9 @@ class NifExporter:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
             nif_skin_export.write_armature(self, obj, parent_index)
+            self.pass_through[obj] = matrix
             for child in kids.get(obj, []):
-                self._write_tree(child, parent_obj, parent_index, kids)
+                self._write_tree(child, obj, parent_index, kids)
             return
         if obj.type == "MESH":
             indices = self._write_shape(obj, matrix)

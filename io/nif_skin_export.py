@@ -1,7 +1,8 @@
 """Armatures and skin weights back into a NIF (the exporter side of nif_skin_import, whose
 docstring describes what an import stores). A template skin whose weights and bind pose still
 hold is left exactly as stored; otherwise it is rewritten in place (same block indices) or new
-blocks are appended. Knows bpy and core objects, never file bytes."""
+blocks are appended. BSSubIndexTriShape segments follow the faces' segment attributes (also
+without a skin). Knows bpy and core objects, never file bytes."""
 
 import json
 
@@ -55,7 +56,8 @@ def bone_node_world(armature_obj, bone_name):
 
 def write_armature(exporter, armature_obj, parent_index):
     """Every bone gets its NiNode (the template's when it still has one), placed under its parent
-    bone's node or ``parent_index`` (the armature's own node); registers exporter.bone_nodes."""
+    bone's node or ``parent_index`` (the armature's own node), or left under its template parent
+    while Blender still shows the bone parent the import found; registers exporter.bone_nodes."""
     nif = exporter.nif
     bones = sorted(armature_obj.data.bones, key=lambda b: len(b.parent_recursive))
     if all((armature_obj.name, bone.name) in exporter.bone_nodes for bone in bones):
