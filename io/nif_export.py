@@ -7,6 +7,7 @@ objects, never file bytes."""
 
 import re
 
+import bpy
 import numpy as np
 from mathutils import Matrix
 
@@ -442,6 +443,7 @@ def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
     if template is not None and template.header.game not in GAME_VERSIONS:
         messages.append(f"the import is a {template.header.game} file: written anew as FO4")
         template, game = None, "FO4"
+    bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
     exporter = NifExporter(game or (template.header.game if template else "FO4"), scale, template, full_precision)
     if template is not None:
         exporter.keep_collision = not collection.get("nif_built_collision", True)

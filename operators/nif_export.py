@@ -41,7 +41,6 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         from ..io.nif_export import export_nif, exported_objects  # here until the exporter's parts land
 
         objects = exported_objects(context, self.use_selection)
-        context.view_layer.update()  # world matrices of objects moved by scripts
         try:
             nif, messages = export_nif(
                 self.filepath,

@@ -96,12 +96,21 @@ def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
     }
     meshes = _shapes(collection)
     assert {o["nif_block"] for o in meshes} <= geometry
+    bones = {bone.name for o in collection.all_objects if o.type == "ARMATURE" for bone in o.data.bones}
+    shaders = {}
     for obj in meshes:
         block = nif.blocks[obj["nif_block"]]
         data = block if isinstance(block, BSTriShape) else nif.blocks[block.data]
         count = block.num_vertices if isinstance(block, BSTriShape) else len(data.vertices)
         assert len(obj.data.vertices) == count
         assert len(obj.data.polygons) == len(drop_degenerate(data.triangles))
+        skin = nif.blocks[block.skin if isinstance(block, BSTriShape) else block.skin_instance] if block.skinned else None
+        if skin is not None and hasattr(skin, "bones"):  # every bone of the skin is an armature bone
+            assert {nif.blocks[b].name for b in np.asarray(skin.bones).tolist()} <= bones
+        if block.shader_property >= 0:  # a material per shader block, shared like the block
+            assert obj.active_material is not None
+            shaders.setdefault(block.shader_property, set()).add(obj.active_material.name)
+    assert all(len(names) == 1 for names in shaders.values())
 
 
 def test_progress_follows_the_shapes(clean_scene, corpus):

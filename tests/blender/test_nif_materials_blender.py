@@ -269,3 +269,32 @@ def test_shape_without_material_gets_the_default_shader(clean_scene, addon):
     assert shader.type_name == "BSLightingShaderProperty" and shader.shader_flags_1 == 0x80400201
     assert exporter.nif.blocks[shader.texture_set].textures == [""] * 10
     assert block.alpha_property == -1
+
+
+@pytest.mark.parametrize("setting, name", [("fnv_data", FONV_SMG), ("fo4_data", FO4_ALARM)])
+def test_file_import_finds_textures_in_the_preferences_data_folder(clean_scene, corpus, addon, tmp_path, setting, name):
+    """File > Import > NIF looks in the Data folder of the file's game, set in the preferences."""
+    import bpy
+
+    path = corpus / name
+    nif = NifFile.read(path)
+    texture = next(str(b.textures[0]) for b in nif.blocks if b.type_name == "BSShaderTextureSet" and b.textures[0])  # a diffuse map
+    relative = texture.replace("\\", "/")
+    relative = relative if relative.lower().startswith("textures/") else f"textures/{relative}"
+    target = tmp_path / "Data" / relative.upper()  # a case-sensitive file system, a differently cased tree
+    target.parent.mkdir(parents=True)
+    target.write_bytes(dds_bytes())
+    preferences = addon.ui.preferences.get(bpy.context)
+    setattr(preferences, setting, str(tmp_path / "Data"))
+    try:
+        assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    finally:
+        setattr(preferences, setting, "")
+    images = {
+        node.image.filepath
+        for obj in bpy.data.collections[path.stem].all_objects
+        if obj.type == "MESH" and obj.active_material is not None
+        for node in obj.active_material.node_tree.nodes
+        if node.type == "TEX_IMAGE" and node.image is not None
+    }
+    assert str(target) in {bpy.path.abspath(p) for p in images}
