@@ -289,3 +289,79 @@ def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, v
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Blender {version}." in result.stdout and "imported, written back and edited" in result.stdout
+
+
+def _skinned_column():
+    """A subdivided box standing on the origin, an armature of two stacked bones, and weights
+    blending from the lower bone to the upper one along the height."""
+    import bpy
+
+    bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    lower = armature.data.edit_bones[0]
+    lower.name, lower.head, lower.tail = "Lower", (0, 0, 0), (0, 0, 1)
+    upper = armature.data.edit_bones.new("Upper")
+    upper.head, upper.tail, upper.parent = (0, 0, 1), (0, 0, 2), lower
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 1.0))
+    column = bpy.context.active_object
+    column.scale = (1.0, 1.0, 2.0)
+    bpy.ops.object.transform_apply(scale=True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.subdivide(number_cuts=3)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    groups = [column.vertex_groups.new(name=name) for name in ("Lower", "Upper")]
+    for vertex in column.data.vertices:
+        height = min(max((column.matrix_world @ vertex.co).z / 2.0, 0.0), 1.0)
+        groups[0].add([vertex.index], 1.0 - height, "REPLACE")
+        groups[1].add([vertex.index], height, "REPLACE")
+    column.parent = armature
+    column.modifiers.new("Armature", "ARMATURE").object = armature
+    return armature, column
+
+
+def _node_worlds(nif):
+    """World matrix of every node reached from the roots (world = T + R * s * v, rows as stored)."""
+    from precombined_nif.core.nif.skinning import transform_matrix
+
+    worlds, stack = {}, [(root, np.eye(4)) for root in nif.roots]
+    while stack:
+        index, parent = stack.pop()
+        block = nif.blocks[index]
+        worlds[index] = parent @ transform_matrix(block.rotation, block.translation, block.scale)
+        if isinstance(block, NiNode):
+            stack.extend((int(c), worlds[index]) for c in np.asarray(block.children).tolist() if c >= 0)
+    return worlds
+
+
+@pytest.mark.parametrize("game", ["FO4", "FO3"])
+def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, game):
+    from precombined_nif.core.nif import skinning
+
+    armature, column = _skinned_column()
+    out = export_objects([armature, column], tmp_path / "skinned.nif", game=game)
+    (shape,) = shapes(out)
+    assert shape.skinned
+    instance, data, partition = skinning.skin_blocks(out, shape.skin if game == "FO4" else shape.skin_instance)
+    assert [out.blocks[b].name for b in np.asarray(instance.bones).tolist()] == ["Lower", "Upper"]
+    positions, triangles = geometry(out, shape)
+    packed = (shape.bone_indices, shape.bone_weights) if game == "FO4" else None
+    weights = skinning.shape_weights(instance, data, partition, len(positions), packed)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=2e-3)
+    # Each file vertex carries the weights of the Blender vertex at its place.
+    blender = {tuple(np.round(np.array(column.matrix_world @ v.co), 3)): [g.weight for g in sorted(v.groups, key=lambda g: g.group)] for v in column.data.vertices}
+    worlds = _node_worlds(out)
+    shape_world = worlds[out.blocks.index(shape)]
+    for position, row in zip(positions, weights):
+        expected = blender[tuple(np.round(shape_world[:3, :3] @ position + shape_world[:3, 3], 3))]
+        np.testing.assert_allclose(row, expected, atol=2e-3 if game == "FO4" else 1e-5)
+    # In the bind pose the skinning reproduces the mesh where Blender shows it.
+    binds = skinning.bind_matrices(instance, data)
+    bones = [worlds[b] for b in np.asarray(instance.bones).tolist()]
+    homogeneous = np.c_[positions, np.ones(len(positions))]
+    skinned = sum(w[:, None] * (homogeneous @ (bone @ bind).T) for w, bone, bind in zip(weights.T, bones, binds))
+    np.testing.assert_allclose(skinned[:, :3], (homogeneous @ shape_world.T)[:, :3], atol=1e-3)
+    if game == "FO3":
+        covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
+        assert len(covered) == len(triangles)
