@@ -3,8 +3,6 @@
 
 import math
 
-import numpy as np
-
 from ..block import Block, block_class
 from .objects import NiObjectNET
 
