@@ -99,7 +99,7 @@ def command_import(args):
     """Import every file into an empty scene, then save it; nothing is saved if a file fails."""
     bpy = require_bpy("import")
     from precombined_nif.core.formats import is_bsm2
-    from precombined_nif.io.precombined_import import CellBuilder, GeometrySource
+    from precombined_nif.io.precombined.importer import CellBuilder, GeometrySource
     from precombined_nif.operators import bsm2, nif_import
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -180,8 +180,8 @@ def command_export(args):
 def export_nif_file(bpy, args):
     """The .blend's objects (or --object's collection) as a NIF: a precombined cell when they came
     from one, else a general NIF written back into the file they were imported from, if any."""
-    from precombined_nif.io.nif_export import export_nif
-    from precombined_nif.io.precombined_export import export_cell
+    from precombined_nif.io.nif.exporter import export_nif
+    from precombined_nif.io.precombined.exporter import export_cell
 
     objects = list(bpy.context.scene.objects)
     if args.object is not None:

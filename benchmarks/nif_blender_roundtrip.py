@@ -38,7 +38,7 @@ def main(paths):
 
     cli.load_package()
     from precombined_nif.core.nif import NifFile
-    from precombined_nif.io.nif_export import export_nif
+    from precombined_nif.io.nif.exporter import export_nif
     from precombined_nif.operators.nif_import import import_nif
 
     out = Path(tempfile.mkdtemp()) / "out.nif"

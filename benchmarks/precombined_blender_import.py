@@ -65,7 +65,7 @@ def bare(path, lod=0):
 def ours(path, lod=0):
     import bpy
 
-    from precombined_nif.io.precombined_import import CellBuilder
+    from precombined_nif.io.precombined.importer import CellBuilder
     from precombined_nif.operators.nif_import import import_nif
 
     start = time.perf_counter()

@@ -8,7 +8,7 @@ from bpy_extras.io_utils import ExportHelper
 
 from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError
-from ..io import bsm2_export, bsm2_import
+from ..io.bsm2 import exporter as bsm2_export, importer as bsm2_import
 from .nif_import import MultiFileImport, import_files, report_import
 
 EXTENSION = ".bsm2"

@@ -38,7 +38,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
     )
 
     def execute(self, context):
-        from ..io.nif_export import export_nif, exported_objects  # here until the exporter's parts land
+        from ..io.nif.exporter import export_nif, exported_objects  # here until the exporter's parts land
 
         objects = exported_objects(context, self.use_selection)
         try:

@@ -8,8 +8,8 @@ from bpy_extras.io_utils import ImportHelper
 from ..core.errors import FormatError
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
-from ..io.nif_import import SceneBuilder
-from ..io.nif_source import keep_source
+from ..io.nif.importer import SceneBuilder
+from ..io.nif.source import keep_source
 
 
 def import_files(context, paths, import_one):

@@ -3,7 +3,7 @@
 import bpy
 
 from ..core.errors import FormatError
-from ..io.precombined_export import export_cell
+from ..io.precombined.exporter import export_cell
 from .nif_export import NifExport
 
 

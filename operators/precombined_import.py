@@ -2,7 +2,7 @@
 
 import bpy
 
-from ..io.precombined_import import CellBuilder, GeometrySource
+from ..io.precombined.importer import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
 
 

@@ -1,5 +1,5 @@
 """Object properties > Havok Collision: what a collision object holds, editable. The data are
-the custom properties io.collision_import describes (they survive save and reload, and need no
+the custom properties io.havok.collision_import describes (they survive save and reload, and need no
 registered property: properties with getters made Blender 4.2 crash on exit in the install
 test); operators set the motion, mark meshes as collision of their parent and give selected
 faces a Bethesda material."""
@@ -7,7 +7,7 @@ faces a Bethesda material."""
 import bpy
 import numpy as np
 
-from ..io.collision_import import MATERIAL, RADIUS, SHAPE, material_text, parse_material, set_ranges, to_int32
+from ..io.havok.collision_import import MATERIAL, RADIUS, SHAPE, material_text, parse_material, set_ranges, to_int32
 
 MOTIONS = (
     ("static", "Static", "Does not move"),

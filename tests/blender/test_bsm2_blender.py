@@ -265,7 +265,7 @@ def test_failure_while_building_removes_everything(scene, addon, corpus, monkeyp
     """A failure after datablocks exist (here: while keying) removes them all."""
     import bpy
 
-    bsm2_import = addon.io.bsm2_import
+    bsm2_import = addon.io.bsm2.importer
     before = scene_state()
 
     def broken(*args):

@@ -1,6 +1,6 @@
 """Fallout 4 Havok collision in real Blender: bodies imported under their owners with what they
 hold, edited through the panel's properties, and written back (unchanged, edited, new, deleted)
-through io/collision_export, checked by decoding the packfiles with the codec."""
+through io/havok/collision_export, checked by decoding the packfiles with the codec."""
 
 import numpy as np
 import pytest
@@ -41,15 +41,15 @@ def bodies_of(collection):
 
 
 def owners_of(collection):
-    from precombined_nif.io.collision_export import is_collision
+    from precombined_nif.io.havok.collision_export import is_collision
 
     return [obj for obj in collection.all_objects if "nif_block" in obj and not is_collision(obj)]
 
 
 def write_all(collection, nif):
     """What the NIF exporter does for collision: write_collision for every owner object."""
-    from precombined_nif.io.collision_export import write_collision
-    from precombined_nif.io.nif_export import NifExporter
+    from precombined_nif.io.havok.collision_export import write_collision
+    from precombined_nif.io.nif.exporter import NifExporter
 
     exporter = NifExporter(game="FO4", nif=nif)
     for obj in owners_of(collection):
@@ -284,7 +284,7 @@ def new_owner(name="Owner"):
     """An empty in the scene with a NiNode for it in a new exporter's file."""
     import bpy
 
-    from precombined_nif.io.nif_export import NifExporter
+    from precombined_nif.io.nif.exporter import NifExporter
 
     owner = bpy.data.objects.new(name, None)
     bpy.context.scene.collection.objects.link(owner)
@@ -333,7 +333,7 @@ def written_body(exporter, index):
 
 
 def test_new_box_becomes_a_static_convex_body(clean_scene):
-    from precombined_nif.io.collision_export import is_collision, write_collision
+    from precombined_nif.io.havok.collision_export import is_collision, write_collision
 
     owner, exporter, index = new_owner()
     obj, corners = box("Box", location=(5.0, 6.0, 7.0))
@@ -351,7 +351,7 @@ def test_new_box_becomes_a_static_convex_body(clean_scene):
 def test_new_dynamic_triangle_mesh_with_face_materials(clean_scene):
     import bpy
 
-    from precombined_nif.io.collision_export import write_collision
+    from precombined_nif.io.havok.collision_export import write_collision
 
     owner, exporter, index = new_owner()
     obj, corners = box("Crate")
@@ -384,8 +384,8 @@ def test_new_dynamic_triangle_mesh_with_face_materials(clean_scene):
 
 
 def test_capsule_round_trip(clean_scene):
-    from precombined_nif.io.collision_export import fit_capsule
-    from precombined_nif.io.collision_import import capsule_mesh
+    from precombined_nif.io.havok.collision_export import fit_capsule
+    from precombined_nif.io.havok.collision_import import capsule_mesh
 
     a, b, radius = np.array([1.0, 2.0, 3.0]), np.array([11.0, -4.0, 30.0]), 6.5
     vertices, triangles = capsule_mesh(a, b, radius)
@@ -401,7 +401,7 @@ def test_capsule_round_trip(clean_scene):
 def test_new_compound_of_a_box_and_a_sphere(clean_scene):
     import bpy
 
-    from precombined_nif.io.collision_export import write_collision
+    from precombined_nif.io.havok.collision_export import write_collision
 
     owner, exporter, index = new_owner()
     holder = bpy.data.objects.new("Holder", None)
@@ -430,7 +430,7 @@ def test_new_compound_of_a_box_and_a_sphere(clean_scene):
 
 def test_bad_collision_is_a_clear_error(clean_scene):
     from precombined_nif.core.errors import FormatError
-    from precombined_nif.io.collision_export import write_collision
+    from precombined_nif.io.havok.collision_export import write_collision
 
     owner, exporter, index = new_owner()
     obj, _ = box("Flat", size=(10.0, 10.0, 0.0))

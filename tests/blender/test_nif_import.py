@@ -116,7 +116,7 @@ def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
 def test_progress_follows_the_shapes(clean_scene, corpus):
     import bpy
 
-    from precombined_nif.io.nif_import import SceneBuilder
+    from precombined_nif.io.nif.importer import SceneBuilder
 
     nif = NifFile.read(corpus / "pynifly/tests/tests/FONV/9mmscp.nif")
     seen = []

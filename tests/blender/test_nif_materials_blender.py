@@ -73,17 +73,17 @@ def build(addon, path, data_folders=()):
 
     nif = module(addon, "core.nif").NifFile.read(path)
     collection = bpy.data.collections.new(path.stem)
-    builder = module(addon, "io.nif_import").SceneBuilder(nif, collection, data_folders=data_folders)
+    builder = module(addon, "io.nif.importer").SceneBuilder(nif, collection, data_folders=data_folders)
     objects = builder.build()
     shapes = {index: obj for index, obj in objects.items() if getattr(obj, "type", None) == "MESH"}
     return builder, shapes
 
 
 def export_materials(addon, path, shapes, game):
-    exporter = module(addon, "io.nif_export").NifExporter(game=game, nif=module(addon, "core.nif").NifFile.read(path))
+    exporter = module(addon, "io.nif.exporter").NifExporter(game=game, nif=module(addon, "core.nif").NifFile.read(path))
     for index, obj in sorted(shapes.items()):
         material = obj.data.materials[0] if obj.data.materials else None
-        module(addon, "io.nif_material_export").write_material(exporter, index, material)
+        module(addon, "io.nif.material_export").write_material(exporter, index, material)
     return exporter.nif
 
 
@@ -261,9 +261,9 @@ def test_new_material_is_shared_between_shapes(clean_scene, corpus, addon, tmp_p
 
 def test_shape_without_material_gets_the_default_shader(clean_scene, addon):
     BSTriShape = module(addon, "core.nif.blocks.tri_shape").BSTriShape
-    exporter = module(addon, "io.nif_export").NifExporter(game="FO4")
+    exporter = module(addon, "io.nif.exporter").NifExporter(game="FO4")
     shape = exporter.add(BSTriShape(name="shape"))
-    module(addon, "io.nif_material_export").write_material(exporter, shape, None)
+    module(addon, "io.nif.material_export").write_material(exporter, shape, None)
     block = exporter.nif.blocks[shape]
     shader = exporter.nif.blocks[block.shader_property]
     assert shader.type_name == "BSLightingShaderProperty" and shader.shader_flags_1 == 0x80400201

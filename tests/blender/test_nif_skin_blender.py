@@ -1,5 +1,5 @@
 """Skinned NIFs through Blender: armatures, vertex groups and deformation against the file's own
-skinning math; export back through nif_skin_export onto the imported file as template."""
+skinning math; export back through io.nif.skin_export onto the imported file as template."""
 
 import numpy as np
 import pytest
@@ -119,7 +119,7 @@ def test_fnv_body_parts_become_face_attributes(clean_scene, corpus):
 def test_skin_option_off_keeps_bones_as_empties(clean_scene, corpus):
     import bpy
 
-    from precombined_nif.io.nif_import import SceneBuilder
+    from precombined_nif.io.nif.importer import SceneBuilder
 
     nif = NifFile.read(corpus / FO4_GOLDEN)
     collection = bpy.data.collections.new("noskin")
@@ -131,7 +131,7 @@ def test_skin_option_off_keeps_bones_as_empties(clean_scene, corpus):
 
 
 def exported(path, game, collection):
-    from precombined_nif.io.nif_export import NifExporter
+    from precombined_nif.io.nif.exporter import NifExporter
 
     exporter = NifExporter(game, nif=NifFile.read(path))
     return NifFile.from_bytes(bytearray(exporter.export(list(collection.all_objects)).to_bytes()))
@@ -139,7 +139,7 @@ def exported(path, game, collection):
 
 @pytest.mark.parametrize("name, game", [(FO4_GOLDEN, "FO4"), (FO4_BODY, "FO4"), (FNV_OUTFIT, "FO3")])
 def test_unedited_skin_reexports_byte_identical(clean_scene, corpus, name, game):
-    from precombined_nif.io.nif_export import NifExporter
+    from precombined_nif.io.nif.exporter import NifExporter
 
     collection = imported(corpus / name)
     exporter = NifExporter(game, nif=NifFile.read(corpus / name))

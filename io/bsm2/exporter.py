@@ -9,14 +9,14 @@ assumed, as .bsm2 local keys need.
 
 import numpy as np
 
-from ..core import transforms
-from ..core.bsm2 import MAX_BONES, MAX_VERTICES, VERTEX_DTYPE, SUBSET_DTYPE, Animation, Bsm2File, Hierarchy
-from ..core.bsm2 import packing
-from ..core.bsm2.skinning import ROOT_TRANSFORM
-from ..core.errors import FormatError
-from ..core.tangents import vertex_tangents
-from . import bsm2_mapping as mapping
-from . import compat
+from ...core import transforms
+from ...core.bsm2 import MAX_BONES, MAX_VERTICES, VERTEX_DTYPE, SUBSET_DTYPE, Animation, Bsm2File, Hierarchy
+from ...core.bsm2 import packing
+from ...core.bsm2.skinning import ROOT_TRANSFORM
+from ...core.errors import FormatError
+from ...core.tangents import vertex_tangents
+from . import mapping
+from .. import compat
 
 # An unedited normal is written back as the file had it. Blender stores custom normals with up to
 # about 0.7 degrees of error, so "unedited" means within 1 degree.

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.errors import FormatError
-from ..core.nif import NifFile
-from ..core.nif import vertex_format as vf
-from ..core.nif.blocks.nodes import NiNode
-from ..core.nif.blocks.precombined import BAKED, BSPackedCombinedGeomDataExtra, PackedGeomRecord, instance_dtype
-from ..core.nif.header import Header
-from ..core.nif.packed_vertices import bounding_sphere
-from ..core.stream import WriteStream
+from ...core.errors import FormatError
+from ...core.nif import NifFile
+from ...core.nif import vertex_format as vf
+from ...core.nif.blocks.nodes import NiNode
+from ...core.nif.blocks.precombined import BAKED, BSPackedCombinedGeomDataExtra, PackedGeomRecord, instance_dtype
+from ...core.nif.header import Header
+from ...core.nif.packed_vertices import bounding_sphere
+from ...core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
-from .mesh_read import mesh_arrays
+from ..mesh_read import mesh_arrays
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"

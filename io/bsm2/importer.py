@@ -13,12 +13,12 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core import transforms
-from ..core.bsm2 import packing, skinning
-from ..core.errors import FormatError
-from . import bsm2_mapping as mapping
-from . import compat
-from .mesh_build import build_mesh
+from ...core import transforms
+from ...core.bsm2 import packing, skinning
+from ...core.errors import FormatError
+from . import mapping
+from .. import compat
+from ..mesh_build import build_mesh
 
 # Decomposition error above which a key is reported as not holdable by location/rotation/scale.
 SHEAR_TOLERANCE = 1e-4

@@ -5,12 +5,13 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
-from ..core.nif.blocks.nodes import NiNode
-from ..core.nif.blocks.tri_shape import BSTriShape
-from . import collision_import, nif_material_import, nif_skin_import
-from .mesh_build import build_mesh
-from .mesh_read import geometry_fingerprint
+from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from ...core.nif.blocks.nodes import NiNode
+from ...core.nif.blocks.tri_shape import BSTriShape
+from ..havok import collision_import
+from . import material_import, skin_import
+from ..mesh_build import build_mesh
+from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
 
 
@@ -32,8 +33,8 @@ class SceneBuilder:
     so a failure can remove them all and leave the scene as it was.
 
     Skinning, materials and collision live in their own modules and are called from here:
-    ``skins`` (nif_skin_import.SkinImport) turns bone nodes into armature bones and binds
-    skinned shapes; ``materials`` (nif_material_import.MaterialImport) gives each shape its
+    ``skins`` (skin_import.SkinImport) turns bone nodes into armature bones and binds
+    skinned shapes; ``materials`` (material_import.MaterialImport) gives each shape its
     material; collision_import.build_collision places the Havok bodies under their owner."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), progress=None):
@@ -49,8 +50,8 @@ class SceneBuilder:
         self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom)), 1)
         self.shapes_done = 0
         self._warnings = []
-        self.skins = nif_skin_import.SkinImport(self) if skin else None
-        self.materials = nif_material_import.MaterialImport(self)
+        self.skins = skin_import.SkinImport(self) if skin else None
+        self.materials = material_import.MaterialImport(self)
 
     def build(self):
         if self.skins is not None:

@@ -1,4 +1,4 @@
-"""Armatures and skin weights back into a NIF (the exporter side of nif_skin_import, whose
+"""Armatures and skin weights back into a NIF (the exporter side of skin_import, whose
 docstring describes what an import stores). A template skin whose weights and bind pose still
 hold is left exactly as stored; otherwise it is rewritten in place (same block indices) or new
 blocks are appended. BSSubIndexTriShape segments follow the faces' segment attributes (also
@@ -9,11 +9,11 @@ import json
 import numpy as np
 from mathutils import Matrix
 
-from ..core.errors import FormatError
-from ..core.nif import skinning
-from ..core.nif import vertex_format as vf
-from ..core.nif.blocks.nodes import NiNode
-from ..core.nif.blocks.skin import (
+from ...core.errors import FormatError
+from ...core.nif import skinning
+from ...core.nif import vertex_format as vf
+from ...core.nif.blocks.nodes import NiNode
+from ...core.nif.blocks.skin import (
     BSDismemberSkinInstance,
     BSSkinBoneData,
     BSSkinInstance,
@@ -24,9 +24,9 @@ from ..core.nif.blocks.skin import (
     SkinPartition,
     bone_transform_dtype,
 )
-from ..core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
-from ..core.stream import WriteStream
-from .nif_skin_import import node_parents
+from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
+from ...core.stream import WriteStream
+from .skin_import import node_parents
 
 FO3_BONE_LIMIT = 18  # bones per NiSkinPartition partition (the FNV outfits in the corpus use up to 18)
 REST_NOISE = 1e-5  # matrix_local drift smaller than this is not an edit

@@ -5,8 +5,8 @@ material (``nif_record``) so the exporter can write the blocks back exactly."""
 
 import bpy
 
-from ..core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
-from . import compat
+from ...core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
+from .. import compat
 
 NON_COLOR_ROLES = ("normal", "specular")
 

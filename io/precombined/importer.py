@@ -6,13 +6,13 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.errors import FormatError
-from ..core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
-from ..core.nif.packed_vertices import PackedVertices
-from ..core.precombined.names import find_geometry_file
+from ...core.errors import FormatError
+from ...core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
+from ...core.nif.packed_vertices import PackedVertices
+from ...core.precombined.names import find_geometry_file
 from .instancing import NODE_GROUP, attach_instancer, points_mesh
-from .mesh_build import build_mesh
-from .nif_import import SceneBuilder
+from ..mesh_build import build_mesh
+from ..nif.importer import SceneBuilder
 
 
 class DecodedVertices(PackedVertices):
@@ -59,7 +59,7 @@ class GeometrySource:
         self.files = {}
 
     def file_for(self, filename_hash):
-        from ..core.precombined.csg import GeometryFile
+        from ...core.precombined.csg import GeometryFile
 
         path = self.geometry_path or (find_geometry_file(self.data_folder, filename_hash) if self.data_folder else None)
         if path is None:

@@ -27,12 +27,12 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.errors import FormatError
-from ..core.nif import skinning
-from ..core.nif.blocks.geometry import NiTriBasedGeom
-from ..core.nif.blocks.nodes import NiNode
-from ..core.nif.blocks.skin import BSDismemberSkinInstance
-from ..core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
+from ...core.errors import FormatError
+from ...core.nif import skinning
+from ...core.nif.blocks.geometry import NiTriBasedGeom
+from ...core.nif.blocks.nodes import NiNode
+from ...core.nif.blocks.skin import BSDismemberSkinInstance
+from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose

@@ -82,7 +82,7 @@ def _parent_relative_rests(rests, parents):
 
 def pose_matrices(basis, rests, parents):
     """(keys, bones, 4, 4) armature-space pose matrices from basis matrices."""
-    from ..core.bsm2.skinning import bone_order
+    from ...core.bsm2.skinning import bone_order
 
     local = _parent_relative_rests(rests, parents) @ basis
     out = np.empty_like(local)

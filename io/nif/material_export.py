@@ -9,8 +9,8 @@ import weakref
 import bpy
 import numpy as np
 
-from ..core.nif.blocks.shaders import BSShaderTextureSet
-from ..core.nif.materials import (
+from ...core.nif.blocks.shaders import BSShaderTextureSet
+from ...core.nif.materials import (
     BLOCK_CLASSES,
     ROLE_ORDER,
     ROLES,
@@ -21,7 +21,7 @@ from ..core.nif.materials import (
     new_record,
     record_from_props,
 )
-from . import compat
+from .. import compat
 
 _written = weakref.WeakKeyDictionary()  # exporter -> {material name: {role: block index}}
 

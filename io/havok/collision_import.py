@@ -25,8 +25,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion
 
-from ..core.errors import FormatError
-from ..core.havok import (
+from ...core.errors import FormatError
+from ...core.havok import (
     GAME_UNITS,
     CapsuleShape,
     CompressedMeshShape,
@@ -36,9 +36,9 @@ from ..core.havok import (
     PhysicsSystemData,
     SphereShape,
 )
-from ..core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
-from ..core.transforms import axis_frame
-from .mesh_build import build_mesh
+from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from ...core.transforms import axis_frame
+from ..mesh_build import build_mesh
 
 SHAPE = "havok_shape"
 SOURCE = "havok_source"

@@ -14,8 +14,8 @@ and rotation; its scale is baked into the shape.
 import numpy as np
 from mathutils import Matrix
 
-from ..core.errors import FormatError
-from ..core.havok import (
+from ...core.errors import FormatError
+from ...core.havok import (
     CapsuleShape,
     ConvexPolytopeShape,
     DynamicCompoundShape,
@@ -26,7 +26,7 @@ from ..core.havok import (
     build_compressed_mesh,
     replace_body,
 )
-from ..core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from .collision_import import BLOCK, MATERIAL, RADIUS, SHAPE, SOURCE, collision_children, fingerprint, parse_material
 
 COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files

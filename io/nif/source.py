@@ -3,7 +3,7 @@ show is written back unchanged)."""
 
 import zlib
 
-from ..core.nif import NifFile
+from ...core.nif import NifFile
 
 SOURCE_KEY = "nif_source"  # the imported file's bytes, zlib-compressed
 

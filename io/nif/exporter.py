@@ -11,19 +11,20 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..core.errors import FormatError
-from ..core.mesh_split import split_triangles
-from ..core.nif import NifFile
-from ..core.nif import vertex_format as vf
-from ..core.nif.block import RawBlock
-from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
-from ..core.nif.blocks.nodes import NiNode
-from ..core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
-from ..core.nif.header import Header
-from ..core.nif.refs import block_refs, remove_blocks
-from . import collision_export, nif_material_export, nif_skin_export
-from .mesh_read import export_vertices, geometry_fingerprint
-from .nif_source import source_of, template_collection
+from ...core.errors import FormatError
+from ...core.mesh_split import split_triangles
+from ...core.nif import NifFile
+from ...core.nif import vertex_format as vf
+from ...core.nif.block import RawBlock
+from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
+from ...core.nif.blocks.nodes import NiNode
+from ...core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
+from ...core.nif.header import Header
+from ...core.nif.refs import block_refs, remove_blocks
+from ..havok import collision_export
+from . import material_export, skin_export
+from ..mesh_read import export_vertices, geometry_fingerprint
+from .source import source_of, template_collection
 
 GAME_VERSIONS = {
     # game: (user version, bs version)
@@ -118,7 +119,7 @@ class NifExporter:
             self.messages.append(message)
 
     def bone_index(self, armature, bone_name):
-        """The NiNode block of an armature's bone (written by nif_skin_export.write_armature)."""
+        """The NiNode block of an armature's bone (written by skin_export.write_armature)."""
         return self.bone_nodes[(armature.name, bone_name)]
 
     # -- the whole export ------------------------------------------------------------------
@@ -201,7 +202,7 @@ class NifExporter:
             matrix = self.pass_through.get(parent_obj, Matrix.Identity(4)) @ obj.matrix_parent_inverse @ obj.matrix_basis
         elif obj.parent is parent_obj and obj.parent_type == "BONE" and parent_obj.type == "ARMATURE":
             parent_index = self.bone_index(parent_obj, obj.parent_bone)
-            bone_world = parent_obj.matrix_world @ nif_skin_export.bone_node_world(parent_obj, obj.parent_bone)
+            bone_world = parent_obj.matrix_world @ skin_export.bone_node_world(parent_obj, obj.parent_bone)
             matrix = bone_world.inverted() @ obj.matrix_world
         else:  # parented to something not exported (or not at all): placed in the world
             matrix = obj.matrix_world.copy() if parent_obj is None else parent_obj.matrix_world.inverted() @ obj.matrix_world
@@ -210,7 +211,7 @@ class NifExporter:
         if obj.type == "ARMATURE" and obj not in self.bound and "nif_root" in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
-            nif_skin_export.write_armature(self, obj, parent_index)
+            skin_export.write_armature(self, obj, parent_index)
             self.pass_through[obj] = matrix
             for child in kids.get(obj, []):
                 self._write_tree(child, obj, parent_index, kids)
@@ -224,7 +225,7 @@ class NifExporter:
         if parent_index is None and not self.template:
             self.nif.roots = indices[:1]
         if obj.type == "ARMATURE":
-            nif_skin_export.write_armature(self, obj, indices[0])
+            skin_export.write_armature(self, obj, indices[0])
         for child in kids.get(obj, []):
             self._write_tree(child, obj, indices[0], kids)
 
@@ -289,7 +290,7 @@ class NifExporter:
     def _write_shape(self, obj, matrix):
         mesh = obj.data
         index = self.bound.get(obj)
-        skin = nif_skin_export.skin_source(obj)
+        skin = skin_export.skin_source(obj)
         if index is not None and self._unchanged(mesh):
             block = self.nif.blocks[index]
             self._place(index, obj, matrix)
@@ -311,9 +312,9 @@ class NifExporter:
         self.shapes_of[obj] = [piece[0] for piece in pieces]
         self.block_of[obj] = pieces[0][0]
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
-            nif_material_export.write_material(self, shape_index, material)
+            material_export.write_material(self, shape_index, material)
             if not self.keep_skin:
-                nif_skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
+                skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
     def _file_triangles(self, block):

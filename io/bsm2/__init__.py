@@ -1,0 +1,1 @@
+"""Banuba .bsm2 meshes, armatures and actions."""

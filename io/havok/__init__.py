@@ -1,0 +1,1 @@
+"""Havok collision objects and their packfiles."""

@@ -1,0 +1,1 @@
+"""NIF scenes: nodes, shapes, skinning, materials, and the file kept for export."""
