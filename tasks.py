@@ -20,7 +20,7 @@ PYTHON = (3, 11)  # the only Python the bpy wheels are built for
 # other two serve tests/blender/, which validates, installs and enables the extension on
 # Blender 4.2 (the manifest's minimum) and 5.0 too.
 ENVIRONMENTS = {
-    ".venv": ("bpy==4.5.15", "numpy==1.26.4", "pytest==9.0.3"),
+    ".venv": ("bpy==4.5.15", "numpy==1.26.4", "pytest==9.0.3", "lz4==4.4.4"),  # lz4: tests write SSE BSAs
     ".venv-bpy42": ("bpy==4.2.23", "numpy==1.26.4"),
     ".venv-bpy50": ("bpy==5.0.1", "numpy==1.26.4"),
 }
