@@ -27,11 +27,14 @@ NO_PROPERTIES = 0xFFFF  # motion properties id of a keyframed body
 # what an edited body keeps of the body it replaces: fields the Blender side does not show
 KEPT_BODY_FIELDS = ("reserved_body_id", "quality_id", "collision_look_ahead_distance", "name", "user_data", "spu_flags")
 
-# motion properties of the game's dynamic bodies: gravity and time factors, speed limits,
-# damping, solver stabilisation, deactivation thresholds
-DYNAMIC_PROPERTIES = (
-    *(0, 0, 1.0, 1.0, 104.375, 31.570312, 0.1001, 0.05005, 0.17, 0.4905, 0.0025, 0.0025, 1.0),
-    *(26623, -26213, (4, 115, 117, 6, 115), b"\0" * 3),
+# motion properties of the game's dynamic bodies (gravity and time factors, speed limits,
+# damping, solver stabilisation, deactivation): the same bytes in every file, so written as bytes
+DYNAMIC_PROPERTIES = np.frombuffer(
+    bytes.fromhex(
+        "00000000000000000000803f0000803f00c0d0420090fc410000cd3d00004d3d"
+        "7b142e3ed222fb3e0bd7233b0bd7233b0000803fff679b990473750673000000"
+    ),
+    MOTION_PROPERTIES,
 )
 
 
@@ -85,7 +88,7 @@ def _add_motion(system, shape, motion, mass, body):
         cinfo["center_of_mass_world"][0, :3] = body.position[:3]
         cinfo["orientation"][0] = body.orientation
     else:
-        properties = np.array([DYNAMIC_PROPERTIES], MOTION_PROPERTIES)
+        properties = DYNAMIC_PROPERTIES.copy()
         system.motion_properties = np.concatenate([system.motion_properties, properties])
         cinfo["motion_properties_id"] = len(system.motion_properties) - 1
         volume, centre, inertia = shape_mass(shape)

@@ -6,9 +6,9 @@ bhkPhysicsSystem when edited (the system's other bodies kept), a new bhkNPCollis
 bhkPhysicsSystem when the owner had none, dropped when its collision objects were deleted.
 Collision the import did not show (ragdolls, packfiles it could not read) is kept as it is.
 
-Geometry is taken in the owner's space (each object's local matrix), which is game units
-whatever the export scale: the scale applies at the root. A body's object gives the position
-and rotation; its scale is baked into the shape.
+Geometry is taken in the owner's space (each object's local matrix baked into the shape), which
+is game units whatever the export scale: the scale applies at the root. As in the game's files, a
+body's stored position and rotation are the owner's place in the file (its world transform).
 """
 
 import numpy as np
@@ -27,6 +27,7 @@ from ...core.havok import (
     replace_body,
 )
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
+from ...core.nif.scene_graph import world_matrix
 from .collision_import import BLOCK, MATERIAL, RADIUS, SHAPE, SOURCE, collision_children, fingerprint, parse_material
 
 COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files
@@ -60,7 +61,7 @@ def write_collision(exporter, owner, owner_index):
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
     if existing is not None and obj.get(BLOCK) == block.collision_object and obj.get(SOURCE) == fingerprint(obj):
         return
-    shape, options = body_of(obj)
+    shape, options = body_of(obj, world_matrix(exporter.nif, owner_index))
     if existing is not None:
         system_block = exporter.nif.blocks[existing.data]
         packfile = Packfile.from_bytes(system_block.packfile)
@@ -95,9 +96,10 @@ def _shown_collision(exporter, index):
     return collision
 
 
-def body_of(obj):
-    """(shape, add_body options) of a body object."""
-    location, rotation, scale = local_matrix(obj).decompose()
+def body_of(obj, owner_world):
+    """(shape, add_body options) of a body object; ``owner_world``: its owner's 4x4 world matrix
+    in the file."""
+    location, rotation, _ = Matrix(owner_world.tolist()).decompose()
     motion = obj.get("havok_motion", "static")
     if motion not in MOTIONS:
         raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
@@ -112,7 +114,7 @@ def body_of(obj):
     }
     if motion == "dynamic" and not options["mass"] > 0:
         raise FormatError(f"collision {obj.name!r} is dynamic: give it a mass above 0")
-    return shape_of(obj, np.array(scale, np.float64)), options
+    return shape_of(obj, np.array(local_matrix(obj), np.float64)), options
 
 
 def local_matrix(obj):
@@ -120,18 +122,19 @@ def local_matrix(obj):
     return obj.matrix_parent_inverse @ obj.matrix_basis
 
 
-def shape_of(obj, scale=np.ones(3)):
-    """The Havok shape of a collision object, ``scale`` baked into its geometry."""
+def shape_of(obj, matrix=np.eye(4)):
+    """The Havok shape of a collision object, its geometry placed by ``matrix`` (owner space)."""
     kind = obj[SHAPE]
     try:
         if kind == "compound":
-            shape = _compound(obj, scale)
+            shape = _compound(obj, matrix)
         elif kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")
-            shape = SphereShape.build(obj.empty_display_size * float(np.abs(scale).max()))
+            radius = obj.empty_display_size * float(np.linalg.norm(matrix[:3, :3], axis=0).max())
+            shape = SphereShape.build(radius, center=matrix[:3, 3])
         elif kind in ("convex", "capsule", "compressed_mesh"):
-            shape = _mesh_shape(obj, kind, scale)
+            shape = _mesh_shape(obj, kind, matrix)
         else:
             raise FormatError(f"unknown collision shape {kind!r}")
     except FormatError as error:
@@ -148,7 +151,7 @@ def material_of(obj):
     return value
 
 
-def _compound(obj, scale):
+def _compound(obj, matrix):
     children = collision_children(obj)
     if not children:
         raise FormatError("a compound needs collision objects parented to it")
@@ -156,18 +159,17 @@ def _compound(obj, scale):
     for child in children:
         if child[SHAPE] == "compound":
             raise FormatError(f"compound child {child.name!r} is itself a compound")
-        matrix = Matrix.Diagonal((*scale, 1.0)) @ local_matrix(child)
-        placed.append((shape_of(child), np.array(matrix, np.float64)))
+        placed.append((shape_of(child), matrix @ np.array(local_matrix(child), np.float64)))
     return DynamicCompoundShape.build(placed)
 
 
-def _mesh_shape(obj, kind, scale):
+def _mesh_shape(obj, kind, matrix):
     if obj.type != "MESH":
         raise FormatError(f"a {kind} collision must be a mesh")
     mesh = obj.data
     vertices = np.empty(3 * len(mesh.vertices), np.float32)
     mesh.vertices.foreach_get("co", vertices)
-    vertices = vertices.reshape(-1, 3).astype(np.float64) * scale
+    vertices = vertices.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
     if kind == "convex":
         return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(RADIUS, 0.0)))
     if kind == "capsule":
@@ -176,7 +178,7 @@ def _mesh_shape(obj, kind, scale):
     triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
     mesh.loop_triangles.foreach_get("vertices", triangles)
     triangles = triangles.reshape(-1, 3)
-    if np.prod(scale) < 0:  # mirrored: keep the faces outward
+    if np.linalg.det(matrix[:3, :3]) < 0:  # mirrored: keep the faces outward
         triangles = triangles[:, ::-1]
     ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
     return build_compressed_mesh(vertices, triangles, materials, material_ids=ids)

@@ -1,8 +1,10 @@
 """Fallout 4 Havok collision as Blender objects under the object of the node owning it.
 
 A bhkNPCollisionObject selects one body (its body id) of a bhkPhysicsSystem. That body becomes
-one object parented to the owner, placed by the body's position and rotation (owner space, game
-units): convex polytopes, capsules and compressed meshes as wire meshes, spheres as sphere
+one object parented to the owner, at the owner's origin: the shape's geometry is in the owner's
+space (game units). The body's stored position and rotation are where the owner stood in the file
+when it was written (the game moves the body with the node), so applying them again would place
+the collision twice on any node away from the origin; every corpus file agrees. Shapes: convex polytopes, capsules and compressed meshes as wire meshes, spheres as sphere
 empties, compounds as an empty holding one such object per instance. They stay out of renders.
 
 What the body holds is kept as custom properties (so it survives save and reload and needs no
@@ -23,11 +25,10 @@ import hashlib
 
 import bpy
 import numpy as np
-from mathutils import Matrix, Quaternion
+from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.havok import (
-    GAME_UNITS,
     CapsuleShape,
     CompressedMeshShape,
     ConvexPolytopeShape,
@@ -114,21 +115,12 @@ def build_collision(builder, owner_index, owner_block, owner):
         builder.warn(f"{label}: collision not shown ({error})")
         return
     obj[BLOCK] = index
-    matrix = body_matrix(body) @ offset
     if isinstance(owner, tuple):  # (armature, bone name)
-        builder.skins.place_under_bone(obj, owner, matrix)
+        builder.skins.place_under_bone(obj, owner, offset)
     else:
         obj.parent = owner
-        obj.matrix_basis = matrix
+        obj.matrix_basis = offset
     obj[SOURCE] = fingerprint(obj)
-
-
-def body_matrix(body):
-    """The body's place in its owner's space (game units)."""
-    x, y, z, w = (float(value) for value in body.orientation)
-    matrix = Quaternion((w, x, y, z)).normalized().to_matrix().to_4x4()
-    matrix.translation = [float(value) * GAME_UNITS for value in body.position[:3]]
-    return matrix
 
 
 def _body_object(builder, system, body, name):

@@ -58,6 +58,8 @@ class SceneBuilder:
             self.skins.prepare()
         for root in self.nif.roots:
             self._visit(root, None, ())
+        if self.skins is not None:
+            self.skins.pose()
         if self.import_collision:
             for index, obj in list(self.objects.items()):
                 block = self.nif.blocks[index]

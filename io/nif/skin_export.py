@@ -50,8 +50,11 @@ def bone_rest(bone):
 
 
 def bone_node_world(armature_obj, bone_name):
-    """The bone's node in the armature's space, as a Blender matrix."""
-    return Matrix(bone_rest(armature_obj.data.bones[bone_name]).tolist())
+    """Where the bone's node is in the armature's space (its pose; see skin_import.pose), as a
+    Blender matrix."""
+    bone = armature_obj.data.bones[bone_name]
+    pose = armature_obj.pose.bones[bone_name].matrix
+    return pose @ bone.matrix_local.inverted() @ Matrix(bone_rest(bone).tolist())
 
 
 def write_armature(exporter, armature_obj, parent_index):

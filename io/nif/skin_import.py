@@ -2,9 +2,11 @@
 
 Bone orientation (the one place this is decided): a bone's rest matrix is its node's bind pose
 exactly as the skin stores it, ``shape placement @ inv(bind)``, with the node's own axes (the
-bone points along the node's +Y); nothing is rotated to suit Blender. So Blender's armature
-deformation (pose @ inv(rest) @ v) is the file's skinning math (node @ bind @ v) and posing
-a bone moves vertices as the game does. The armature object IS the skeleton's root node (the
+bone points along the node's +Y); nothing is rotated to suit Blender. Its pose is where the
+file puts the node, which may be far from the bind pose (a body whose global-to-skin transform
+is not identity). So Blender's armature deformation (pose @ inv(rest) @ v) is the file's
+skinning math (node @ bind @ v): the mesh shows where the game draws it, and posing a bone
+moves vertices as the game does. The armature object IS the skeleton's root node (the
 node above the bones, usually the file root): its bones are that node's bone children, its
 space is the node's local space. Skins whose binds disagree about a shared bone (different bind
 poses in one file) get further armatures of their own, children of the root with no transform
@@ -173,6 +175,30 @@ class SkinImport:
             bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
             self.bones.setdefault(node, (armature, bone_name))
 
+    def pose(self):
+        """Pose every bone where the file puts its node (after the scene is built: the root
+        armature object exists then). A pose bone's matrix is ``parent pose @ inv(parent rest)
+        @ rest @ basis`` in Blender's terms; its deformation ``pose @ inv(rest)`` must be
+        ``node @ inv(bind rest)``."""
+        for armature in self.armatures:
+            obj = self._object(armature)
+            if obj is None:
+                continue
+            if obj.pose is None:
+                _build_pose(obj)
+            targets = {}
+            for node, bone_name in armature.names.items():
+                bone = armature.data.bones[bone_name]
+                node_matrix = self._placement(node)[1]
+                targets[bone_name] = node_matrix @ np.linalg.inv(armature.rests[node]) @ _array(bone.matrix_local)
+            for bone_name, target in targets.items():
+                bone = armature.data.bones[bone_name]
+                relative = _array(bone.matrix_local)
+                if bone.parent is not None:
+                    relative = np.linalg.inv(_array(bone.parent.matrix_local)) @ relative
+                    target = np.linalg.inv(targets[bone.parent.name]) @ target
+                obj.pose.bones[bone_name].matrix_basis = _matrix(np.linalg.inv(relative) @ target)
+
     # -- while the scene is built -----------------------------------------------------------
     def armature_data(self, node_index):
         """The Armature a skeleton's root node shows as, or None for other nodes."""
@@ -284,6 +310,17 @@ def _add_weights(group, column):
     bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
     for number, value in enumerate(values.tolist()):
         group.add(used[order[bounds[number] : bounds[number + 1]]].tolist(), value, "REPLACE")
+
+
+def _build_pose(obj):
+    """Blender makes an object's pose when it evaluates the object in a scene; the importer's
+    collection is not in the scene yet, so the object visits it once."""
+    scene = bpy.context.scene
+    scene.collection.objects.link(obj)
+    try:
+        bpy.context.view_layer.update()
+    finally:
+        scene.collection.objects.unlink(obj)
 
 
 class _edit_mode:

@@ -122,9 +122,6 @@ def test_every_physics_system_body_is_built_under_its_owner(clean_scene, path):
         assert obj["havok_friction"] == pytest.approx(summary["friction"], abs=0.01)
         assert obj["havok_restitution"] == pytest.approx(summary["restitution"], abs=0.01)
         shape = body.shape
-        position = np.array(obj.matrix_basis.translation)
-        if not isinstance(shape, SphereShape):
-            assert np.allclose(position, np.asarray(body.position[:3]) * GAME_UNITS, atol=1e-3)
         if isinstance(shape, DynamicCompoundShape):
             children = sorted(obj.children, key=lambda child: child.name)
             assert obj.type == "EMPTY" and len(children) == len(shape.instances)
@@ -151,6 +148,69 @@ def test_every_physics_system_body_is_built_under_its_owner(clean_scene, path):
                 local = placed(child, local)
             expected = vertices @ matrix[:3, :3].T + matrix[:3, 3]
             assert np.allclose(np.sort(local, axis=0), np.sort(expected, axis=0), atol=1e-3)
+
+
+def owner_block(obj):
+    """The node block a body object belongs to (its parent object's, or its parent bone's)."""
+    if obj.parent_type == "BONE":
+        return obj.parent.data.bones[obj.parent_bone]["nif_block"]
+    return obj.parent["nif_block"]
+
+
+def world_box(objects):
+    points = [np.array(o.matrix_world) @ np.c_[mesh_vertices(o), np.ones(len(o.data.vertices))].T for o in objects]
+    points = np.concatenate([p[:3].T for p in points])
+    return points.min(axis=0), points.max(axis=0)
+
+
+@pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
+def test_collision_lands_on_its_node(clean_scene, path):
+    """Where the game puts collision: the shape in its owner node's space (the body's stored
+    transform is where the node stood, not an offset from it). Checked against node transforms
+    read from the file's bytes apart from the product, the packfile's shapes, and the meshes."""
+    from raw_nodes import read_nodes, world_matrices
+
+    worlds = world_matrices(*read_nodes(path))
+    nif = NifFile.read(path)
+    systems = collision_systems(nif)
+    collection = imported(path)
+    for index, obj in bodies_of(collection).items():
+        collision, system = systems[index]
+        shape = system.bodies[collision.body_id].shape
+        owner = owner_block(obj)
+        node_world = worlds[owner]
+        if isinstance(shape, DynamicCompoundShape):
+            expected = {child.name: node_world @ instance.matrix for child, instance in zip(sorted(obj.children, key=lambda c: c.name), shape.instances)}
+            np.testing.assert_allclose(np.array(obj.matrix_world), node_world, atol=1e-3)
+            for child in obj.children:
+                if not isinstance(shape.instances[0].shape, SphereShape):
+                    np.testing.assert_allclose(np.array(child.matrix_world), expected[child.name], atol=1e-3)
+        elif isinstance(shape, SphereShape):
+            centre = node_world @ np.r_[shape.center, 1.0]
+            np.testing.assert_allclose(np.array(obj.matrix_world.translation), centre[:3], atol=1e-3)
+        else:
+            np.testing.assert_allclose(np.array(obj.matrix_world), node_world, atol=1e-3)
+        meshes = [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o and o.get("nif_block") in descendants(worlds, nif, owner)]
+        pieces = [o for o in [obj, *obj.children_recursive] if o.type == "MESH"]
+        if meshes and pieces:
+            low, high = world_box(pieces)
+            mesh_low, mesh_high = world_box(meshes)
+            assert (low <= mesh_high + 1.0).all() and (mesh_low <= high + 1.0).all(), f"{obj.name} misses its node's meshes"
+
+
+def descendants(worlds, nif, index):
+    from precombined_nif.core.nif.blocks.nodes import NiNode as Node
+
+    found, stack = set(), [index]
+    while stack:
+        current = stack.pop()
+        if current in found:
+            continue
+        found.add(current)
+        block = nif.blocks[current]
+        if isinstance(block, Node):
+            stack.extend(int(c) for c in np.asarray(block.children).tolist() if 0 <= c < len(nif.blocks))
+    return found
 
 
 def test_known_counts(clean_scene, corpus):
@@ -280,8 +340,13 @@ def test_deleted_collision_is_unlinked(clean_scene, corpus):
     assert nif.blocks[owner_index].collision_object == -1
 
 
+NODE_TRANSLATION = (120.0, -45.0, 30.0)
+NODE_TURN = 0.7  # radians about +Z
+
+
 def new_owner(name="Owner"):
-    """An empty in the scene with a NiNode for it in a new exporter's file."""
+    """An empty in the scene with a NiNode for it in a new exporter's file, the node away from
+    the origin and turned, so a body's stored place must be the node's."""
     import bpy
 
     from precombined_nif.io.nif.exporter import NifExporter
@@ -289,9 +354,18 @@ def new_owner(name="Owner"):
     owner = bpy.data.objects.new(name, None)
     bpy.context.scene.collection.objects.link(owner)
     exporter = NifExporter(game="FO4")
-    index = exporter.add(NiNode("NiNode", name=name))
+    c, s = np.cos(NODE_TURN), np.sin(NODE_TURN)
+    node = NiNode("NiNode", name=name, translation=NODE_TRANSLATION, rotation=(c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0))
+    index = exporter.add(node)
     exporter.nif.roots = [index]
     return owner, exporter, index
+
+
+def check_body_at_node(body):
+    """The body's stored position and rotation are the owner node's (signs included)."""
+    assert np.allclose(np.asarray(body.position[:3]) * GAME_UNITS, NODE_TRANSLATION, atol=1e-4)
+    expected = np.array([0.0, 0.0, np.sin(NODE_TURN / 2), np.cos(NODE_TURN / 2)])  # x, y, z, w
+    assert np.allclose(np.asarray(body.orientation), expected, atol=1e-6)
 
 
 def box(name, size=(40.0, 20.0, 10.0), location=(0.0, 0.0, 0.0)):
@@ -342,10 +416,11 @@ def test_new_box_becomes_a_static_convex_body(clean_scene):
     write_collision(exporter, owner, index)
     system, body = written_body(exporter, index)
     assert system.motion_type(body) == "static" and body.layer == 1 and not len(system.motion_cinfos)
-    assert np.allclose(np.asarray(body.position[:3]) * GAME_UNITS, (5, 6, 7), atol=1e-4)
+    check_body_at_node(body)
     vertices, triangles = body.shape.mesh()
     assert isinstance(body.shape, ConvexPolytopeShape) and len(triangles) == 12
-    assert np.allclose(np.sort(vertices, axis=0), np.sort(corners, axis=0), atol=1e-3)
+    # the object's place under its owner is baked into the shape (owner space)
+    assert np.allclose(np.sort(vertices, axis=0), np.sort(corners + (5, 6, 7), axis=0), atol=1e-3)
 
 
 def test_new_dynamic_triangle_mesh_with_face_materials(clean_scene):
@@ -376,11 +451,12 @@ def test_new_dynamic_triangle_mesh_with_face_materials(clean_scene):
     assert isinstance(shape, CompressedMeshShape) and shape.user_data == 0xF413D173
     vertices, triangles = shape.mesh()
     assert len(triangles) == 12
-    assert np.allclose(np.sort(vertices[np.unique(triangles)], axis=0), np.sort(corners * 2, axis=0), atol=0.05)
+    c, s = np.cos(0.5), np.sin(0.5)
+    turned = corners * 2 @ np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]).T
+    assert np.allclose(np.sort(vertices[np.unique(triangles)], axis=0), np.sort(turned, axis=0), atol=0.05)
     materials = shape.triangle_materials()
     assert sorted(materials.tolist()) == [0x1DD9C611] * 2 + [0xF413D173] * 10  # one quad face = two triangles
-    rotation = np.array(obj.matrix_basis.to_quaternion())
-    assert np.allclose(np.abs(np.asarray(body.orientation)[[3, 0, 1, 2]]), np.abs(rotation), atol=1e-5)
+    check_body_at_node(body)
 
 
 def test_capsule_round_trip(clean_scene):

@@ -3,6 +3,7 @@ skinning math; export back through io.nif.skin_export onto the imported file as 
 
 import numpy as np
 import pytest
+from support import CORPUS, corpus_files
 
 from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -10,6 +11,7 @@ from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 FO4_BODY = "pynifly/tests/tests/FO4/MaleBody.nif"
 FO4_GOLDEN = "nifly/tests/input/TestNifFile_Skinned_FO4.nif"
 FNV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
+BODY_OFF_BIND = "pynifly/tests/tests/FO4/BTMaleBody.nif"  # nodes 120 units from the bind pose
 
 
 def imported(path):
@@ -72,32 +74,69 @@ def test_armature_bones_and_groups_match_the_codec(clean_scene, corpus, name):
             np.testing.assert_allclose(got, raw[:, column], atol=1e-6)
 
 
-@pytest.mark.parametrize("name", [FO4_BODY, FNV_OUTFIT])
+def skinned_files():
+    skins = (b"BSSkin::Instance", b"NiSkinInstance", b"BSDismemberSkinInstance")
+    return [p for p in corpus_files("**/*.nif") if p.name != "Corrupt.nif" and any(s in p.read_bytes() for s in skins)]
+
+
+def drawn_positions(path, nif, index, block, moved=None):
+    """Where the game draws a skinned shape's vertices: sum_i w_i * node_i @ bind_i @ v, with
+    the bone nodes' world matrices composed from the file's bytes (``moved``: {node: extra
+    local matrix} applied after a node's own transform)."""
+    from raw_nodes import read_nodes, world_matrices
+
+    nodes, roots = read_nodes(path)
+    for node, extra in (moved or {}).items():
+        nodes[node].local = nodes[node].local @ extra
+    worlds = world_matrices(nodes, roots)
+    bones, binds, weights, positions = file_skin(nif, index, block)
+    homogeneous = np.c_[positions, np.ones(len(positions))]
+    drawn = np.zeros((len(positions), 3))
+    for column, (bone, bind) in enumerate(zip(bones, binds)):
+        drawn += weights[:, column : column + 1] * (homogeneous @ (worlds[bone] @ bind).T)[:, :3]
+    return drawn
+
+
+def world_positions(obj):
+    evaluated = evaluated_positions(obj)
+    matrix = np.array(obj.matrix_world)
+    return evaluated @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+@pytest.mark.parametrize("path", skinned_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
+def test_skinned_meshes_show_where_the_game_draws_them(clean_scene, path):
+    nif = NifFile.read(path)
+    collection = imported(path)
+    for index, block in skinned_shapes(nif):
+        obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+        if "Armature" not in obj.modifiers:
+            continue  # a skin the import reported as unreadable
+        weighted = file_skin(nif, index, block)[2].sum(axis=1) > 0  # the game has no place for the rest
+        assert weighted.any()
+        np.testing.assert_allclose(world_positions(obj)[weighted], drawn_positions(path, nif, index, block)[weighted], atol=2e-3)
+
+
+@pytest.mark.parametrize("name", [FO4_BODY, FNV_OUTFIT, BODY_OFF_BIND])
 def test_posed_bone_deforms_as_the_file_skins(clean_scene, corpus, name):
     import bpy
     from mathutils import Matrix
 
     nif = NifFile.read(corpus / name)
     index, block = skinned_shapes(nif)[0]
-    bones, binds, weights, positions = file_skin(nif, index, block)
+    bones, _binds, weights, _positions = file_skin(nif, index, block)
     collection = imported(corpus / name)
     obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
-    np.testing.assert_allclose(evaluated_positions(obj), positions, atol=1e-3)  # bind pose: unmoved
-
     column = int(np.argmax((weights > 0).sum(axis=0)))  # the bone weighting the most vertices
     armature = obj.modifiers["Armature"].object
     bone = next(b for b in armature.data.bones if b["nif_block"] == bones[column])
     assert not bone.children
     turn = Matrix.Rotation(0.5, 4, "X") @ Matrix.Translation((1.0, 2.0, 3.0))
-    armature.pose.bones[bone.name].matrix_basis = turn
+    pose_bone = armature.pose.bones[bone.name]
+    pose_bone.matrix_basis = pose_bone.matrix_basis @ turn
     bpy.context.view_layer.update()
-
-    # The file's math in the shape's space: v' = sum_i w_i * inv(bind_i) @ Q_i @ bind_i @ v.
-    q = np.array(turn)
-    moved = np.linalg.inv(binds[column]) @ q @ binds[column]
-    homogeneous = np.c_[positions, np.ones(len(positions))]
-    expected = positions + weights[:, column : column + 1] * ((homogeneous @ moved.T)[:, :3] - positions)
-    np.testing.assert_allclose(evaluated_positions(obj), expected, atol=2e-3)
+    # posing a bone in Blender moves its node in the node's own frame, as the game would
+    expected = drawn_positions(corpus / name, nif, index, block, {bones[column]: np.array(turn)})
+    np.testing.assert_allclose(world_positions(obj), expected, atol=2e-3)
 
 
 def test_fnv_body_parts_become_face_attributes(clean_scene, corpus):

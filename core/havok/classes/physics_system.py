@@ -13,6 +13,8 @@ from ..objects import POINTER, HavokObject, havok_class
 
 STATIC_MOTION = 0x7FFFFFFF  # motion id of a static body
 NO_BODY = 0x7FFFFFFF
+# every material of the game's files holds this just-below-FLT_MAX value (0x7F7FFFEE)
+GAME_MAX_CONTACT_IMPULSE = float(np.array(0x7F7FFFEE, np.uint32).view(np.float32))
 
 
 def half_to_float(value):
@@ -43,7 +45,7 @@ class Material:
         self.friction_combine_policy = 1
         self.restitution_combine_policy = 2
         self.welding_tolerance = 0x3D4C
-        self.max_contact_impulse = float(np.finfo(np.float32).max)
+        self.max_contact_impulse = GAME_MAX_CONTACT_IMPULSE
         self.fraction_of_clipped_impulse_to_apply = 1.0
         self.mass_changer_category = 0
         self.mass_changer_heavy_object_factor = float_to_half(1.0)
