@@ -190,8 +190,8 @@ def export_nif_file(bpy, args):
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
         objects = list({o for c in chosen.users_collection for o in c.all_objects})
     if any("precombined_object" in o for o in objects):
-        nif = export_cell(args.output, [o for o in objects if o.type == "MESH"], layout=args.layout)
-        records = next(b for b in nif.blocks if hasattr(b, "records")).records
+        nif = export_cell(args.output, objects, layout=args.layout)
+        records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
         return f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
     for message in messages:
@@ -248,7 +248,9 @@ def build_parser():
         help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
         "written (default: the whole scene)",
     )
-    save.add_argument("--layout", choices=("inline", "baked"), default="inline", help=".nif: the precombined block layout")
+    save.add_argument(
+        "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
+    )
     save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.set_defaults(run=command_export)

@@ -8,8 +8,7 @@ from .nif_export import NifExport
 
 
 def cell_objects(context, selected_only):
-    objects = context.selected_objects if selected_only else context.scene.objects
-    return [o for o in objects if o.type == "MESH"]
+    return list(context.selected_objects if selected_only else context.scene.objects)
 
 
 class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
@@ -22,20 +21,26 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
     layout: bpy.props.EnumProperty(
         name="Layout",
         items=(
+            ("KEEP", "As imported", "Each block keeps the layout it was imported with (new cells: inline)"),
             ("inline", "Shared, inline geometry", "BSPackedCombinedSharedGeomDataExtra with the geometry in the block"),
             ("baked", "Baked", "BSPackedCombinedGeomDataExtra"),
         ),
-        default="inline",
+        default="KEEP",
     )
     use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
 
     def execute(self, context):
         try:
-            nif = export_cell(self.filepath, cell_objects(context, self.use_selection), layout=self.layout, scale=self.scale)
+            nif = export_cell(
+                self.filepath,
+                cell_objects(context, self.use_selection),
+                layout=None if self.layout == "KEEP" else self.layout,
+                scale=self.scale,
+            )
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, f"{self.filepath}: {error}")
             return {"CANCELLED"}
-        records = next(b for b in nif.blocks if hasattr(b, "records")).records
+        records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
         self.report({"INFO"}, f"Exported {len(records)} records, {sum(len(r.instances) for r in records)} instances")
         return {"FINISHED"}
 

@@ -1,7 +1,8 @@
-"""Blender objects sharing meshes back into a precombined block: each mesh a record, each
-object one of its placed instances. Data an untouched import kept (packed vertices, every LOD,
-raw placements) is reused as stored, so such a cell writes back byte for byte; anything edited
-is encoded anew. Knows bpy and core objects, never file bytes."""
+"""Blender objects sharing meshes back into precombined blocks: each mesh a record, each object
+one of its placed instances, each block the records its import made of it. Data an untouched
+import kept (packed vertices, every LOD, raw placements, the records' objects entries) is
+reused as stored, so such a cell writes back byte for byte; anything edited is encoded anew.
+Knows bpy and core objects, never file bytes."""
 
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from ...core.errors import FormatError
 from ...core.nif import NifFile
 from ...core.nif import vertex_format as vf
 from ...core.nif.blocks.nodes import NiNode
-from ...core.nif.blocks.precombined import BAKED, BSPackedCombinedGeomDataExtra, PackedGeomRecord, instance_dtype
+from ...core.nif.blocks.precombined import BAKED, EXTERNAL, INLINE, BSPackedCombinedGeomDataExtra, PackedGeomRecord, instance_dtype
+from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.packed_vertices import bounding_sphere
 from ...core.stream import WriteStream
@@ -21,6 +23,7 @@ from ..mesh_read import mesh_arrays
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
 LITTLE = WriteStream()
+SHARED_TYPE, BAKED_TYPE = "BSPackedCombinedSharedGeomDataExtra", "BSPackedCombinedGeomDataExtra"
 
 
 def kept_vertices(mesh, positions, uvs, normals, used):
@@ -70,37 +73,55 @@ def encode_vertices(record, desc, arrays):
         record.colors = arrays["colors"] if arrays["colors"] is not None else np.ones((len(arrays["positions"]), 4))
 
 
-def record_from_mesh(mesh, scale):
+def record_from_mesh(mesh, scale, default_desc=DEFAULT_DESC):
+    """The record of a mesh; ``record.kept`` says its vertices and triangles are the imported ones."""
     arrays = mesh_arrays(mesh, scale)
     positions, triangles, uvs, normals, used = (arrays[k] for k in ("positions", "triangles", "uvs", "normals", "used"))
     if len(positions) > 0xFFFF:
         raise FormatError(f"mesh {mesh.name!r} has {len(positions)} vertices: a record holds at most 65535")
     record = PackedGeomRecord(inline=True)
+    record.kept = False
     desc, data = kept_vertices(mesh, positions, uvs, normals, used)
     if data is not None:
         record.vertex_desc, record.vertex_data = desc, data
         record.full_precision = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
     else:
         desc_text = mesh.get("precombined_vertex_desc")
-        encode_vertices(record, int(desc_text, 16) if desc_text else DEFAULT_DESC, arrays)
+        encode_vertices(record, int(desc_text, 16) if desc_text else default_desc, arrays)
     stored = mesh.get("precombined_triangles")
     lod = int(mesh.get("precombined_lod", 0))
     counts, offsets = mesh.get("precombined_lod_counts"), mesh.get("precombined_lod_offsets")
     if stored is not None and counts is not None and offsets is not None:
         all_triangles = np.frombuffer(bytes(np.frombuffer(stored, np.int32).tobytes()), np.int32).reshape(-1, 3)
         start = int(offsets[lod]) // 3
-        if np.array_equal(np.sort(all_triangles[start : start + int(counts[lod])], axis=None), np.sort(triangles, axis=None)) and len(
-            all_triangles[start : start + int(counts[lod])]
-        ) == len(triangles):
+        shown = all_triangles[start : start + int(counts[lod])]
+        if len(shown) == len(triangles) and np.array_equal(np.sort(shown, axis=None), np.sort(triangles, axis=None)):
             record.triangles = all_triangles.astype(np.uint16)
             record.lod_counts = tuple(int(c) for c in counts)
             record.lod_offsets = tuple(int(o) for o in offsets)
             record.lod_levels = int(mesh.get("precombined_lod_levels", 3))
+            record.kept = data is not None
             return record
     # New or edited faces: every LOD gets them (the buffer holds LOD0, LOD1, LOD2 in turn).
     record.triangles = np.concatenate([triangles] * 3).astype(np.uint16)
     record.lod_counts = (len(triangles),) * 3
     record.lod_offsets = (0, 3 * len(triangles), 6 * len(triangles))
+    return record
+
+
+def placeholder_record(template_record):
+    """A record whose geometry was not imported (no .csg): its header as the file has it."""
+    record = PackedGeomRecord(inline=False)
+    for name in ("num_vertices", "lod_levels", "lod_counts", "lod_offsets", "vertex_desc"):
+        setattr(record, name, getattr(template_record, name))
+    record.kept = True
+    first = template_record.instances[0] if len(template_record.instances) else None
+    if first is not None:  # the bound sphere in record space, for copies that moved
+        rotation, scale = np.asarray(first["rotation"], np.float64), float(first["scale"]) or 1.0
+        center = rotation.T @ (np.asarray(first["bound_center"], np.float64) - first["translation"]) / scale
+        record.sphere = (center, float(first["bound_radius"]) / scale)
+    else:
+        record.sphere = ((0.0, 0.0, 0.0), 0.0)
     return record
 
 
@@ -126,7 +147,7 @@ def placement(name, world, raw, grayscale, scale, record):
             and np.isclose(kept[13], size, rtol=1e-6)
         ):
             return np.frombuffer(kept.tobytes(), out.dtype)[0]
-    center, radius = bounding_sphere(record.positions)
+    center, radius = getattr(record, "sphere", None) or bounding_sphere(record.positions)
     out["grayscale_scale"] = grayscale
     out["rotation"] = rotation
     out["translation"] = translation
@@ -138,7 +159,8 @@ def placement(name, world, raw, grayscale, scale, record):
 
 def copies_of(obj):
     """(mesh, [(name, world matrix, raw placement, grayscale), ...], sort key) of an object: one
-    copy for an ordinary object, every point of a geometry-nodes instancer."""
+    copy for an ordinary object or a placeholder (mesh None), every point of a geometry-nodes
+    instancer."""
     source = instancer_source(obj)
     if source is not None:
         stored = obj.data.get("precombined_instances_raw")
@@ -150,81 +172,236 @@ def copies_of(obj):
         ]
         return source.data, copies, (obj.get("precombined_object", 1 << 30), 0)
     copy = (obj.name, obj.matrix_world, obj.get("precombined_instance_raw"), float(obj.get("precombined_grayscale_scale", 1.0)))
-    return obj.data, [copy], (obj.get("precombined_object", 1 << 30), obj.get("precombined_instance", 1 << 30))
+    mesh = obj.data if obj.type == "MESH" else None
+    return mesh, [copy], (obj.get("precombined_object", 1 << 30), obj.get("precombined_instance", 1 << 30))
 
 
-def records_of(objects, scale):
-    """Records in the order they were imported (then by name), each with its copies."""
-    groups = {}
+MARK = "precombined"  # set by the panel's operator: a new object to export as a record
+IGNORED_TYPES = ("CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER", "EMPTY")
+
+
+def is_record_object(obj):
+    """Came from a cell (an instance, instancer or placeholder) or marked precombined by the user."""
+    return "precombined_object" in obj or bool(obj.get(MARK))
+
+
+def split_objects(objects):
+    """(the objects that make records, the other objects a cell cannot hold). Objects the
+    general import made of a cell file (its nodes, shapes, collision) are written from the file
+    and the hidden sources of geometry-nodes instancers from their instancers: neither is refused."""
+    cells = set(cells_of(objects))
+    records, refused = [], []
     for obj in objects:
-        if obj.type != "MESH" or obj.data is None or "precombined_source" in obj:
+        if is_record_object(obj):
+            records.append(obj)
+        elif "precombined_source" in obj or any(c.get("nif_path") in cells for c in obj.users_collection):
+            continue
+        elif obj.type not in IGNORED_TYPES:
+            refused.append(obj)
+    return records, refused
+
+
+def refuse(refused):
+    names = ", ".join(repr(obj.name) for obj in refused[:10]) + (f" and {len(refused) - 10} more" if len(refused) > 10 else "")
+    raise FormatError(
+        f"{names} {'is' if len(refused) == 1 else 'are'} not part of a precombined cell: export "
+        f"{'it' if len(refused) == 1 else 'them'} as a NIF, or mark {'it' if len(refused) == 1 else 'them'} "
+        f"precombined (Object properties > Precombined)"
+    )
+
+
+def is_placeholder(obj):
+    """An empty standing for a copy whose geometry was not imported."""
+    return obj.type == "EMPTY" and "precombined_object" in obj and "precombined_block" in obj
+
+
+def cell_groups(objects):
+    """{block index or None (new): {mesh or (block, record) for placeholders: [(key, name, copies)]}}."""
+    blocks = {}
+    for obj in objects:
+        if not (obj.type == "MESH" and obj.data is not None or is_placeholder(obj)):
             continue
         mesh, copies, key = copies_of(obj)
-        groups.setdefault(mesh, []).append((key, obj.name, copies))
-    if not groups:
+        if mesh is None:
+            block, holder = obj["precombined_block"], ("placeholder", obj["precombined_block"], obj["precombined_object"])
+        else:
+            block, holder = mesh.get("precombined_block"), mesh
+        blocks.setdefault(block, {}).setdefault(holder, []).append((key, obj.name, copies))
+    if not blocks:
         raise FormatError("no mesh objects to export: select the instances of a precombined cell")
-    order = sorted(groups.items(), key=lambda item: (min(entry[0] for entry in item[1]), item[0].name))
-    records, meshes = [], []
-    for mesh, entries in order:
-        record = record_from_mesh(mesh, scale)
+    return blocks
+
+
+def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC):
+    """(records, holders) of one block: imported records in their order, then new ones by name."""
+
+    def order(item):
+        holder = item[0]
+        return (holder[2], "") if isinstance(holder, tuple) else (holder.get("precombined_object", 1 << 30), holder.name)
+
+    records, holders = [], []
+    for holder, entries in sorted(groups.items(), key=order):
+        if isinstance(holder, tuple):
+            if template_block is None or not holder[2] < len(template_block.records):
+                continue  # a placeholder of a file that is gone: nothing to write its record from
+            record = placeholder_record(template_block.records[holder[2]])
+            if template_block.shared:
+                entry = template_block.objects[holder[2]]
+                record.entry = (int(entry["filename_hash"]), int(entry["data_offset"]))
+        else:
+            record = record_from_mesh(holder, scale, default_desc)
         copies = [copy for _, _, group in sorted(entries, key=lambda e: (e[0], e[1])) for copy in group]
         record.instances = np.array([placement(*copy, scale, record) for copy in copies], instance_dtype(LITTLE))
         records.append(record)
-        meshes.append(mesh)
-    return records, meshes
+        holders.append(holder)
+    return records, holders
 
 
-def build_block(records, meshes, layout, unknown_flags=(0, 0)):
-    block = BSPackedCombinedGeomDataExtra(
-        "BSPackedCombinedGeomDataExtra" if layout == BAKED else "BSPackedCombinedSharedGeomDataExtra",
-        vertex_desc=records[0].vertex_desc,
-        records=records,
-        layout=layout,
-    )
-    block.unknown_flags_1, block.unknown_flags_2 = (int(v) for v in unknown_flags)
-    block.num_vertices = sum(r.vertex_count for r in records)
-    block.num_triangles = sum(len(r.triangles) for r in records)
+def record_counts(records):
+    """A block's vertex and triangle totals as the Creation Kit writes them: every placed copy
+    counts (checked on the corpus cells)."""
+    vertices = sum((r.vertex_count or r.num_vertices) * len(r.instances) for r in records)
+    triangles = sum(sum(r.lod_counts) * len(r.instances) for r in records)
+    return vertices, triangles
+
+
+def signature(records):
+    return [((r.vertex_count or r.num_vertices), tuple(r.lod_counts), len(r.instances)) for r in records]
+
+
+def objects_entries(records, holders, layout):
+    """The shared block's (filename hash, data offset) per record."""
+    entries, offset = [], 0
+    for record, holder in zip(records, holders):
+        if isinstance(holder, tuple):
+            entries.append(record.entry)
+            continue
+        known = holder.get("precombined_hash")
+        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, int(holder.get("precombined_offset", offset))))
+        offset += record.geometry_size()
+    return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
+
+
+def to_external(records, holders):
+    """Records written as headers only, their geometry staying where the import found it."""
+    edited = [holder.name for record, holder in zip(records, holders) if not isinstance(holder, tuple) and not record.kept]
+    if edited:
+        raise FormatError(
+            f"the geometry of {', '.join(repr(name) for name in edited)} was edited or is new, and this cell keeps "
+            f"its geometry in a .csg file: export with the inline layout"
+        )
+    for record, holder in zip(records, holders):
+        record.inline = False
+        if not isinstance(holder, tuple):
+            record.vertex_desc = int(holder.get("precombined_record_desc", holder["precombined_vertex_desc"]), 16)
+
+
+def build_block(records, holders, layout, template_block=None):
+    block = BSPackedCombinedGeomDataExtra(BAKED_TYPE if layout == BAKED else SHARED_TYPE, records=records, layout=layout)
+    if layout == EXTERNAL:
+        to_external(records, holders)
+    elif any(isinstance(holder, tuple) for holder in holders):
+        raise FormatError(
+            f"{sum(isinstance(h, tuple) for h in holders)} records were imported without geometry (no .csg): "
+            f"the {layout} layout needs every record's geometry"
+        )
+    if template_block is not None:
+        block.name = template_block.name
+        block.vertex_desc = template_block.vertex_desc
+        block.unknown_flags_1, block.unknown_flags_2 = template_block.unknown_flags_1, template_block.unknown_flags_2
+    else:
+        block.vertex_desc = records[0].vertex_desc if records else DEFAULT_DESC
+    if template_block is not None and signature(records) == signature(template_block.records):
+        block.num_vertices, block.num_triangles = template_block.num_vertices, template_block.num_triangles
+    else:
+        block.num_vertices, block.num_triangles = record_counts(records)
     if layout != BAKED:
-        entries, offset = [], 0
-        for record, mesh in zip(records, meshes):
-            known = mesh.get("precombined_hash")
-            entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, int(mesh.get("precombined_offset", offset))))
-            offset += record.geometry_size()
-        block.objects = np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
+        block.objects = objects_entries(records, holders, layout)
     return block
 
 
-def build_cell(objects, *, layout="inline", scale=1.0, template=None, unknown_flags=(0, 0)):
-    """A NifFile holding the objects as a precombined cell. ``template`` (the imported file) keeps
-    every other block; without one the cell is a BSFadeNode root holding the block."""
-    records, meshes = records_of(objects, scale)
-    block = build_block(records, meshes, layout, unknown_flags)
-    if template is not None:
-        for index, existing in enumerate(template.blocks):
-            if isinstance(existing, BSPackedCombinedGeomDataExtra):
-                block.name = existing.name
-                template.blocks[index] = block
-                return template
-    root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
-    return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
+def shape_for_material(template, mesh):
+    """The block of the cell's shape whose shader the mesh's material came from, or None."""
+    for material in mesh.materials if mesh is not None else ():
+        shader = dict(material.get("nif_blocks", {})).get("shader") if material is not None else None
+        if shader is None or material.get("nif_file") != str(template.path or ""):
+            continue
+        for _, shape in template.blocks_of(BSTriShape):
+            if shape.shader_property == shader:
+                for ref in np.asarray(shape.extra_data).tolist():
+                    if 0 <= ref < len(template.blocks) and isinstance(template.blocks[ref], BSPackedCombinedGeomDataExtra):
+                        return ref
+    return None
+
+
+def owner_of(template, block_index):
+    for _, shape in template.blocks_of(BSTriShape):
+        if block_index in np.asarray(shape.extra_data).tolist():
+            return shape
+    return None
+
+
+def build_cell(objects, *, layout=None, scale=1.0, template=None):
+    """A NifFile holding the objects as a precombined cell. With ``template`` (the imported
+    file) every block keeps its own records and layout (``layout`` None) and every other block
+    is kept; without one the cell is a BSFadeNode root holding one block."""
+    blocks = cell_groups(objects)
+    if template is None:
+        groups = {holder: entries for group in blocks.values() for holder, entries in group.items()}
+        records, holders = block_records(groups, scale)
+        if not records:
+            raise FormatError("no mesh objects to export: the cell's placeholders need the file they came from")
+        chosen = layout or INLINE
+        if chosen == EXTERNAL:
+            raise FormatError("a new cell cannot keep its geometry in a .csg file: export with the inline layout")
+        block = build_block(records, holders, chosen)
+        root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
+        return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
+    indices = [index for index, _ in template.blocks_of(BSPackedCombinedGeomDataExtra)]
+    for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
+        target = shape_for_material(template, holder) if not isinstance(holder, tuple) else None
+        blocks.setdefault(target if target is not None else indices[0], {})[holder] = entries
+    for index in indices:
+        old = template.blocks[index]
+        first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
+        records, holders = block_records(blocks.get(index, {}), scale, old, first)
+        block = build_block(records, holders, layout or old.layout, old)
+        template.blocks[index] = block
+        shape = owner_of(template, index)
+        if shape is not None and (shape.num_vertices, shape.num_triangles) == (old.num_vertices, old.num_triangles):
+            # The host shape's counts are its block's totals; a u16 cannot hold more than 65535.
+            shape.num_vertices, shape.num_triangles = min(block.num_vertices, 0xFFFF), block.num_triangles
+    return template
+
+
+def cells_of(objects):
+    """The imported cell files the objects came from."""
+    return sorted({str(o["precombined_cell"]) for o in objects if o.get("precombined_cell")})
 
 
 def template_of(objects):
     """The imported file the objects came from, when it is still readable."""
-    for collection in {c for o in objects for c in o.users_collection}:
-        path = collection.get("nif_path")
+    cells = cells_of(objects)
+    if len(cells) > 1:
+        names = ", ".join(Path(cell).name for cell in cells)
+        raise FormatError(f"the objects come from {len(cells)} cells ({names}): export one cell at a time")
+    paths = cells or [c.get("nif_path") for c in {c for o in objects for c in o.users_collection}]
+    for path in paths:
         if path and Path(path).is_file():
             try:
                 nif = NifFile.read(path)
             except FormatError:
                 continue
             if any(isinstance(b, BSPackedCombinedGeomDataExtra) for b in nif.blocks):
-                return nif, tuple(collection.get("precombined_unknown_flags", (0, 0)))
-    return None, (0, 0)
+                return nif
+    return None
 
 
-def export_cell(path, objects, *, layout="inline", scale=1.0):
-    template, flags = template_of(objects)
-    nif = build_cell(objects, layout=layout, scale=scale, template=template, unknown_flags=flags)
+def export_cell(path, objects, *, layout=None, scale=1.0):
+    """Write the objects as a cell; objects that are not part of one are refused, nothing written."""
+    records, refused = split_objects(objects)
+    if refused:
+        refuse(refused)
+    nif = build_cell(records, layout=layout, scale=scale, template=template_of(records))
     nif.write(path)
     return nif

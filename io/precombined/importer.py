@@ -8,11 +8,22 @@ from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
+from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.packed_vertices import PackedVertices
 from ...core.precombined.names import find_geometry_file
 from .instancing import NODE_GROUP, attach_instancer, points_mesh
 from ..mesh_build import build_mesh
 from ..nif.importer import SceneBuilder
+
+
+def block_owners(nif):
+    """{precombined block index: index of the shape whose extra data list holds it}."""
+    owners = {}
+    for index, shape in nif.blocks_of(BSTriShape):
+        for ref in np.asarray(shape.extra_data).tolist():
+            if 0 <= ref < len(nif.blocks) and isinstance(nif.blocks[ref], BSPackedCombinedGeomDataExtra):
+                owners.setdefault(ref, index)
+    return owners
 
 
 class DecodedVertices(PackedVertices):
@@ -39,8 +50,10 @@ def instance_values(instance):
 def keep_for_export(mesh, vertices, all_triangles, record, lod):
     """What an untouched mesh needs to be written back byte for byte: the packed vertices as
     stored, every LOD's triangles and the record's header values (ID property arrays hold them
-    compactly)."""
+    compactly). The header's descriptor may differ from the stored vertices' (retail .csg
+    records claim full precision over half-float bytes)."""
     mesh["precombined_vertex_desc"] = f"{vertices.vertex_desc:016X}"
+    mesh["precombined_record_desc"] = f"{record.vertex_desc:016X}"
     mesh["precombined_vertex_words"] = np.frombuffer(vertices.vertex_data.tobytes(), np.int32)
     mesh["precombined_triangles"] = np.ascontiguousarray(all_triangles, np.int32).ravel()
     mesh["precombined_lod_counts"] = list(record.lod_counts)
@@ -91,12 +104,11 @@ class CellBuilder(SceneBuilder):
 
     def build(self):
         super().build()
+        owners = block_owners(self.nif)
         for index, block in self.nif.blocks_of(BSPackedCombinedGeomDataExtra):
-            self.collection["precombined_block"] = index
             self.collection["precombined_layout"] = block.layout
-            self.collection["precombined_unknown_flags"] = [block.unknown_flags_1, block.unknown_flags_2]
             for record_index, record in enumerate(block.records):
-                self._build_record(block, record_index, record)
+                self._build_record(block, index, record_index, record, owners.get(index))
         return self.objects
 
     def _record_mesh(self, block, index, record, name):
@@ -131,23 +143,28 @@ class CellBuilder(SceneBuilder):
         keep_for_export(mesh, vertices, all_triangles, record, self.lod)
         return mesh
 
-    def _build_record(self, block, index, record):
+    def _build_record(self, block, block_index, index, record, owner):
         name = record_name(block, index)
         mesh = self._record_mesh(block, index, record, name)
+        if mesh is not None and owner is not None:
+            # Every record of a block shows its shape's material (one material per shader).
+            self.materials.assign(owner, self.nif.blocks[owner], mesh)
         if mesh is None:
             self.placeholders += len(record.instances)
             self.placeholder_records += 1
         matrices = instance_matrices(record.instances)
         matrices[:, :3, :] *= self.scale
         if self.instancing == "GEOMETRY_NODES" and mesh is not None:
-            self._build_instancer(name, index, record, mesh, matrices)
-            self._keep_record_source(block, index, [mesh])
+            self._build_instancer(name, block_index, index, record, mesh, matrices)
+            self._keep_record_source(block, block_index, index, [mesh])
             return
         for number, (instance, matrix) in enumerate(zip(record.instances, matrices)):
             obj = bpy.data.objects.new(f"{name} #{number}", mesh)
             self.created.append(obj)
             self.collection.objects.link(obj)
             obj.matrix_world = Matrix(matrix.tolist())
+            obj["precombined_cell"] = str(self.nif.path or "")
+            obj["precombined_block"] = block_index
             obj["precombined_object"] = index
             obj["precombined_instance"] = number
             obj["precombined_grayscale_scale"] = float(instance["grayscale_scale"])
@@ -155,18 +172,22 @@ class CellBuilder(SceneBuilder):
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
-        self._keep_record_source(block, index, [mesh] if mesh is not None else self.created[-len(record.instances) :])
+        self._keep_record_source(block, block_index, index, [mesh] if mesh is not None else self.created[-len(record.instances) :])
 
-    @staticmethod
-    def _keep_record_source(block, index, holders):
-        """What the exporter needs to write the record's objects entry back."""
+    def _keep_record_source(self, block, block_index, index, holders):
+        """Which record of which block of which file the holders stand for, and what the
+        exporter needs to write the record's objects entry back."""
+        for holder in holders:
+            holder["precombined_cell"] = str(self.nif.path or "")
+            holder["precombined_block"] = block_index
+            holder["precombined_object"] = index
         if block.shared:
             entry = block.objects[index]
             for holder in holders:
                 holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
                 holder["precombined_offset"] = int(entry["data_offset"])
 
-    def _build_instancer(self, name, index, record, mesh, matrices):
+    def _build_instancer(self, name, block_index, index, record, mesh, matrices):
         """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
         source = bpy.data.objects.new(f"{name} source", mesh)
         self.created.append(source)
@@ -182,6 +203,8 @@ class CellBuilder(SceneBuilder):
         obj = bpy.data.objects.new(f"{name} instances", points)
         self.created.append(obj)
         self.collection.objects.link(obj)
+        obj["precombined_cell"] = str(self.nif.path or "")
+        obj["precombined_block"] = block_index
         obj["precombined_object"] = index
         new_group = NODE_GROUP not in bpy.data.node_groups
         attach_instancer(obj, source)

@@ -87,6 +87,7 @@ def test_new_objects_export_and_independent_reading(clean_scene, tmp_path):
         copies.append(twin)
     for obj in bpy.context.scene.objects:
         obj.select_set(obj in copies)
+    assert bpy.ops.object.precombined_mark() == {"FINISHED"}
     path = tmp_path / "new.nif"
     assert bpy.ops.export_scene.precombined_cell(filepath=str(path), layout="baked") == {"FINISHED"}
     data = path.read_bytes()
@@ -114,6 +115,7 @@ def test_non_uniform_scale_is_refused(clean_scene, tmp_path):
 
     bpy.ops.mesh.primitive_cube_add()
     bpy.context.active_object.scale = (1.0, 2.0, 1.0)
+    bpy.ops.object.precombined_mark()
     with pytest.raises(RuntimeError, match="scaled unevenly"):
         bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "bad.nif"))
     assert not (tmp_path / "bad.nif").exists()
@@ -155,6 +157,7 @@ def test_edited_mesh_gets_tangents_like_the_game_files(clean_scene, corpus, tmp_
     bpy.context.scene.collection.objects.link(obj)
     for other in bpy.context.scene.objects:
         other.select_set(other is obj)
+    bpy.ops.object.precombined_mark()
     assert bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "clock.nif")) == {"FINISHED"}
     record = NifFile.read(tmp_path / "clock.nif").blocks[1].records[0]
     def agreement(a, b):

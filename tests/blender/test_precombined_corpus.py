@@ -1,0 +1,109 @@
+"""Real Creation Kit cells (corpus ck-precombined/): every record's geometry against an
+independent reading of the .csg, shape materials, untouched export byte for byte."""
+
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+CELL_FOLDER = "ck-precombined/Meshes/PreCombined"
+CSG = "ck-precombined/AlootHomePlate - Geometry.csg"
+
+
+def cell_paths(corpus):
+    return sorted((corpus / CELL_FOLDER).glob("*_OC.NIF"))
+
+
+def csg_geometry(path):
+    """{data offset: (vertex desc, vertex count, index count, geometry bytes)} read straight from
+    the .csg's tables (20-byte rows: u32 offset, u64 desc, u32 vertices, u32 indices)."""
+    data = path.read_bytes()
+    assert data[:4] == b"bcsg"
+    objects, chunks = struct.unpack_from("<II", data, 4)
+    table = [struct.unpack_from("<II", data, 12 + 8 * k) for k in range(chunks)]
+    space = b"".join(zlib.decompress(data[offset : offset + size]) for size, offset in table)
+    rows_at = 12 + 8 * chunks
+    rows = {}
+    for k in range(objects):
+        offset, desc, vertices, indices = struct.unpack_from("<IQII", data, rows_at + 20 * k)
+        stride = (desc & 0xF) * 4
+        rows[offset] = (desc, vertices, indices, space[offset : offset + stride * vertices + 2 * indices])
+    return rows
+
+
+def cell_records(path):
+    """[(block index, record index, hash, data offset, instance count)] of every
+    BSPackedCombinedSharedGeomDataExtra of the cell."""
+    from precombined_nif.core.nif import NifFile
+
+    nif = NifFile.read(path)
+    found = []
+    for index, block in enumerate(nif.blocks):
+        if block.type_name == "BSPackedCombinedSharedGeomDataExtra":
+            for number, (entry, record) in enumerate(zip(block.objects, block.records)):
+                found.append((index, number, int(entry["filename_hash"]), int(entry["data_offset"]), len(record.instances)))
+    return found
+
+
+def import_cells(paths, csg):
+    import bpy
+
+    result = bpy.ops.import_scene.precombined_cell(
+        files=[{"name": p.name} for p in paths], directory=str(paths[0].parent), geometry_path=str(csg)
+    )
+    assert result == {"FINISHED"}
+    return [bpy.data.collections[p.stem] for p in paths]
+
+
+def export_collection(collection, path):
+    import bpy
+
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj.name in collection.all_objects)
+    return bpy.ops.export_scene.precombined_cell(filepath=str(path))
+
+
+def test_records_match_an_independent_reading_of_the_csg(clean_scene, corpus):
+    paths = cell_paths(corpus)
+    assert len(paths) == 10
+    rows = csg_geometry(corpus / CSG)
+    collections = import_cells(paths, corpus / CSG)
+    for path, collection in zip(paths, collections):
+        placed = [o for o in collection.objects if "precombined_object" in o]
+        records = cell_records(path)
+        assert len(placed) == sum(count for *_, count in records)
+        for block, number, filename_hash, offset, count in records:
+            assert filename_hash == 0x5C4304E6
+            copies = [o for o in placed if (o["precombined_block"], o["precombined_object"]) == (block, number)]
+            assert {o.data["precombined_offset"] for o in copies} == {offset}
+            assert len(copies) == count and len({o.data.name for o in copies}) == 1
+            mesh = copies[0].data
+            desc, vertices, indices, geometry = rows[offset]
+            stride = (desc & 0xF) * 4
+            raw = np.frombuffer(geometry[: stride * vertices], np.uint8).reshape(vertices, stride)
+            positions = raw[:, :6].copy().view("<f2").astype(np.float32)
+            triangles = np.frombuffer(geometry[stride * vertices :], "<u2").reshape(-1, 3)
+            co = np.empty(3 * len(mesh.vertices), np.float32)
+            mesh.vertices.foreach_get("co", co)
+            np.testing.assert_array_equal(co.reshape(-1, 3), positions)
+            faces = np.empty(3 * len(mesh.polygons), np.int32)
+            mesh.polygons.foreach_get("vertices", faces)
+            lod0 = triangles[: len(mesh.polygons)]
+            np.testing.assert_array_equal(np.sort(faces.reshape(-1, 3), axis=None), np.sort(lod0, axis=None))
+
+
+@pytest.mark.parametrize("name", ["00001E58_1200ADBE_OC.NIF", "00001E58_15ACA888_OC.NIF", "00001E58_A8F0581B_OC.NIF"])
+def test_untouched_cell_alone_exports_byte_identical(clean_scene, corpus, tmp_path, name):
+    path = corpus / CELL_FOLDER / name
+    (collection,) = import_cells([path], corpus / CSG)
+    assert export_collection(collection, tmp_path / name) == {"FINISHED"}
+    assert (tmp_path / name).read_bytes() == path.read_bytes()
+
+
+def test_all_ten_imported_together_export_byte_identical(clean_scene, corpus, tmp_path):
+    paths = cell_paths(corpus)
+    collections = import_cells(paths, corpus / CSG)
+    for path, collection in zip(paths, collections):
+        assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
+        assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name

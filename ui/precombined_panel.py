@@ -1,0 +1,76 @@
+"""Object properties > Precombined: where a record object came from (cell, block, record,
+copy) and an operator marking new meshes as precombined, so the cell exporter takes them as
+records (it refuses meshes that neither came from a cell nor are marked)."""
+
+from pathlib import Path
+
+import bpy
+
+from ..io.precombined.exporter import MARK, is_record_object
+
+
+class OBJECT_OT_precombined_mark(bpy.types.Operator):
+    """Mark the selected meshes as precombined (exported as records of a cell, each object a
+    placed copy of its mesh), or clear the mark"""
+
+    bl_idname = "object.precombined_mark"
+    bl_label = "Mark as Precombined"
+    bl_options = {"REGISTER", "UNDO"}
+
+    clear: bpy.props.BoolProperty(name="Clear", description="Remove the mark instead", default=False)
+
+    @classmethod
+    def poll(cls, context):
+        return any(o.type == "MESH" for o in context.selected_objects)
+
+    def execute(self, context):
+        meshes = [o for o in context.selected_objects if o.type == "MESH"]
+        for obj in meshes:
+            if self.clear:
+                obj.pop(MARK, None)
+            else:
+                obj[MARK] = True
+        self.report({"INFO"}, f"{len(meshes)} object(s) {'unmarked' if self.clear else 'marked as precombined'}")
+        return {"FINISHED"}
+
+
+class OBJECT_PT_precombined(bpy.types.Panel):
+    bl_label = "Precombined"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "object"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.object
+        if "precombined_object" in obj:
+            cell = Path(str(obj.get("precombined_cell", ""))).name or "unknown cell"
+            layout.label(text=f"Cell: {cell}")
+            layout.label(text=f"Block {obj.get('precombined_block', '?')}, record {obj['precombined_object']}")
+            if "precombined_instance" in obj:
+                layout.label(text=f"Copy {obj['precombined_instance']}")
+            return
+        if is_record_object(obj):
+            layout.label(text="Marked: exported as a record of a new or imported cell")
+            layout.operator(OBJECT_OT_precombined_mark.bl_idname, text="Clear Mark").clear = True
+        else:
+            layout.label(text="Not part of a precombined cell")
+            layout.operator(OBJECT_OT_precombined_mark.bl_idname)
+
+
+CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)
+
+
+def register():
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister():
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)
