@@ -5,7 +5,7 @@ import struct
 
 import numpy as np
 import pytest
-from precombined_builder import block_bytes, make_object
+from precombined_builder import block_bytes, csg_bytes, geometry_space, make_object
 
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.nodes import NiNode
@@ -42,6 +42,19 @@ def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, block_ty
     source = write_cell(tmp_path / "cell_OC.nif", block_type, block_bytes(OBJECTS, layout))
     collection = import_cell(source, lod="1")
     assert export(collection, tmp_path / "out.nif", layout=layout) == {"FINISHED"}
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+
+
+def test_external_cell_with_retail_descriptors_exports_byte_identical(clean_scene, tmp_path):
+    """Retail records claim full precision (stride 28) over half-float bytes in the .csg: the
+    header keeps the claim while the mesh is built from what is stored."""
+    retail = 0x0041B00000650407  # CSG-NOTES: the block descriptor the game's files carry
+    space, offsets = geometry_space(OBJECTS)
+    csg = tmp_path / "Fallout4 - Geometry.csg"
+    csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
+    source = write_cell(tmp_path / "retail_OC.nif", SHARED, block_bytes(OBJECTS, "external", offsets=offsets, desc=retail))
+    collection = import_cell(source, geometry_path=str(csg))
+    assert export(collection, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
 
 
