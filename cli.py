@@ -85,6 +85,26 @@ def command_convert(args):
     return f"{args.output}: PC file written from {source} file, {unpacked} shape(s) unpacked"
 
 
+def command_ls(args):
+    from precombined_nif.core.archives import open_archive
+
+    with open_archive(args.archive) as archive:
+        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}"
+                 for entry in map(archive.find, archive.names(args.pattern))]
+        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s)")
+    return "\n".join(lines)
+
+
+def command_extract(args):
+    from precombined_nif.core.archives import extract, open_archive
+
+    with open_archive(args.archive) as archive:
+        written = extract(archive, args.pattern, args.outdir)
+    if not written:
+        raise CommandError(f"error: {args.archive}: no file matches {args.pattern!r}")
+    return f"{args.outdir}: {len(written)} file(s) extracted from {args.archive}"
+
+
 def require_bpy(command):
     try:
         import bpy
@@ -228,6 +248,17 @@ def build_parser():
     sample.add_argument("output")
     sample.add_argument("--cell", action="store_true", help="a precombined cell of placed cubes instead")
     sample.set_defaults(run=command_sample)
+
+    listing = commands.add_parser("ls", help="list the files of a BA2 or BSA archive")
+    listing.add_argument("archive")
+    listing.add_argument("pattern", nargs="?", help="a glob pattern on the inner paths (any case, / or \\)")
+    listing.set_defaults(run=command_ls)
+
+    unpack = commands.add_parser("extract", help="extract the files of a BA2 or BSA archive matching a pattern")
+    unpack.add_argument("archive")
+    unpack.add_argument("pattern", help="a glob pattern on the inner paths (any case, / or \\), e.g. '*' or 'meshes/*.nif'")
+    unpack.add_argument("outdir")
+    unpack.set_defaults(run=command_extract)
 
     load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
     load.add_argument("files", nargs="+")

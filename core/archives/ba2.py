@@ -1,0 +1,117 @@
+"""Fallout 4 BA2 archives (``BTDX`` versions 1, 7 and 8): GNRL archives hold files stored or
+zlib-packed; DX10 archives hold textures as mip chunks without their .dds header, which
+extraction rebuilds (dds.py). The record table and the name table are read when the archive
+is opened; file data only when a file is extracted."""
+
+import numpy as np
+
+from .archive import Archive, Entry
+from .dds import FORMATS, dds_header
+
+VERSIONS = (1, 7, 8)
+HEADER = np.dtype([("magic", "S4"), ("version", "<u4"), ("type", "S4"), ("count", "<u4"), ("names", "<u8")])
+GNRL_RECORD = np.dtype([
+    ("name_hash", "<u4"), ("ext", "S4"), ("dir_hash", "<u4"), ("flags", "<u4"),
+    ("offset", "<u8"), ("packed", "<u4"), ("size", "<u4"), ("sentinel", "<u4"),
+])
+DX10_RECORD = np.dtype([
+    ("name_hash", "<u4"), ("ext", "S4"), ("dir_hash", "<u4"), ("unknown", "u1"), ("chunk_count", "u1"),
+    ("chunk_header_size", "<u2"), ("height", "<u2"), ("width", "<u2"), ("mip_count", "u1"),
+    ("format", "u1"), ("flags", "u1"), ("tile_mode", "u1"),
+])
+DX10_CHUNK = np.dtype([
+    ("offset", "<u8"), ("packed", "<u4"), ("size", "<u4"), ("first_mip", "<u2"), ("last_mip", "<u2"), ("sentinel", "<u4"),
+])
+CUBEMAP_FLAG = 0x1
+MAX_NAME = 0xFFFF
+
+
+class Ba2Archive(Archive):
+    kind = "BA2"
+
+    def _read_directory(self):
+        header = np.frombuffer(self.read_at(0, HEADER.itemsize, "header"), HEADER)[0]
+        self.version = int(header["version"])
+        if self.version not in VERSIONS:
+            raise self.error(f"BA2 version {self.version} is not supported (only {', '.join(map(str, VERSIONS))})")
+        self.type = header["type"].decode("ascii", "replace")
+        count = int(header["count"])
+        if self.type == "GNRL":
+            records = self._records(count, GNRL_RECORD)
+            locations = [(int(r["offset"]), int(r["packed"]), int(r["size"])) for r in records]
+            for index, (offset, packed, size) in enumerate(locations):
+                self._check_data(index, offset, packed or size)
+            sizes = [size for _offset, _packed, size in locations]
+        elif self.type == "DX10":
+            locations, sizes = self._textures(count)
+        else:
+            raise self.error(f"BA2 type {self.type!r} is not supported (GNRL or DX10)")
+        for path, location, size in zip(self._names(int(header["names"]), count), locations, sizes):
+            self.add(Entry(path, size, location))
+
+    def _records(self, count, dtype):
+        if HEADER.itemsize + count * dtype.itemsize > self.file_size:
+            raise self.error(f"{count} {self.type} records do not fit in the file ({self.file_size} bytes)")
+        return np.frombuffer(self.read_at(HEADER.itemsize, count * dtype.itemsize, "record table"), dtype)
+
+    def _check_data(self, index, offset, size):
+        if offset + size > self.file_size:
+            raise self.error(f"file {index}: its {size} bytes at {offset} run past the end of the file ({self.file_size} bytes)")
+
+    def _textures(self, count):
+        # Records have their chunks after them, so the table is walked record by record.
+        if HEADER.itemsize + count * DX10_RECORD.itemsize > self.file_size:
+            raise self.error(f"{count} DX10 records do not fit in the file ({self.file_size} bytes)")
+        locations, sizes = [], []
+        at = HEADER.itemsize
+        for index in range(count):
+            record = np.frombuffer(self.read_at(at, DX10_RECORD.itemsize, f"texture record {index}"), DX10_RECORD)[0]
+            at += DX10_RECORD.itemsize
+            chunk_count = int(record["chunk_count"])
+            chunks = np.frombuffer(self.read_at(at, chunk_count * DX10_CHUNK.itemsize, f"texture {index}'s chunks"), DX10_CHUNK)
+            at += chunk_count * DX10_CHUNK.itemsize
+            for chunk in chunks:
+                self._check_data(index, int(chunk["offset"]), int(chunk["packed"] or chunk["size"]))
+            texture = (record, chunks)
+            dxgi = int(record["format"])
+            header_size = len(self._header(record)) if dxgi in FORMATS else 0
+            locations.append(texture)
+            sizes.append(header_size + int(chunks["size"].sum(dtype=np.int64)))
+        return locations, sizes
+
+    def _names(self, offset, count):
+        if offset == 0 or offset >= self.file_size:
+            raise self.error(f"name table offset {offset} lies outside the file ({self.file_size} bytes)")
+        # Bounded by the longest names possible, so a damaged count cannot make it read gigabytes.
+        table = self.read_at(offset, min(self.file_size - offset, count * (2 + MAX_NAME)), "name table")
+        names, at = [], 0
+        for index in range(count):
+            if at + 2 > len(table):
+                raise self.error(f"name table ends after {index} of {count} names")
+            length = int.from_bytes(table[at:at + 2], "little")
+            if at + 2 + length > len(table):
+                raise self.error(f"name {index} runs past the end of the file")
+            names.append(table[at + 2:at + 2 + length].decode("cp1252", "replace").replace("\\", "/"))
+            at += 2 + length
+        return names
+
+    @staticmethod
+    def _header(record):
+        return dds_header(int(record["format"]), int(record["width"]), int(record["height"]),
+                          int(record["mip_count"]), bool(record["flags"] & CUBEMAP_FLAG))
+
+    def _piece(self, entry, offset, packed, size):
+        if packed:
+            return self.inflate(self.read_at(offset, packed, entry.path), size, entry.path)
+        return self.read_at(offset, size, entry.path)
+
+    def _extract(self, entry):
+        if self.type == "GNRL":
+            return self._piece(entry, *entry.location)
+        record, chunks = entry.location
+        if int(record["format"]) not in FORMATS:
+            raise self.error(f"{entry.path}: DXGI format {int(record['format'])} is not supported")
+        parts = [self._header(record)]
+        for chunk in chunks:
+            parts.append(self._piece(entry, int(chunk["offset"]), int(chunk["packed"]), int(chunk["size"])))
+        return b"".join(parts)

@@ -1,0 +1,102 @@
+"""Fallout 3 / New Vegas (version 104) and Skyrim SE (version 105) BSA archives. Version 104
+packs files with zlib, 105 with LZ4 frames; either can store files whole. The folder and file
+tables are read when the archive is opened, file data only when a file is extracted."""
+
+import numpy as np
+
+from .archive import Archive, Entry
+from .lz4 import decompress_frame
+from ..errors import FormatError
+
+HEADER = np.dtype([
+    ("magic", "S4"), ("version", "<u4"), ("folder_offset", "<u4"), ("flags", "<u4"), ("folder_count", "<u4"),
+    ("file_count", "<u4"), ("folder_names_length", "<u4"), ("file_names_length", "<u4"), ("file_flags", "<u2"),
+    ("padding", "<u2"),
+])
+FOLDER_RECORD = {
+    104: np.dtype([("hash", "<u8"), ("count", "<u4"), ("offset", "<u4")]),
+    105: np.dtype([("hash", "<u8"), ("count", "<u4"), ("padding", "<u4"), ("offset", "<u8")]),
+}
+FILE_RECORD = np.dtype([("hash", "<u8"), ("size", "<u4"), ("offset", "<u4")])
+HAS_FOLDER_NAMES, HAS_FILE_NAMES, COMPRESSED, EMBEDDED_NAMES = 0x1, 0x2, 0x4, 0x100
+SIZE_MASK, COMPRESSION_TOGGLE = 0x3FFFFFFF, 0x40000000
+
+
+class BsaArchive(Archive):
+    kind = "BSA"
+
+    def _read_directory(self):
+        header = np.frombuffer(self.read_at(0, HEADER.itemsize, "header"), HEADER)[0]
+        self.version = int(header["version"])
+        folder_record = FOLDER_RECORD.get(self.version)
+        if folder_record is None:
+            raise self.error(f"BSA version {self.version} is not supported (104: Fallout 3 / New Vegas, 105: Skyrim SE)")
+        self.flags = int(header["flags"])
+        if not self.flags & HAS_FILE_NAMES or not self.flags & HAS_FOLDER_NAMES:
+            raise self.error("the archive does not store its folder and file names")
+        folders, files = int(header["folder_count"]), int(header["file_count"])
+        names_length = int(header["file_names_length"])
+        # Folder records, then per folder its name (length byte, text, NUL) and file records,
+        # then the file names: all sizes the header gives, checked before reading.
+        start = int(header["folder_offset"])
+        size = (folders * folder_record.itemsize + folders + int(header["folder_names_length"])
+                + files * FILE_RECORD.itemsize + names_length)
+        if start + size > self.file_size:
+            raise self.error(f"{folders} folders and {files} files do not fit in the file ({self.file_size} bytes)")
+        table = self.read_at(start, size, "folder and file tables")
+        counts = np.frombuffer(table, folder_record, folders)["count"].astype(np.int64)
+        if counts.sum() != files:
+            raise self.error(f"the folders hold {counts.sum()} files, the header says {files}")
+        file_names = table[len(table) - names_length:].split(b"\0")
+        if len(file_names) < files + 1:
+            raise self.error(f"{len(file_names) - 1} file names for {files} files")
+        at = folders * folder_record.itemsize
+        index = 0
+        for folder, count in enumerate(counts):
+            length = table[at]
+            folder_name = table[at + 1:at + length].rstrip(b"\0").decode("cp1252", "replace")
+            at += 1 + length
+            if at + count * FILE_RECORD.itemsize > len(table) - names_length:
+                raise self.error(f"folder {folder} ({folder_name}): its file records run past the table")
+            records = np.frombuffer(table, FILE_RECORD, int(count), at)
+            at += int(count) * FILE_RECORD.itemsize
+            for record in records:
+                name = file_names[index].decode("cp1252", "replace")
+                self._add_file(index, f"{folder_name}/{name}".replace("\\", "/"), int(record["size"]), int(record["offset"]))
+                index += 1
+
+    def _add_file(self, index, path, size_field, offset):
+        stored = size_field & SIZE_MASK
+        if offset + stored > self.file_size:
+            raise self.error(f"file {index} ({path}): its {stored} bytes at {offset} run past the end of the file")
+        packed = bool(self.flags & COMPRESSED) != bool(size_field & COMPRESSION_TOGGLE)
+        # A packed file's size sits in its data: unknown until it is extracted.
+        size = None if packed or self.flags & EMBEDDED_NAMES else stored
+        self.add(Entry(path, size, (offset, stored, packed)))
+
+    def _prefix(self, entry):
+        """Bytes before the file's own data: the embedded name, then the unpacked size."""
+        offset, stored, packed = entry.location
+        skip = 0
+        if self.flags & EMBEDDED_NAMES:
+            skip = 1 + self.read_at(offset, 1, f"{entry.path}: embedded name")[0]
+        size = None
+        if packed:
+            size = int.from_bytes(self.read_at(offset + skip, 4, f"{entry.path}: unpacked size"), "little")
+            skip += 4
+        if skip > stored:
+            raise self.error(f"{entry.path}: stored size {stored} is smaller than its header")
+        return skip, stored - skip if size is None else size
+
+    def _extract(self, entry):
+        offset, stored, packed = entry.location
+        skip, size = self._prefix(entry)
+        data = self.read_at(offset + skip, stored - skip, entry.path)
+        if not packed:
+            return data
+        if self.version == 104:
+            return self.inflate(data, size, entry.path)
+        try:
+            return decompress_frame(data, size)
+        except FormatError as error:
+            raise self.error(f"{entry.path}: {error.message}") from None

@@ -1,0 +1,167 @@
+"""Test-only writers of BA2 and BSA archives, written from the format descriptions
+(CSG-NOTES.md, UESP's BSA page, Microsoft's DDS reference) without the product's readers, so
+extraction tests compare against bytes made independently. SSE BSAs are packed with the
+``lz4`` package of the test environment (the product decodes LZ4 itself)."""
+
+import struct
+import zlib
+
+import lz4.frame
+
+
+def _hash(text):
+    # The readers ignore name hashes; any stable value fills the field.
+    return zlib.crc32(text.lower().encode())
+
+
+# -- BA2 --------------------------------------------------------------------------------------
+def _ba2(kind, version, records, blobs, names):
+    """Header, records, data blobs (their offsets patched into the records by the caller's
+    placeholders), then the name table."""
+    header_size = 24
+    body = b"".join(records)
+    data_start = header_size + len(body)
+    data = b"".join(blobs)
+    name_table = b"".join(struct.pack("<H", len(n.encode())) + n.encode() for n in names)
+    header = struct.pack("<4sI4sIQ", b"BTDX", version, kind, len(names), data_start + len(data))
+    return header + body, data, name_table
+
+
+def write_ba2_gnrl(path, files, *, version=1, packed=True):
+    """``files``: {inner path: bytes}; each is zlib-packed when ``packed`` (then stored when
+    packing would not shrink it, as the CK does)."""
+    names, blobs, fields = list(files), [], []
+    for name in names:
+        raw = files[name]
+        blob = zlib.compress(raw, 6) if packed else raw
+        stored = blob if len(blob) < len(raw) else raw
+        blobs.append(stored)
+        fields.append((len(stored) if stored is not raw else 0, len(raw)))
+    offset = 24 + 36 * len(names)
+    records = []
+    for name, blob, (packed_size, size) in zip(names, blobs, fields):
+        stem, _, ext = name.replace("/", "\\").rpartition("\\")[2].rpartition(".")
+        directory = name.replace("/", "\\").rpartition("\\")[0]
+        records.append(struct.pack("<I4sIIQIII", _hash(stem), ext.encode()[:4].ljust(4, b"\0"), _hash(directory),
+                                   0x00100100, offset, packed_size, size, 0xBAADF00D))
+        offset += len(blob)
+    head, data, table = _ba2(b"GNRL", version, records, blobs, names)
+    path.write_bytes(head + data + table)
+
+
+# DXGI formats of the DDS headers tests build: legacy FourCC/masks -> DXGI.
+_LEGACY = {b"DXT1": 71, b"DXT3": 74, b"DXT5": 77, b"BC4U": 80, b"BC4S": 81, b"ATI2": 83, b"BC5S": 84}
+_MASKS = {(0x40 | 0x1, 32, 0xFF): 28, (0x40 | 0x1, 32, 0xFF0000): 87, (0x40, 32, 0xFF0000): 88,
+          (0x20000, 8, 0xFF): 61, (0x2, 8, 0): 65}
+BLOCK_BYTES = {71: 8, 72: 8, 80: 8, 81: 8, 74: 16, 75: 16, 77: 16, 78: 16, 83: 16, 84: 16, 95: 16, 96: 16, 98: 16, 99: 16}
+PIXEL_BITS = {2: 128, 10: 64, 11: 64, 24: 32, 28: 32, 29: 32, 41: 32, 49: 16, 56: 16, 61: 8, 65: 8, 87: 32, 88: 32, 91: 32}
+
+
+def mip_size(dxgi, width, height, level):
+    w, h = max(1, width >> level), max(1, height >> level)
+    if dxgi in BLOCK_BYTES:
+        return ((w + 3) // 4) * ((h + 3) // 4) * BLOCK_BYTES[dxgi]
+    return w * h * PIXEL_BITS[dxgi] // 8
+
+
+def parse_dds(dds):
+    """(DXGI format, width, height, mip count, cubemap, header length) of a .dds file."""
+    height, width = struct.unpack_from("<II", dds, 12)
+    mips = struct.unpack_from("<I", dds, 28)[0]
+    pf_flags, fourcc, bits, red = struct.unpack_from("<I4sII", dds, 80)
+    caps2 = struct.unpack_from("<I", dds, 112)[0]
+    if fourcc == b"DX10":
+        return struct.unpack_from("<I", dds, 128)[0], width, height, mips, bool(caps2 & 0x200), 148
+    dxgi = _LEGACY[fourcc] if pf_flags & 0x4 else _MASKS[(pf_flags, bits, red)]
+    return dxgi, width, height, mips, bool(caps2 & 0x200), 128
+
+
+def write_ba2_dx10(path, textures, *, version=1, packed=True):
+    """``textures``: {inner path: complete .dds bytes}; each is cut into one chunk per mip for
+    the first mips and one chunk for the rest (the layout Archive2 writes), cubemaps into one."""
+    names, records, blobs = list(textures), [], []
+    parsed = [parse_dds(textures[name]) for name in names]
+    table_size = sum(24 + 24 * _chunk_count(p) for p in parsed)
+    offset = 24 + table_size
+    for name, (dxgi, width, height, mips, cube, header_length) in zip(names, parsed):
+        data = textures[name][header_length:]
+        pieces = _chunks(data, dxgi, width, height, mips, cube)
+        stem, _, ext = name.replace("/", "\\").rpartition("\\")[2].rpartition(".")
+        directory = name.replace("/", "\\").rpartition("\\")[0]
+        record = struct.pack("<I4sIBBHHHBBBB", _hash(stem), ext.encode().ljust(4, b"\0"), _hash(directory), 0,
+                             len(pieces), 24, height, width, mips, dxgi, 1 if cube else 0, 8)
+        for first, last, raw in pieces:
+            blob = zlib.compress(raw) if packed else raw
+            record += struct.pack("<QIIHHI", offset, len(blob) if packed else 0, len(raw), first, last, 0xBAADF00D)
+            blobs.append(blob)
+            offset += len(blob)
+        records.append(record)
+    head, data, table = _ba2(b"DX10", version, records, blobs, names)
+    path.write_bytes(head + data + table)
+
+
+def _chunk_count(parsed):
+    dxgi, width, height, mips, cube, _ = parsed
+    return 1 if cube or mips == 1 else min(mips, 3)
+
+
+def _chunks(data, dxgi, width, height, mips, cube):
+    if cube or mips == 1:
+        return [(0, mips - 1, data)]
+    pieces, at = [], 0
+    for level in range(min(mips, 3) - 1):
+        size = mip_size(dxgi, width, height, level)
+        pieces.append((level, level, data[at:at + size]))
+        at += size
+    pieces.append((min(mips, 3) - 1, mips - 1, data[at:]))
+    return pieces
+
+
+# -- BSA --------------------------------------------------------------------------------------
+def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggled=()):
+    """``files``: {inner path: bytes}, version 104 (zlib) or 105 (LZ4 frames). Files in
+    ``toggled`` flip the archive's default compression (the size field's bit 30)."""
+    folders = {}
+    for name in files:
+        folder, _, file = name.replace("/", "\\").lower().rpartition("\\")
+        folders.setdefault(folder, []).append((file, name))
+    folder_order = sorted(folders)
+    flags = 0x1 | 0x2 | (0x4 if compressed else 0) | (0x100 if embed_names else 0)
+    folder_record_size = 16 if version == 104 else 24
+    folder_names_length = sum(len(f) + 1 for f in folder_order)
+    file_names = b"".join(file.encode() + b"\0" for f in folder_order for file, _ in folders[f])
+    file_count = len(files)
+    header = struct.pack("<4sIIIIIIIHH", b"BSA\0", version, 36, flags, len(folders), file_count,
+                         folder_names_length, len(file_names), 0, 0)
+    data_start = (36 + len(folders) * folder_record_size + len(folders) + folder_names_length
+                  + 16 * file_count + len(file_names))
+    folder_records, blocks, blobs = b"", b"", []
+    offset = data_start
+    block_at = 36 + len(folders) * folder_record_size
+    for folder in folder_order:
+        entries = folders[folder]
+        # The folder record's offset counts the file names' length too (a quirk of the format).
+        if version == 104:
+            folder_records += struct.pack("<QII", _hash(folder), len(entries), block_at + len(file_names))
+        else:
+            folder_records += struct.pack("<QIIQ", _hash(folder), len(entries), 0, block_at + len(file_names))
+        block = bytes([len(folder) + 1]) + folder.encode() + b"\0"
+        for file, name in entries:
+            raw = files[name]
+            pack = compressed != (name in toggled)
+            blob = b""
+            if embed_names:
+                full = f"{folder}\\{file}".encode()
+                blob += bytes([len(full)]) + full
+            if pack:
+                body = zlib.compress(raw) if version == 104 else lz4.frame.compress(raw)
+                blob += struct.pack("<I", len(raw)) + body
+            else:
+                blob += raw
+            size_field = len(blob) | (0x40000000 if name in toggled else 0)
+            block += struct.pack("<QII", _hash(file), size_field, offset)
+            blobs.append(blob)
+            offset += len(blob)
+        blocks += block
+        block_at += len(block)
+    path.write_bytes(header + folder_records + blocks + file_names + b"".join(blobs))

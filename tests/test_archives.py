@@ -1,0 +1,257 @@
+"""BA2 and BSA archives: the corpus BA2 against an independent reader, archives built by
+tests/archive_writer.py extracted byte for byte, damaged and huge archives."""
+
+import os
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from archive_writer import BLOCK_BYTES, PIXEL_BITS, mip_size, write_ba2_dx10, write_ba2_gnrl, write_bsa
+
+from precombined_nif.core.archives import Ba2Archive, BsaArchive, archive_key, open_archive
+from precombined_nif.core.archives.archive import Archive
+from precombined_nif.core.errors import FormatError
+
+CORPUS_BA2 = "ck-precombined/ColterFix-Main-scripts.ba2"
+
+
+def independent_gnrl(data):
+    """{path: bytes} of a GNRL BA2, read with struct and zlib only."""
+    magic, version, kind, count, names_at = struct.unpack_from("<4sI4sIQ", data, 0)
+    assert (magic, kind) == (b"BTDX", b"GNRL")
+    files, at = {}, names_at
+    for index in range(count):
+        _, _, _, flags, offset, packed, size, sentinel = struct.unpack_from("<I4sIIQIII", data, 24 + 36 * index)
+        length = struct.unpack_from("<H", data, at)[0]
+        name = data[at + 2:at + 2 + length].decode()
+        at += 2 + length
+        body = zlib.decompress(data[offset:offset + packed]) if packed else data[offset:offset + size]
+        assert len(body) == size and sentinel == 0xBAADF00D and flags == 0x00100100
+        files[name] = body
+    return files
+
+
+def test_corpus_ba2_extracts_what_an_independent_reader_gets(corpus):
+    path = corpus / CORPUS_BA2
+    expected = independent_gnrl(path.read_bytes())
+    archive = open_archive(path)
+    assert isinstance(archive, Ba2Archive) and archive.type == "GNRL" and archive.version == 1
+    assert archive.names() == [name.replace("\\", "/") for name in expected]
+    for name, body in expected.items():
+        assert archive.read(name) == body
+        assert archive.read(name.upper().replace("\\", "/")) == body
+    # The corpus entries are zlib-packed: make sure packed entries were exercised.
+    assert all(entry.location[1] > 0 for entry in archive.entries.values())
+
+
+def test_patterns_are_case_and_slash_insensitive(corpus):
+    archive = open_archive(corpus / CORPUS_BA2)
+    assert archive.names("SCRIPTS\\*.PSC") == ["Scripts/Source/User/DLC04/DLC04MQ01GauntletQuestScript.psc"]
+    assert archive.names("*.pex") == ["Scripts/DLC04/DLC04MQ01GauntletQuestScript.pex"]
+    assert archive_key("\\Meshes\\A.NIF") == "meshes/a.nif"
+
+
+def sample_files(seed=1):
+    rng = np.random.default_rng(seed)
+    return {
+        "meshes/Precombined/0000F3A1_1A2B3C4D_OC.nif": rng.integers(0, 4, 5000, dtype=np.uint8).tobytes(),
+        "Materials/Test/Metal.BGSM": b"BGSM" + bytes(200),
+        "materials/test/random.bgem": rng.bytes(3000),
+        "empty.txt": b"",
+    }
+
+
+@pytest.mark.parametrize("version", [1, 7, 8])
+@pytest.mark.parametrize("packed", [True, False])
+def test_built_gnrl_extracts_exactly(tmp_path, version, packed):
+    files = sample_files()
+    path = tmp_path / "test.ba2"
+    write_ba2_gnrl(path, files, version=version, packed=packed)
+    archive = open_archive(path)
+    assert archive.names() == list(files)
+    for name, body in files.items():
+        assert archive.read(name.upper()) == body
+
+
+# DDS header fields as Microsoft's DDS reference gives them, per DXGI format: the pixel format
+# (flags, FourCC, bits, masks) of the legacy header, or None when only a DX10 header fits.
+LEGACY_PIXEL_FORMATS = {
+    71: (0x4, b"DXT1", 0, 0, 0, 0, 0), 74: (0x4, b"DXT3", 0, 0, 0, 0, 0), 77: (0x4, b"DXT5", 0, 0, 0, 0, 0),
+    80: (0x4, b"BC4U", 0, 0, 0, 0, 0), 81: (0x4, b"BC4S", 0, 0, 0, 0, 0), 83: (0x4, b"ATI2", 0, 0, 0, 0, 0),
+    84: (0x4, b"BC5S", 0, 0, 0, 0, 0),
+    28: (0x41, b"\0\0\0\0", 32, 0xFF, 0xFF00, 0xFF0000, 0xFF000000),
+    87: (0x41, b"\0\0\0\0", 32, 0xFF0000, 0xFF00, 0xFF, 0xFF000000),
+    88: (0x40, b"\0\0\0\0", 32, 0xFF0000, 0xFF00, 0xFF, 0),
+    61: (0x20000, b"\0\0\0\0", 8, 0xFF, 0, 0, 0),
+    65: (0x2, b"\0\0\0\0", 8, 0, 0, 0, 0xFF),
+}
+DX10_ONLY = [2, 10, 11, 24, 29, 41, 49, 56, 72, 75, 78, 91, 95, 96, 98, 99]
+
+
+def make_dds(dxgi, width, height, mips, cube=False, seed=0):
+    compressed = dxgi in BLOCK_BYTES
+    flags = 0x1 | 0x2 | 0x4 | 0x1000 | 0x20000 | (0x80000 if compressed else 0x8)
+    top = mip_size(dxgi, width, height, 0) if compressed else (width * PIXEL_BITS[dxgi] + 7) // 8
+    caps = 0x1000 | (0x400008 if mips > 1 else 0) | (0x8 if cube else 0)
+    legacy = LEGACY_PIXEL_FORMATS.get(dxgi)
+    pixel_format = legacy or (0x4, b"DX10", 0, 0, 0, 0, 0)
+    header = struct.pack("<4s7I44xII4s5I5I", b"DDS ", 124, flags, height, width, top, 0, mips,
+                         32, *pixel_format, caps, 0xFE00 if cube else 0, 0, 0, 0)
+    if legacy is None:
+        header += struct.pack("<5I", dxgi, 3, 0x4 if cube else 0, 1, 0)
+    size = sum(mip_size(dxgi, width, height, level) for level in range(mips)) * (6 if cube else 1)
+    return header + np.random.default_rng(seed).bytes(size)
+
+
+@pytest.mark.parametrize("dxgi", sorted(LEGACY_PIXEL_FORMATS) + DX10_ONLY)
+def test_built_dx10_textures_extract_to_the_packed_dds(tmp_path, dxgi):
+    textures = {
+        "textures/a/square_d.dds": make_dds(dxgi, 64, 64, 7, seed=1),
+        "textures/a/wide_n.dds": make_dds(dxgi, 32, 8, 6, seed=2),
+        "textures/a/single.dds": make_dds(dxgi, 4, 4, 1, seed=3),
+        "textures/sky/cube_e.dds": make_dds(dxgi, 16, 16, 5, cube=True, seed=4),
+    }
+    path = tmp_path / "tex.ba2"
+    write_ba2_dx10(path, textures, packed=dxgi % 2 == 0)
+    archive = open_archive(path)
+    assert archive.type == "DX10"
+    for name, dds in textures.items():
+        assert archive.find(name).size == len(dds)
+        assert archive.read(name) == dds
+
+
+@pytest.mark.parametrize("version", [104, 105])
+@pytest.mark.parametrize("compressed", [True, False])
+@pytest.mark.parametrize("embed_names", [False, True])
+def test_built_bsa_extracts_exactly(tmp_path, version, compressed, embed_names):
+    files = sample_files(version)
+    files["textures/big/noise_d.dds"] = make_dds(77, 256, 256, 9)
+    files["meshes/deep/er/path/x.nif"] = bytes(range(256)) * 300
+    path = tmp_path / "test.bsa"
+    write_bsa(path, files, version=version, compressed=compressed, embed_names=embed_names,
+              toggled={"materials/test/random.bgem"})
+    archive = open_archive(path)
+    assert isinstance(archive, BsaArchive) and archive.version == version
+    assert sorted(map(archive_key, archive.names())) == sorted(map(archive_key, files))
+    for name, body in files.items():
+        assert archive.read(name.replace("/", "\\").upper()) == body
+
+
+def damaged_cases(tmp_path):
+    files = sample_files()
+    builders = {
+        "gnrl.ba2": lambda p: write_ba2_gnrl(p, files),
+        "dx10.ba2": lambda p: write_ba2_dx10(p, {"textures/x.dds": make_dds(71, 32, 32, 6)}),
+        "fnv.bsa": lambda p: write_bsa(p, files, version=104),
+        "sse.bsa": lambda p: write_bsa(p, files, version=105),
+    }
+    for name, build in builders.items():
+        path = tmp_path / name
+        build(path)
+        yield path, path.read_bytes()
+
+
+def read_everything(path):
+    archive = open_archive(path)
+    for name in archive.names():
+        archive.read(name)
+
+
+def test_truncated_archives_fail_cleanly(tmp_path):
+    for path, data in damaged_cases(tmp_path):
+        for cut in sorted({0, 3, 10, 30, 40, 60, 100, len(data) // 2, len(data) - 20, len(data) - 1}):
+            path.write_bytes(data[:cut])
+            with pytest.raises(FormatError) as error:
+                read_everything(path)
+            assert str(path) in str(error.value)
+
+
+def test_byte_flips_never_escape_as_other_errors(tmp_path):
+    rng = np.random.default_rng(7)
+    for path, data in damaged_cases(tmp_path):
+        for _ in range(150):
+            damaged = bytearray(data)
+            for at in rng.integers(0, len(data), 3):
+                damaged[at] ^= int(rng.integers(1, 256))
+            path.write_bytes(bytes(damaged))
+            try:
+                read_everything(path)
+            except FormatError:
+                pass
+
+
+def test_hostile_counts_fail_before_allocating(tmp_path):
+    for path, data in damaged_cases(tmp_path):
+        damaged = bytearray(data)
+        at = 16 if path.suffix == ".bsa" else 12  # file count
+        damaged[at:at + 4] = struct.pack("<I", 0xFFFFFFF0)
+        path.write_bytes(bytes(damaged))
+        with pytest.raises(FormatError, match="do not fit"):
+            open_archive(path)
+
+
+def test_not_an_archive(tmp_path):
+    path = tmp_path / "x.ba2"
+    path.write_bytes(b"NOPE" + bytes(40))
+    with pytest.raises(FormatError, match="not a BA2 or BSA"):
+        open_archive(path)
+    with pytest.raises(FormatError, match="cannot be opened"):
+        open_archive(tmp_path / "missing.ba2")
+
+
+def test_two_gigabyte_sparse_archive_is_listed_without_reading_it(tmp_path, monkeypatch):
+    path = tmp_path / "huge.ba2"
+    body = b"far away" * 100
+    far = 2 << 30
+    name = b"meshes/far/away.nif"
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<4sI4sIQ", b"BTDX", 1, b"GNRL", 1, far + len(body)))
+        handle.write(struct.pack("<I4sIIQIII", 0, b"nif\0", 0, 0x00100100, far, 0, len(body), 0xBAADF00D))
+        handle.seek(far)
+        handle.write(body + struct.pack("<H", len(name)) + name)
+    read = []
+    original = Archive.read_at
+
+    def counting(self, offset, size, what):
+        read.append(size)
+        return original(self, offset, size, what)
+
+    monkeypatch.setattr(Archive, "read_at", counting)
+    archive = open_archive(path)
+    assert archive.file_size > far
+    assert archive.names() == ["meshes/far/away.nif"]
+    assert sum(read) < 4096
+    assert archive.read("MESHES\\FAR\\AWAY.NIF") == body
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_ls_and_extract(corpus, tmp_path):
+    path = corpus / CORPUS_BA2
+    expected = independent_gnrl(path.read_bytes())
+    result = run_cli("ls", path, "*.PEX")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].split() == ["25095", "Scripts/DLC04/DLC04MQ01GauntletQuestScript.pex"]
+    assert "1 of 2 file(s)" in result.stdout
+    result = run_cli("extract", path, "scripts\\*", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    for name, body in expected.items():
+        assert (tmp_path / "out" / name.replace("\\", "/")).read_bytes() == body
+    result = run_cli("extract", path, "nothing*", tmp_path / "out")
+    assert result.returncode == 2 and "no file matches" in result.stderr
+
+
+def test_cli_refuses_paths_leaving_the_output_folder(tmp_path):
+    path = tmp_path / "evil.ba2"
+    write_ba2_gnrl(path, {"../escape.txt": b"x"})
+    result = run_cli("extract", path, "*", tmp_path / "out")
+    assert result.returncode == 2 and "would leave the output folder" in result.stderr
+    assert not (tmp_path / "escape.txt").exists()
