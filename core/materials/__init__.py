@@ -1,0 +1,1 @@
+"""Fallout 4 material files (.bgsm lighting materials, .bgem effect materials)."""
