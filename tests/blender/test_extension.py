@@ -1,5 +1,6 @@
 """The extension as a user gets it: validated, zipped, installed and enabled on each Blender."""
 
+import hashlib
 import subprocess
 import zipfile
 from pathlib import Path
@@ -26,7 +27,7 @@ def test_manifest_valid(version):
 
 def test_zip_contents(extension_zip):
     names = zipfile.ZipFile(extension_zip).namelist()
-    required = ["blender_manifest.toml", "__init__.py", "cli.py"]
+    required = ["blender_manifest.toml", "LICENSE", "__init__.py", "cli.py"]
     required += [f"{package}/__init__.py" for package in ("core", "io", "operators", "ui")]
     assert not [name for name in required if name not in names]
     unwanted = [
@@ -38,6 +39,18 @@ def test_zip_contents(extension_zip):
         or name.endswith(".pyc")
     ]
     assert not unwanted
+    # Only code, the manifest and the licence: no test data, pictures or notes.
+    assert not [name for name in names if not name.endswith((".py", "/")) and name not in ("blender_manifest.toml", "LICENSE")]
+
+
+def test_zip_carries_the_licence(extension_zip):
+    """The manifest's GPL-3.0-or-later, as the full GPL version 3 text (the FSF's file)."""
+    manifest = (extension.ROOT / "blender_manifest.toml").read_text()
+    assert 'license = ["SPDX:GPL-3.0-or-later"]' in manifest
+    text = zipfile.ZipFile(extension_zip).read("LICENSE")
+    assert text == (extension.ROOT / "LICENSE").read_bytes()
+    assert hashlib.md5(text).hexdigest() == "1ebbd3e34237af26da5dc08a4e440464"
+    assert text.decode().lstrip().startswith("GNU GENERAL PUBLIC LICENSE\n                       Version 3, 29 June 2007")
 
 
 @pytest.mark.parametrize("version", extension.VENVS)
