@@ -5,7 +5,7 @@ material (``nif_record``) so the exporter can write the blocks back exactly."""
 
 import bpy
 
-from ...core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
+from ...core.nif.materials import TextureFinder, data_relative, look, material_blocks, material_key, read_record, record_to_props
 from .. import compat
 
 NON_COLOR_ROLES = ("normal", "specular")
@@ -40,6 +40,8 @@ class MaterialImport:
         material["nif_blocks"] = dict(found)
         material["nif_file"] = str(self.nif.path or "")
         material["nif_bs_version"] = self.bs_version
+        if name.lower().endswith((".bgsm", ".bgem")):  # FO4 material file named by the shader
+            material["nif_material_path"] = data_relative(name)
         self._build_tree(material, record)
         return material
 

@@ -107,3 +107,55 @@ def test_all_ten_imported_together_export_byte_identical(clean_scene, corpus, tm
     for path, collection in zip(paths, collections):
         assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, tmp_path):
+    """Each BSTriShape owns one block through its extra data list; every record of the block
+    shows that shape's shader (its BGSM path kept), one Blender material per shape; textures are
+    found under the Data folder."""
+    import bpy
+    from test_nif_materials_blender import dds_bytes
+
+    from precombined_nif.core.nif import NifFile
+
+    paths = cell_paths(corpus)
+    data = tmp_path / "Data"
+    first = NifFile.read(paths[0])
+    for block in first.blocks:
+        for texture in getattr(block, "textures", ()):
+            if texture:
+                target = data / "Textures" / texture.replace("\\", "/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(dds_bytes())
+    preferences = addon.ui.preferences.get(bpy.context)
+    preferences.fo4_data = str(data)
+    try:
+        collections = import_cells(paths, corpus / CSG)
+    finally:
+        preferences.fo4_data = ""
+    for path, collection in zip(paths, collections):
+        nif = NifFile.read(path)
+        raw = path.read_bytes()
+        owners = {}
+        for index, shape in enumerate(nif.blocks):
+            if shape.type_name in ("BSTriShape", "BSMeshLODTriShape"):  # the LOD shape of 00001E58_A8F0581B
+                (block,) = [i for i in shape.extra_data if nif.blocks[i].type_name == "BSPackedCombinedSharedGeomDataExtra"]
+                owners[block] = shape
+        by_block = {}
+        for obj in (o for o in collection.objects if "precombined_object" in o):
+            assert len(obj.data.materials) == 1, obj.name
+            by_block.setdefault(obj["precombined_block"], set()).add(obj.data.materials[0])
+        assert set(by_block) == set(owners)
+        for block, materials in by_block.items():
+            (material,) = materials  # one material for every record of the shape
+            shader = nif.blocks[owners[block].shader_property]
+            assert material["nif_blocks"]["shader"] == owners[block].shader_property
+            assert material["nif_record"]["shader"]["name"] == shader.name and shader.name.encode() in raw
+            if shader.name.lower().endswith(".bgsm"):
+                relative = material["nif_material_path"]
+                assert relative.lower().startswith("materials\\") and shader.name.endswith(relative)
+        shaders = {owners[b].shader_property for b in by_block}
+        assert len({m for ms in by_block.values() for m in ms}) == len(shaders)
+    for obj in (o for o in collections[0].objects if "precombined_object" in o):
+        image = obj.data.materials[0].node_tree.nodes["NIF diffuse"].image
+        assert image is not None and tuple(image.size) == (4, 4)
