@@ -159,3 +159,33 @@ def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, 
     for obj in (o for o in collections[0].objects if "precombined_object" in o):
         image = obj.data.materials[0].node_tree.nodes["NIF diffuse"].image
         assert image is not None and tuple(image.size) == (4, 4)
+
+
+def run_cli(*args):
+    import subprocess
+
+    import extension
+
+    python = str(extension.python(extension.VENVS["4.5"]))
+    return subprocess.run([python, str(extension.ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True, timeout=600)
+
+
+def test_cli_export_of_a_mixed_scene_is_refused_and_one_cell_is_exact(corpus, tmp_path):
+    """A cell imported with an ordinary mesh, a skinned body and a .bsm2: the scene is refused
+    with one message naming what is not a cell; the cell alone (--object) writes back exactly."""
+    cell = corpus / CELL_FOLDER / "00001E58_1200ADBE_OC.NIF"
+    others = [corpus / "pynifly/tests/tests/FO4/AlarmClock.nif", corpus / "pynifly/tests/tests/FO4/MaleBody.nif", corpus / "bsm2/Rabbit.bsm2"]
+    blend = tmp_path / "mixed.blend"
+    run = run_cli("import", cell, *others, "--blend", blend, "--csg", corpus / CSG)
+    assert run.returncode == 0, run.stderr
+    refused = run_cli("export", blend, tmp_path / "mixed.nif")
+    assert refused.returncode == 2 and not (tmp_path / "mixed.nif").exists()
+    (message,) = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert "not part of a precombined cell" in message, message
+    for name in ("AlarmClock", "MaleBody", "Rabbit"):
+        assert name in message
+    assert "5C4304E6" not in message and "BSTriShape" not in message  # the cell's own objects are not named
+    one = run_cli("export", blend, tmp_path / cell.name, "--object", "5C4304E6:000062F4 #0")
+    assert one.returncode == 0, one.stderr
+    assert (tmp_path / cell.name).read_bytes() == cell.read_bytes()
+    assert "6 records, 13 instances" in one.stdout
