@@ -1,6 +1,9 @@
 """Precombined blocks and geometry files built byte by byte from the notes decode to the
 values written: all three layouts, instance matrices, .csg/.psg geometry, damaged input."""
 
+import struct
+import zlib
+
 import numpy as np
 import pytest
 from precombined_builder import (
@@ -18,7 +21,7 @@ from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.precombined import instance_matrices
 from precombined_nif.core.nif.header import Header
-from precombined_nif.core.precombined.csg import GeometryFile, on_disk_desc
+from precombined_nif.core.precombined.csg import GeometryFile, GeometryWriter, on_disk_desc
 from precombined_nif.core.precombined.names import bscrc32, find_geometry_file, geometry_hash
 
 SHARED = "BSPackedCombinedSharedGeomDataExtra"
@@ -175,3 +178,41 @@ def test_damaged_geometry_files_fail_cleanly(tmp_path):
         with pytest.raises(FormatError):
             with GeometryFile(path) as geometry:
                 geometry.record_geometry(0, STRIDE20_DESC, len(objects[0]["positions"]), [len(l) for l in objects[0]["lods"]])
+
+
+CK_CSG = "ck-precombined/AlootHomePlate - Geometry.csg"
+
+
+def test_ck_geometry_file_written_back_byte_identical(corpus):
+    """The Creation Kit's .csg (110 records, 5 chunks): every record read and written again."""
+    path = corpus / CK_CSG
+    data = path.read_bytes()
+    objects, chunks = struct.unpack_from("<II", data, 4)
+    assert (objects, chunks) == (110, 5)
+    with GeometryFile(path) as geometry:
+        assert GeometryWriter(geometry).to_bytes() == data
+
+
+def test_appended_records_read_back_independently(corpus, tmp_path):
+    """A record appended to the CK's .csg: its row, its bytes in the chunks and the chunk table,
+    read with struct and zlib; the same bytes again are shared, not stored twice."""
+    with GeometryFile(corpus / CK_CSG) as geometry:
+        writer = GeometryWriter(geometry)
+        size = len(geometry.whole_space())
+    record = bytes(range(256)) * 3 + struct.pack("<6H", 0, 1, 2, 2, 1, 0)
+    offset = writer.add(STRIDE20_DESC, 768 // 20, 6, record[: 768 // 20 * 20] + record[768:])
+    assert offset == size
+    assert writer.add(STRIDE20_DESC, 768 // 20, 6, record[: 768 // 20 * 20] + record[768:]) == offset
+    data = writer.to_bytes()
+    objects, chunks = struct.unpack_from("<II", data, 4)
+    assert (objects, chunks) == (111, 5)  # 298378 + 772 bytes still fit in five 64 KiB chunks
+    table = [struct.unpack_from("<II", data, 12 + 8 * k) for k in range(chunks)]
+    assert table[0][1] == 12 + 8 * chunks + 20 * objects
+    space = b""
+    for size_k, at in table:
+        packed = data[at : at + size_k]
+        assert packed[:2] == b"\x78\x9c"
+        space += zlib.decompress(packed)
+    row = struct.unpack_from("<IQII", data, 12 + 8 * chunks + 20 * 110)
+    assert row == (offset, STRIDE20_DESC, 38, 6)
+    assert space[offset:] == record[:760] + record[768:]

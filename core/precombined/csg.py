@@ -15,7 +15,9 @@ from ..errors import FormatError
 from ..nif import vertex_format as vf
 
 CHUNK_SIZE = 0x10000
+ZLIB_LEVEL = 6  # the Creation Kit's: re-deflating its chunks at level 6 gives its bytes
 ROW = np.dtype([("data_offset", "<u4"), ("vertex_desc", "<u8"), ("vertex_count", "<u4"), ("index_count", "<u4")])
+CHUNK_ENTRY = np.dtype([("size", "<u4"), ("offset", "<u4")])
 
 
 def on_disk_desc(desc):
@@ -72,8 +74,8 @@ class GeometryFile:
             objects, chunks = np.frombuffer(self._read_exact(4, 8, "header"), "<u4")
             if 8 * int(chunks) + 20 * int(objects) > file_size:
                 raise FormatError(f"{objects} objects and {chunks} chunks cannot fit in {file_size} bytes", offset=4)
-            table = np.frombuffer(self._read_exact(12, 8 * int(chunks), "chunk table"), "<u4").reshape(-1, 2)
-            self.chunk_sizes, self.chunk_offsets = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+            table = np.frombuffer(self._read_exact(12, 8 * int(chunks), "chunk table"), CHUNK_ENTRY)
+            self.chunk_sizes, self.chunk_offsets = table["size"].astype(np.int64), table["offset"].astype(np.int64)
             if len(table) and (self.chunk_offsets + self.chunk_sizes > file_size).any():
                 raise FormatError("a chunk lies past the end of the file", offset=12)
             rows_at = 12 + 8 * int(chunks)
@@ -106,6 +108,12 @@ class GeometryFile:
             self._chunks[index] = chunk
         return chunk
 
+    def whole_space(self):
+        """The geometry space, every chunk inflated."""
+        if not self.compressed:
+            return self._read_exact(self.space_offset, self.space_size, "geometry")
+        return b"".join(self._chunk(i) for i in range(len(self.chunk_sizes)))
+
     def read_space(self, offset, size):
         """``size`` bytes of the geometry space from ``offset``."""
         if offset < 0 or offset + size > self.space_size:
@@ -131,3 +139,43 @@ class GeometryFile:
         if count and int(triangles.max()) >= num_vertices:
             raise FormatError(f"geometry at {data_offset}: a triangle uses vertex {int(triangles.max())} of {num_vertices}")
         return desc, vertices, triangles
+
+
+def record_bytes(vertex_data, triangles):
+    """What a record's data offset points at: its packed vertices, then every LOD's indices."""
+    return vertex_data.tobytes() + np.ascontiguousarray(triangles, "<u2").tobytes()
+
+
+class GeometryWriter:
+    """A .csg being assembled: the rows and geometry space of an existing file (or none), then
+    appended records; identical geometry already stored is shared, not stored again."""
+
+    def __init__(self, source=None):
+        self.rows = [tuple(int(v) for v in row) for row in source.rows] if source is not None else []
+        self.space = bytearray(source.whole_space() if source is not None else b"")
+
+    def add(self, vertex_desc, num_vertices, index_count, data):
+        """The data offset of a record's bytes, appended unless the same bytes are stored."""
+        for offset, *layout in self.rows:
+            if layout == [vertex_desc, num_vertices, index_count] and self.space[offset : offset + len(data)] == data:
+                return offset
+        offset = len(self.space)
+        if offset + len(data) > 0xFFFFFFFF:
+            raise FormatError("the geometry file would outgrow the 4 GiB its u32 offsets can address")
+        self.space += data
+        self.rows.append((offset, vertex_desc, num_vertices, index_count))
+        return offset
+
+    def to_bytes(self):
+        """bcsg: counts, chunk table, object table, then the space in 64 KiB zlib chunks."""
+        chunks = [zlib.compress(bytes(self.space[i : i + CHUNK_SIZE]), ZLIB_LEVEL) for i in range(0, len(self.space), CHUNK_SIZE)]
+        rows = np.array(self.rows, ROW) if self.rows else np.zeros(0, ROW)
+        table = np.zeros(len(chunks), CHUNK_ENTRY)
+        table["size"] = [len(chunk) for chunk in chunks]
+        start = 12 + CHUNK_ENTRY.itemsize * len(chunks) + ROW.itemsize * len(rows)
+        table["offset"] = start + np.concatenate([[0], np.cumsum(table["size"][:-1], dtype=np.int64)])[: len(chunks)]
+        header = b"bcsg" + np.array([len(rows), len(chunks)], "<u4").tobytes()
+        return header + table.tobytes() + rows.tobytes() + b"".join(chunks)
+
+    def write(self, path):
+        Path(path).write_bytes(self.to_bytes())
