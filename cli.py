@@ -210,9 +210,10 @@ def export_nif_file(bpy, args):
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
         objects = list({o for c in chosen.users_collection for o in c.all_objects})
     if any("precombined_object" in o for o in objects):
-        nif = export_cell(args.output, objects, layout=args.layout)
+        nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
         records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
-        return f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+        line = f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+        return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
@@ -281,6 +282,11 @@ def build_parser():
     )
     save.add_argument(
         "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
+    )
+    save.add_argument(
+        "--plugin",
+        help=".nif, precombined cells: the plugin whose '<Plugin> - Geometry.csg' receives edited records of cells "
+        "keeping their geometry in a .csg (default: the plugin the records came from, else the output's stem)",
     )
     save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")

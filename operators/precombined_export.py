@@ -27,21 +27,28 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
         ),
         default="KEEP",
     )
+    plugin: bpy.props.StringProperty(
+        name="Plugin",
+        description="Edited records of cells keeping their geometry in a .csg go to '<Plugin> - Geometry.csg' beside "
+        "the cell (empty: the plugin the records came from, else the file's name)",
+    )
     use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
 
     def execute(self, context):
         try:
-            nif = export_cell(
+            nif, geometry = export_cell(
                 self.filepath,
                 cell_objects(context, self.use_selection),
                 layout=None if self.layout == "KEEP" else self.layout,
                 scale=self.scale,
+                plugin=self.plugin or None,
             )
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, f"{self.filepath}: {error}")
             return {"CANCELLED"}
         records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
-        self.report({"INFO"}, f"Exported {len(records)} records, {sum(len(r.instances) for r in records)} instances")
+        written = f"; geometry in {geometry.name}" if geometry else ""
+        self.report({"INFO"}, f"Exported {len(records)} records, {sum(len(r.instances) for r in records)} instances{written}")
         return {"FINISHED"}
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import FormatError
+from ..files import write_replacing
 from ..nif import vertex_format as vf
 
 CHUNK_SIZE = 0x10000
@@ -178,4 +179,4 @@ class GeometryWriter:
         return header + table.tobytes() + rows.tobytes() + b"".join(chunks)
 
     def write(self, path):
-        Path(path).write_bytes(self.to_bytes())
+        write_replacing(path, self.to_bytes())

@@ -16,6 +16,8 @@ from ...core.nif.blocks.precombined import BAKED, EXTERNAL, INLINE, BSPackedComb
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.packed_vertices import bounding_sphere
+from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
+from ...core.precombined.names import bscrc32, geometry_hash
 from ...core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
 from ..mesh_read import mesh_arrays
@@ -102,10 +104,12 @@ def record_from_mesh(mesh, scale, default_desc=DEFAULT_DESC):
             record.lod_levels = int(mesh.get("precombined_lod_levels", 3))
             record.kept = data is not None
             return record
-    # New or edited faces: every LOD gets them (the buffer holds LOD0, LOD1, LOD2 in turn).
-    record.triangles = np.concatenate([triangles] * 3).astype(np.uint16)
-    record.lod_counts = (len(triangles),) * 3
-    record.lod_offsets = (0, 3 * len(triangles), 6 * len(triangles))
+    # New or edited faces go to every LOD that had triangles (all three for a new mesh); the
+    # buffer holds LOD0, LOD1 and LOD2 in turn.
+    had = [int(c) > 0 for c in counts] if counts is not None and any(int(c) for c in counts) else [True] * 3
+    record.lod_counts = tuple(len(triangles) if present else 0 for present in had)
+    record.lod_offsets = tuple(3 * sum(record.lod_counts[:lod]) for lod in range(3))
+    record.triangles = np.concatenate([triangles] * sum(had)).astype(np.uint16)
     return record
 
 
@@ -139,7 +143,7 @@ def placement(name, world, raw, grayscale, scale, record):
     rotation = linear / size
     translation = matrix[:3, 3]
     out = np.zeros(1, instance_dtype(LITTLE))[0]
-    if raw is not None and len(raw) == 18:
+    if raw is not None and len(raw) == 18 and getattr(record, "kept", True):  # edited geometry: new bounds
         kept = np.array(raw, np.float32)
         if (
             np.allclose(kept[1:10].reshape(3, 3), rotation, atol=1e-5)
@@ -269,11 +273,11 @@ def signature(records):
     return [((r.vertex_count or r.num_vertices), tuple(r.lod_counts), len(r.instances)) for r in records]
 
 
-def objects_entries(records, holders, layout):
+def objects_entries(records, holders):
     """The shared block's (filename hash, data offset) per record."""
     entries, offset = [], 0
     for record, holder in zip(records, holders):
-        if isinstance(holder, tuple):
+        if hasattr(record, "entry"):  # a placeholder's, or where an edited record was written
             entries.append(record.entry)
             continue
         known = holder.get("precombined_hash")
@@ -282,24 +286,60 @@ def objects_entries(records, holders, layout):
     return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
 
 
-def to_external(records, holders):
-    """Records written as headers only, their geometry staying where the import found it."""
-    edited = [holder.name for record, holder in zip(records, holders) if not isinstance(holder, tuple) and not record.kept]
-    if edited:
-        raise FormatError(
-            f"the geometry of {', '.join(repr(name) for name in edited)} was edited or is new, and this cell keeps "
-            f"its geometry in a .csg file: export with the inline layout"
-        )
+class GeometryTarget:
+    """Where edited and new records of external cells go, as the Creation Kit puts them:
+    ``<Plugin> - Geometry.csg`` beside the exported cell, records hashed by
+    ``<plugin> - geometry``. It starts from the file already there, else from the .csg the
+    import read when its name is the same, so the records that stay keep their offsets."""
+
+    def __init__(self, folder, plugin, known_files=()):
+        self.path = Path(folder) / f"{plugin} - Geometry.csg"
+        self.hash = geometry_hash(plugin)
+        self.known_files = known_files
+        self.writer = None
+
+    def _start(self):
+        candidates = [self.path] + [Path(p) for p in self.known_files if bscrc32(Path(p).stem) == self.hash]
+        for candidate in candidates:
+            if candidate.is_file():
+                with GeometryFile(candidate) as source:
+                    return GeometryWriter(source)
+        return GeometryWriter()
+
+    def place(self, record):
+        """Store the record's geometry; its objects entry (hash, data offset)."""
+        if self.writer is None:
+            self.writer = self._start()
+        data = record_bytes(record.vertex_data, record.triangles)
+        offset = self.writer.add(record.vertex_desc, record.vertex_count, 3 * len(record.triangles), data)
+        return self.hash, offset
+
+    def write(self):
+        if self.writer is not None:
+            self.writer.write(self.path)
+            return self.path
+        return None
+
+
+def to_external(records, holders, geometry):
+    """Records written as headers only: untouched ones keep their geometry where the import
+    found it, edited and new ones get theirs written to ``geometry``."""
     for record, holder in zip(records, holders):
         record.inline = False
-        if not isinstance(holder, tuple):
+        if isinstance(holder, tuple):
+            continue
+        if record.kept:
             record.vertex_desc = int(holder.get("precombined_record_desc", holder["precombined_vertex_desc"]), 16)
+        elif geometry is None:
+            raise FormatError(f"the geometry of {holder.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
+        else:
+            record.entry = geometry.place(record)
 
 
-def build_block(records, holders, layout, template_block=None):
+def build_block(records, holders, layout, template_block=None, geometry=None):
     block = BSPackedCombinedGeomDataExtra(BAKED_TYPE if layout == BAKED else SHARED_TYPE, records=records, layout=layout)
     if layout == EXTERNAL:
-        to_external(records, holders)
+        to_external(records, holders, geometry)
     elif any(isinstance(holder, tuple) for holder in holders):
         raise FormatError(
             f"{sum(isinstance(h, tuple) for h in holders)} records were imported without geometry (no .csg): "
@@ -316,7 +356,7 @@ def build_block(records, holders, layout, template_block=None):
     else:
         block.num_vertices, block.num_triangles = record_counts(records)
     if layout != BAKED:
-        block.objects = objects_entries(records, holders, layout)
+        block.objects = objects_entries(records, holders)
     return block
 
 
@@ -341,7 +381,7 @@ def owner_of(template, block_index):
     return None
 
 
-def build_cell(objects, *, layout=None, scale=1.0, template=None):
+def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None):
     """A NifFile holding the objects as a precombined cell. With ``template`` (the imported
     file) every block keeps its own records and layout (``layout`` None) and every other block
     is kept; without one the cell is a BSFadeNode root holding one block."""
@@ -365,7 +405,7 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None):
         old = template.blocks[index]
         first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
         records, holders = block_records(blocks.get(index, {}), scale, old, first)
-        block = build_block(records, holders, layout or old.layout, old)
+        block = build_block(records, holders, layout or old.layout, old, geometry)
         template.blocks[index] = block
         shape = owner_of(template, index)
         if shape is not None and (shape.num_vertices, shape.num_triangles) == (old.num_vertices, old.num_triangles):
@@ -397,11 +437,32 @@ def template_of(objects):
     return None
 
 
-def export_cell(path, objects, *, layout=None, scale=1.0):
-    """Write the objects as a cell; objects that are not part of one are refused, nothing written."""
+def geometry_files(objects):
+    """The .csg files the objects' records were read from."""
+    meshes = {o.data for o in objects if o.type == "MESH" and o.data is not None}
+    meshes |= {source.data for o in objects if (source := instancer_source(o)) is not None}
+    return sorted({str(m["precombined_geometry_file"]) for m in meshes if m.get("precombined_geometry_file")})
+
+
+def default_plugin(files, path):
+    """The plugin whose geometry file the records came from, else the exported file's stem."""
+    for name in files:
+        stem = Path(name).stem
+        if stem.lower().endswith(" - geometry"):
+            return stem[: -len(" - geometry")]
+    return Path(path).stem
+
+
+def export_cell(path, objects, *, layout=None, scale=1.0, plugin=None):
+    """Write the objects as a cell, and the geometry of its edited external records to
+    ``<plugin> - Geometry.csg`` beside it. Objects that are not part of a cell are refused,
+    nothing is written. Returns (the NifFile, the geometry file written or None)."""
     records, refused = split_objects(objects)
     if refused:
         refuse(refused)
-    nif = build_cell(records, layout=layout, scale=scale, template=template_of(records))
+    files = geometry_files(records)
+    geometry = GeometryTarget(Path(path).parent, plugin or default_plugin(files, path), files)
+    nif = build_cell(records, layout=layout, scale=scale, template=template_of(records), geometry=geometry)
+    written = geometry.write()
     nif.write(path)
-    return nif
+    return nif, written

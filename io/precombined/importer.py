@@ -141,6 +141,8 @@ class CellBuilder(SceneBuilder):
         )
         self.created.append(mesh)
         keep_for_export(mesh, vertices, all_triangles, record, self.lod)
+        if block.layout == EXTERNAL:  # the file edited records of the plugin are added to
+            mesh["precombined_geometry_file"] = str(geometry.path)
         return mesh
 
     def _build_record(self, block, block_index, index, record, owner):

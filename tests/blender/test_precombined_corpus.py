@@ -56,12 +56,12 @@ def import_cells(paths, csg):
     return [bpy.data.collections[p.stem] for p in paths]
 
 
-def export_collection(collection, path):
+def export_collection(collection, path, **options):
     import bpy
 
     for obj in bpy.context.scene.objects:
         obj.select_set(obj.name in collection.all_objects)
-    return bpy.ops.export_scene.precombined_cell(filepath=str(path))
+    return bpy.ops.export_scene.precombined_cell(filepath=str(path), **options)
 
 
 def test_records_match_an_independent_reading_of_the_csg(clean_scene, corpus):
@@ -189,3 +189,105 @@ def test_cli_export_of_a_mixed_scene_is_refused_and_one_cell_is_exact(corpus, tm
     assert one.returncode == 0, one.stderr
     assert (tmp_path / cell.name).read_bytes() == cell.read_bytes()
     assert "6 records, 13 instances" in one.stdout
+    named = run_cli("export", blend, tmp_path / "named.nif", "--object", "5C4304E6:000062F4 #0", "--plugin", "Other")
+    assert named.returncode == 0, named.stderr  # nothing edited: no geometry file, the same bytes
+    assert (tmp_path / "named.nif").read_bytes() == cell.read_bytes() and not list(tmp_path.glob("*.csg"))
+
+    # The other layout: every block inline, holding the geometry the .csg has at its records' offsets.
+    inline = run_cli("export", blend, tmp_path / "inline.nif", "--object", "5C4304E6:000062F4 #0", "--layout", "inline")
+    assert inline.returncode == 0, inline.stderr
+    from precombined_nif.core.nif import NifFile
+
+    rows = csg_geometry(corpus / CSG)
+    blocks = [b for b in NifFile.read(tmp_path / "inline.nif").blocks if hasattr(b, "records")]
+    assert [b.layout for b in blocks] == ["inline"] * 4 and [len(b.records) for b in blocks] == [2, 2, 1, 1]
+    for (_, _, _, offset, count), record in zip(cell_records(cell), [r for b in blocks for r in b.records]):
+        desc, vertices, indices, geometry = rows[offset]
+        assert record.vertex_data.tobytes() + record.triangles.tobytes() == geometry and len(record.instances) == count
+
+
+def csg_rows(data):
+    """The 20-byte rows of a .csg and its inflated geometry space, read with struct and zlib."""
+    objects, chunks = struct.unpack_from("<II", data, 4)
+    table = [struct.unpack_from("<II", data, 12 + 8 * k) for k in range(chunks)]
+    rows = [struct.unpack_from("<IQII", data, 12 + 8 * chunks + 20 * k) for k in range(objects)]
+    return rows, b"".join(zlib.decompress(data[at : at + size]) for size, at in table)
+
+
+def edit_first_record(collection):
+    """Move one vertex and delete one face of block 3's first record; (mesh, edited positions,
+    edited triangles)."""
+    import bmesh
+
+    obj = next(o for o in collection.objects if (o.get("precombined_block"), o.get("precombined_object")) == (3, 0))
+    mesh = obj.data
+    edit = bmesh.new()
+    edit.from_mesh(mesh)
+    edit.verts.ensure_lookup_table()
+    edit.verts[0].co.x += 3.25
+    edit.faces.ensure_lookup_table()
+    edit.faces.remove(edit.faces[0])
+    edit.to_mesh(mesh)
+    edit.free()
+    co = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", co)
+    faces = np.empty(3 * len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("vertices", faces)
+    return mesh, co.reshape(-1, 3), faces.reshape(-1, 3)
+
+
+@pytest.mark.parametrize("plugin", ["MyEdit", None])
+def test_edited_record_goes_to_the_plugins_geometry_file(clean_scene, corpus, addon, tmp_path, plugin):
+    """An edited record of an external cell: its geometry in '<Plugin> - Geometry.csg' beside the
+    cell, hashed by the plugin's name; the other records untouched; the cell re-imports with the
+    edit at half precision. Without a plugin name: the records' own plugin, whose .csg keeps
+    every record where it was."""
+    import bpy
+
+    source = corpus / CELL_FOLDER / "00001E58_1200ADBE_OC.NIF"
+    before = cell_records(source)
+    (collection,) = import_cells([source], corpus / CSG)
+    mesh, positions, faces = edit_first_record(collection)
+    data = tmp_path / "Data"
+    data.mkdir()
+    out = data / source.name
+    assert export_collection(collection, out, **({"plugin": plugin} if plugin else {})) == {"FINISHED"}
+    name = plugin or "AlootHomePlate"
+    written = (data / f"{name} - Geometry.csg").read_bytes()
+    expected_hash = zlib.crc32(f"{name} - geometry".lower().encode(), 0xFFFFFFFF) ^ 0xFFFFFFFF
+    after = cell_records(out)
+    assert [(b, n, count) for b, n, _, _, count in after] == [(b, n, count) for b, n, _, _, count in before]
+    (edited,) = [entry for entry in after if entry[:2] == (3, 0)]
+    assert edited[2] == expected_hash
+    for old, new in zip(before, after):
+        if old[:2] != (3, 0):
+            assert new == old  # hash and offset of every other record kept
+    rows, space = csg_rows(written)
+    (row,) = [r for r in rows if r[0] == edited[3]]
+    desc, vertices, indices = row[1:]
+    stride = (desc & 0xF) * 4
+    assert vertices == len(positions) and indices == 3 * len(faces)  # one LOD: the CK's record had one
+    geometry = space[edited[3] : edited[3] + stride * vertices + 2 * indices]
+    raw = np.frombuffer(geometry[: stride * vertices], np.uint8).reshape(vertices, stride)
+    np.testing.assert_array_equal(raw[:, :6].copy().view("<f2").astype(np.float32), positions.astype(np.float16).astype(np.float32))
+    triangles = np.frombuffer(geometry[stride * vertices :], "<u2").reshape(-1, 3)
+    np.testing.assert_array_equal(np.sort(triangles, axis=None), np.sort(faces, axis=None))
+    if plugin is None:  # the plugin's own file grew: its 110 records stay where they were
+        original, original_space = csg_rows((corpus / CSG).read_bytes())
+        assert rows[: len(original)] == original and space.startswith(original_space)
+    else:
+        (data / "AlootHomePlate - Geometry.csg").write_bytes((corpus / CSG).read_bytes())
+
+    preferences = addon.ui.preferences.get(bpy.context)
+    preferences.fo4_data = str(data)  # each record's hash finds its .csg there
+    try:
+        assert bpy.ops.import_scene.precombined_cell(filepath=str(out)) == {"FINISHED"}
+    finally:
+        preferences.fo4_data = ""
+    again = [c for c in bpy.data.collections if c.name.startswith(out.stem) and c != collection][0]
+    reimported = next(o for o in again.objects if (o.get("precombined_block"), o.get("precombined_object")) == (3, 0)).data
+    co = np.empty(3 * len(reimported.vertices), np.float32)
+    reimported.vertices.foreach_get("co", co)
+    np.testing.assert_array_equal(co.reshape(-1, 3), positions.astype(np.float16).astype(np.float32))
+    assert len(reimported.polygons) == len(faces)
+    assert sum(1 for o in again.objects if o.type == "EMPTY" and o.get("precombined_object") is not None) == 0
