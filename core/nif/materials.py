@@ -363,25 +363,12 @@ BLOCK_CLASSES = {
 
 
 # -- texture paths ------------------------------------------------------------------------------------
-def data_relative(path):
-    """A stored path relative to the Data folder, with backslashes. The Creation Kit stores
-    absolute ones (``C:\\Projects\\...\\Data\\materials\\x.BGSM``): their part from
-    ``materials\\`` or ``textures\\`` on; a leading ``Data\\`` goes too."""
-    text = str(path).replace("/", "\\")
-    parts = [p for p in text.split("\\") if p and p != "."]
-    if len(text) > 1 and text[1] == ":" or text.startswith("\\"):
-        lowered = [p.lower() for p in parts]
-        starts = [lowered.index(name) for name in ("materials", "textures") if name in lowered]
-        parts = parts[min(starts) :] if starts else parts
-    elif parts and parts[0].lower() == "data":
-        parts = parts[1:]
-    return "\\".join(parts)
-
-
 def texture_key(path):
     """A texture path as the games compare them: case-insensitive, either slash, relative to
     Data, "textures\\" optional."""
-    parts = [p for p in data_relative(path).lower().split("\\") if p]
+    parts = [p for p in str(path).replace("\\", "/").lower().split("/") if p and p != "."]
+    if parts and parts[0] == "data":
+        parts = parts[1:]
     if parts and parts[0] == "textures":
         parts = parts[1:]
     return "/".join(parts)

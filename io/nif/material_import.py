@@ -5,7 +5,8 @@ material (``nif_record``) so the exporter can write the blocks back exactly."""
 
 import bpy
 
-from ...core.nif.materials import TextureFinder, data_relative, look, material_blocks, material_key, read_record, record_to_props
+from ...core.data_paths import data_relative
+from ...core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
 from .. import compat
 
 NON_COLOR_ROLES = ("normal", "specular")
