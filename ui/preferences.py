@@ -2,29 +2,49 @@
 
 import bpy
 
+from ..core.games import GAMES
+
 # The add-on's package name, whether installed as an extension (bl_ext.<repo>.precombined_nif)
 # or loaded by cli.py.
 ADDON_ID = __package__.rpartition(".")[0]
+
+# The preference holding each game's Data folder (the first two names predate the others and
+# stay, so saved preferences keep their folders).
+SETTINGS = {"FO4": "fo4_data", "FO3": "fnv_data", "SSE": "sse_data", "FO76": "fo76_data"}
+
+
+def _folder(game, looked_up):
+    return bpy.props.StringProperty(
+        name=f"{GAMES[game].label} Data",
+        description=f"The game's Data folder: {looked_up} are looked up there",
+        subtype="DIR_PATH",
+    )
 
 
 class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
-    fo4_data: bpy.props.StringProperty(
-        name="Fallout 4 Data",
-        description="The game's Data folder: textures, materials and .csg geometry are looked up there",
-        subtype="DIR_PATH",
-    )
-    fnv_data: bpy.props.StringProperty(
-        name="Fallout 3 / New Vegas Data",
-        description="The game's Data folder: textures are looked up there",
-        subtype="DIR_PATH",
-    )
+    fo4_data: _folder("FO4", "textures, materials and .csg geometry")
+    fnv_data: _folder("FO3", "textures")
+    sse_data: _folder("SSE", "textures")
+    fo76_data: _folder("FO76", "textures")
 
     def draw(self, context):
-        layout = self.layout
-        layout.prop(self, "fo4_data")
-        layout.prop(self, "fnv_data")
+        draw_data_folders(self.layout, self, SETTINGS)
+
+
+def draw_data_folders(layout, settings, games):
+    """Each game's Data folder field, with what is wrong with it under it."""
+    for game in games:
+        layout.prop(settings, SETTINGS[game])
+        problem = folder_problem(settings, game)
+        if problem:
+            layout.label(text=problem, icon="ERROR")
+
+
+def folder_problem(settings, game):
+    """Why the folder set for ``game`` is not its Data folder, or None (also when unset)."""
+    return GAMES[game].data_folder_problem(bpy.path.abspath(getattr(settings, SETTINGS[game])))
 
 
 def get(context):
@@ -36,9 +56,9 @@ def get(context):
 def data_folders(context, game):
     """The Data folders where a file of ``game`` finds its textures (empty when unset)."""
     settings = get(context)
-    if settings is None:
+    if settings is None or game not in SETTINGS:
         return []
-    folder = settings.fnv_data if game == "FO3" else settings.fo4_data
+    folder = getattr(settings, SETTINGS[game])
     return [folder] if folder else []
 
 

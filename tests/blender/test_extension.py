@@ -68,3 +68,47 @@ def test_preferences_in_process(addon):
     assert type(preferences) is extension.preferences_class()
     preferences.fo4_data = "/games/Fallout 4/Data"
     assert addon.ui.preferences.get(bpy.context).fo4_data == "/games/Fallout 4/Data"
+
+
+class RecordingLayout:
+    """Stands in for a UI layout (there is none headless): records what is drawn."""
+
+    def __init__(self):
+        self.drawn = []
+
+    def prop(self, data, name):
+        self.drawn.append(("prop", name))
+
+    def label(self, text, icon="NONE"):
+        self.drawn.append((icon, text))
+
+
+@pytest.mark.parametrize("game, setting, plugin", [
+    ("FO4", "fo4_data", "Fallout4.esm"),
+    ("FO3", "fnv_data", "FalloutNV.esm"),
+    ("SSE", "sse_data", "Skyrim.esm"),
+    ("FO76", "fo76_data", "SeventySix.esm"),
+])
+def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_path, game, setting, plugin):
+    import bpy
+
+    preferences = addon.ui.preferences.get(bpy.context)
+    module = addon.ui.preferences
+    try:
+        setattr(preferences, setting, str(tmp_path))
+        problem = module.folder_problem(preferences, game)
+        assert problem == addon.core.games.data_folder_problem(game, str(tmp_path))
+        assert problem.startswith(f"{tmp_path}: not a ") and plugin in problem
+        layout = RecordingLayout()
+        module.draw_data_folders(layout, preferences, module.SETTINGS)
+        assert ("prop", setting) in layout.drawn
+        assert layout.drawn[layout.drawn.index(("prop", setting)) + 1] == ("ERROR", problem)
+        (tmp_path / plugin.upper()).write_bytes(b"")
+        assert module.folder_problem(preferences, game) is None
+        layout = RecordingLayout()
+        module.draw_data_folders(layout, preferences, module.SETTINGS)
+        assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "fo76_data")]
+        assert module.data_folders(bpy.context, game) == [str(tmp_path)]
+    finally:
+        setattr(preferences, setting, "")
+    assert module.data_folders(bpy.context, game) == []
