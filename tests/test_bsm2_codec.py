@@ -106,6 +106,14 @@ def test_snorm_values_come_back_exactly():
     assert packing.snorm_encode([1.0, -1.0, 0.5, 2.0, -2.0]).tolist() == [511, -511, 256, 511, -512]
 
 
+def test_uv_decoding_follows_the_notes():
+    """FORMAT-NOTES section 9: raw / 65535, so the full u16 range is 0..1 exactly."""
+    raw = np.array([0, 1, 32768, 65534, 65535], np.uint16)
+    expected = np.array([0.0, 1 / 65535, 32768 / 65535, 65534 / 65535, 1.0], np.float32)
+    np.testing.assert_array_equal(packing.uv_decode(raw), expected)
+    np.testing.assert_array_equal(packing.uv_encode([0.0, 0.5, 1.0]), [0, 32768, 65535])
+
+
 def test_uv_values_come_back_exactly():
     every = np.arange(65536)
     np.testing.assert_array_equal(packing.uv_encode(packing.uv_decode(every)), every)

@@ -120,3 +120,40 @@ def test_replace_body_in_a_corpus_system_round_trips(corpus):
 def test_replace_body_refuses_a_missing_body():
     with pytest.raises(FormatError, match="body 3"):
         replace_body(two_body_system(), 3, SphereShape.build(1.0))
+
+
+MATERIAL_SETTINGS = ("dynamic_friction", "static_friction", "restitution", "name")  # what a body chooses
+
+
+def material_constants(material):
+    values = {key: value for key, value in vars(material).items() if key not in MATERIAL_SETTINGS}
+    values["max_contact_impulse"] = np.float32(values["max_contact_impulse"]).view(np.uint32).item()
+    return values
+
+
+@pytest.mark.parametrize("motion", ["static", "dynamic", "keyframed"])
+def test_new_bodies_hold_the_games_constants(corpus, motion):
+    """Material bytes (max contact impulse 0x7F7FFFEE, not FLT_MAX) and a dynamic body's motion
+    properties (damping 0x3DCD0000 / 0x3D4D0000 and the rest) as every corpus body of that
+    motion has them."""
+    system = PhysicsSystemData()
+    add_body(system, ConvexPolytopeShape.build(BOX), motion=motion, mass=5.0)
+    new = round_trip(system)
+    (body,) = new.bodies
+    games_materials, games_properties = [], []
+    for _, (kind, data) in nif_systems().items():
+        game = Packfile.from_bytes(data).root
+        if kind != "physics":
+            continue
+        for game_body in game.bodies:
+            if game.motion_type(game_body) == motion and game.material_of(game_body).trigger_type == 0:
+                games_materials.append(material_constants(game.material_of(game_body)))
+                if motion == "dynamic":
+                    properties = game.motion_properties[int(game.motion_of(game_body)["motion_properties_id"])]
+                    games_properties.append(properties.tobytes())
+    assert games_materials
+    assert all(found == material_constants(new.material_of(body)) for found in games_materials)
+    assert material_constants(new.material_of(body))["max_contact_impulse"] == 0x7F7FFFEE
+    if motion == "dynamic":
+        properties = new.motion_properties[int(new.motion_of(body)["motion_properties_id"])].tobytes()
+        assert games_properties and set(games_properties) == {properties}

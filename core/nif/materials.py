@@ -211,13 +211,14 @@ def look(record, bs_version):
     for role, slot in slots_for(kind, fo4).items():
         path = shader.get(slot, "") if isinstance(slot, str) else (textures[slot] if slot < len(textures) else "")
         out["textures"][role] = path
-    if kind == "BSLightingShaderProperty":
+    # A Fallout 76 shader named after its material file holds none of these fields.
+    if kind == "BSLightingShaderProperty" and "emissive_color" in shader:
         out["emission"] = tuple(shader["emissive_color"])
         out["emission_strength"] = shader["emissive_multiple"]
         out["alpha"] = shader["alpha"]
         if fo4:
             out["roughness"] = 1.0 - shader["smoothness"]
-    elif kind == "BSEffectShaderProperty":
+    elif kind == "BSEffectShaderProperty" and "base_color" in shader:
         out["emission"] = tuple(shader["base_color"][:3])
         out["emission_strength"] = shader["base_color_scale"]
         out["alpha"] = shader["base_color"][3]
@@ -280,13 +281,13 @@ def apply_look(record, changes, bs_version):
     color_owner, color_field, scale_field = None, None, None
     if material is not None:
         color_owner, color_field, scale_field = material, "emissive_color", "emissive_mult"
-    elif kind == "BSLightingShaderProperty":
+    elif kind == "BSLightingShaderProperty" and "emissive_color" in shader:
         color_owner, color_field, scale_field = shader, "emissive_color", "emissive_multiple"
     if "emission" in changes and color_owner is not None:
         color_owner[color_field] = tuple(float(v) for v in changes["emission"])
     if "emission_strength" in changes and color_owner is not None:
         color_owner[scale_field] = float(changes["emission_strength"])
-    if kind == "BSEffectShaderProperty":
+    if kind == "BSEffectShaderProperty" and "base_color" in shader:
         r, g, b, a = shader["base_color"]
         if "emission" in changes:
             r, g, b = (float(v) for v in changes["emission"])

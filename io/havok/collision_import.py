@@ -228,8 +228,8 @@ def collision_children(obj):
     if isinstance(obj, tuple):
         armature, bone = obj
         children = [child for child in armature.children if child.parent_type == "BONE" and child.parent_bone == bone]
-    else:
-        children = obj.children
+    else:  # an armature's bone-parented children belong to its bones
+        children = [child for child in obj.children if child.parent_type != "BONE"]
     return sorted((child for child in children if SHAPE in child), key=lambda child: child.name)
 
 

@@ -88,7 +88,7 @@ class NifExporter:
     """
 
     def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):
-        if game not in GAME_VERSIONS:
+        if game not in GAME_VERSIONS and nif is None:
             raise FormatError(f"cannot export for {game!r}: only {', '.join(GAME_VERSIONS)}")
         self.game = game
         self.scale = scale
@@ -113,6 +113,12 @@ class NifExporter:
         """Append a block; returns its index."""
         self.nif.blocks.append(block)
         return len(self.nif.blocks) - 1
+
+    def require_writable(self, what):
+        """Files of games the exporter cannot encode for (SSE, FO76) go back only as the import
+        made them: anything that must be encoded anew stops the export here."""
+        if self.game not in GAME_VERSIONS:
+            raise FormatError(f"{what} cannot be written in a {self.game} file")
 
     def warn(self, message):
         if message not in self.messages:
@@ -146,11 +152,22 @@ class NifExporter:
             self._write_tree(obj, None, None if is_file_root else main_root, kids)
         self._rebuild_children()
         if not self.keep_collision:
-            for obj, index in list(self.block_of.items()):
-                collision_export.write_collision(self, obj, index)
+            for index, owner in self._collision_owners().items():
+                collision_export.write_collision(self, owner, index)
         if self.template:
             self._drop_unreachable(before)
         return self.nif
+
+    def _collision_owners(self):
+        """{node index: its object, or (armature, bone name)}. A node shared by several armatures'
+        bones is owned by the bone holding collision objects (the import puts them under one)."""
+        owners = {}
+        for (armature_name, bone_name), index in self.bone_nodes.items():
+            owner = (bpy.data.objects[armature_name], bone_name)
+            if index not in owners or collision_export.collision_children(owner):
+                owners[index] = owner
+        owners.update((index, obj) for obj, index in self.block_of.items())
+        return owners
 
     # -- binding objects to template blocks ------------------------------------------------
     def _bind(self, objects):
@@ -174,6 +191,8 @@ class NifExporter:
     def _fits(obj, block):
         if obj.type == "MESH":
             return isinstance(block, SHAPE_TYPES)
+        if obj.type == "EMPTY" and isinstance(block, SHAPE_TYPES):
+            return True  # a shape without vertex data of its own (particles, SSE skins): kept as stored
         return isinstance(block, NiNode) and obj.type in ("EMPTY", "ARMATURE")
 
     def _parent_of(self, obj, chosen):
@@ -332,6 +351,7 @@ class NifExporter:
     def _encode_pieces(self, obj, index, matrix, skinned):
         """New geometry for an edited or new mesh: one shape per material slot used, each cut at
         65535 vertices. The first piece reuses the object's block; the others are new siblings."""
+        self.require_writable(f"the geometry of {obj.name!r}")
         mesh = obj.data
         arrays = export_vertices(mesh)
         if not len(arrays["triangles"]):
@@ -434,24 +454,34 @@ class NifExporter:
 
 def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
-    game matches. Returns (NifFile, messages)."""
+    game matches. A file of a game the exporter cannot encode for (SSE, FO76) is written back as
+    itself while nothing needs encoding anew, else written anew as FO4. Returns (NifFile,
+    messages)."""
     collection = template_collection(objects)
     template = source_of(collection) if collection is not None else None
     messages = []
     if template is not None and game not in (None, template.header.game):
         messages.append(f"writing {game} from a {template.header.game} import: blocks Blender does not show are not carried over")
         template = None
-    if template is not None and template.header.game not in GAME_VERSIONS:
-        messages.append(f"the import is a {template.header.game} file: written anew as FO4")
-        template, game = None, "FO4"
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
-    exporter = NifExporter(game or (template.header.game if template else "FO4"), scale, template, full_precision)
+    if template is not None and template.header.game not in GAME_VERSIONS:
+        try:
+            nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
+        except FormatError as error:
+            messages.append(f"{error.message}: written anew as FO4")
+            nif, more = _export(objects, None, None, "FO4", scale, full_precision)
+    else:
+        nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
+    nif.write(path)
+    return nif, messages + more
+
+
+def _export(objects, collection, template, game, scale, full_precision):
+    exporter = NifExporter(game, scale, template, full_precision)
     if template is not None:
         exporter.keep_collision = not collection.get("nif_built_collision", True)
         exporter.keep_skin = not collection.get("nif_built_skin", True)
-    nif = exporter.export(objects)
-    nif.write(path)
-    return nif, messages + exporter.messages
+    return exporter.export(objects), exporter.messages
 
 
 def exported_objects(context, selected_only):

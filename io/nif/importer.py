@@ -87,6 +87,7 @@ class SceneBuilder:
         obj["nif_block"] = index
         obj["nif_type"] = block.type_name
         obj["nif_flags"] = block.flags
+        obj.rotation_mode = "QUATERNION"  # Euler angles lose float32 precision near 90-degree pitches
         if data is None:
             obj.empty_display_size = 8.0
         return obj

@@ -165,6 +165,7 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     nodes = [exporter.bone_index(armature, name) for name in names]
     if existing and exporter.template and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
         return
+    exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))
     positions = block.positions if fo4 else nif.blocks[block.data].vertices
     bounds = skinning.bone_bounds(positions, limited, binds)

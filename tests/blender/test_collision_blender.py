@@ -599,3 +599,44 @@ def test_panel_draws_every_kind(clean_scene, corpus):
             assert ("operator", "mesh.havok_assign_material") in drawn
             assert any(text.endswith(" faces") for text in texts)
     assert kinds == {"compound", "convex", "compressed_mesh", "sphere"}
+
+
+# -- collision on a skeleton bone --------------------------------------------------------------
+
+
+def bone_collision_file(corpus, tmp_path):
+    """A skinned corpus body with CandleBottleLit01's collision moved onto one of its bones (a
+    node away from the origin): (path, bone node index)."""
+    import struct
+
+    from nif_rewriter import RawNif
+
+    body = RawNif.read(corpus / "pynifly/tests/tests/FO4/BTMaleBody.nif")
+    candle = RawNif.read(corpus / "pynifly/tests/tests/FO4/Meshes/CandleBottleLit01.nif")
+    (system,) = candle.indices_of("bhkPhysicsSystem")
+    bone = next(i for i in body.indices_of("NiNode") if body.node_name(i) == "Pelvis_skin")
+    system_index = body.add_block("bhkPhysicsSystem", candle.blocks[system])
+    collision = body.add_block("bhkNPCollisionObject", struct.pack("<iHiI", bone, 0x80, system_index, 0))
+    body.set_collision(bone, collision)
+    path = tmp_path / "BoneCollision.nif"
+    path.write_bytes(body.to_bytes())
+    return path, bone
+
+
+def test_bone_collision_lands_on_the_bone_and_writes_back(clean_scene, corpus, tmp_path):
+    import bpy
+
+    from raw_nodes import read_nodes, world_matrices
+
+    path, bone = bone_collision_file(corpus, tmp_path)
+    collection = imported(path)
+    (obj,) = bodies_of(collection).values()
+    assert obj.parent_type == "BONE" and owner_block(obj) == bone
+    node_world = world_matrices(*read_nodes(path))[bone]
+    assert abs(node_world[2, 3]) > 10  # the situation: a node far from the origin
+    np.testing.assert_allclose(np.array(obj.matrix_world), node_world, atol=1e-3)
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    out = tmp_path / "out.nif"
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    assert out.read_bytes() == path.read_bytes()

@@ -15,18 +15,16 @@ from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeD
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
-WRITABLE_GAMES = ("FO4", "FO3")
-
-
 def _exportable(path):
+    """Every NIF the codec reads, of every game, but precombined cells (their own exporter)."""
     try:
         nif = NifFile.read(path)
     except Exception:
         return False
-    return nif.header.game in WRITABLE_GAMES and not any("Packed" in b.type_name for b in nif.blocks)
+    return not any("Packed" in b.type_name for b in nif.blocks)
 
 
-ROUND_TRIP = [p for p in corpus_files("**/*.nif") if _exportable(p)]
+ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
 
 
 def imported(path, **options):

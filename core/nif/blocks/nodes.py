@@ -72,3 +72,51 @@ class BSTreeNode(NiNode):
         super().sync(s)
         self.bones_1 = s.ref_list(self.bones_1)
         self.bones_2 = s.ref_list(self.bones_2)
+
+
+@block_class("NiBillboardNode")
+class NiBillboardNode(NiNode):
+    """Turned to face the camera (``billboard_mode``: 0 always face camera, 1 rotate about up,
+    2 rigid face camera, 3 always face centre, ...)."""
+
+    billboard_mode = 0
+
+    def sync(self, s):
+        super().sync(s)
+        self.billboard_mode = s.u16(self.billboard_mode)
+
+
+@block_class("NiSwitchNode", "NiLODNode")
+class NiSwitchNode(NiNode):
+    """Draws one child (``index``); NiLODNode picks it by distance through its LOD data."""
+
+    switch_flags = 3
+    index = 0
+    lod_level_data = -1
+
+    def sync(self, s):
+        super().sync(s)
+        self.switch_flags = s.u16(self.switch_flags)
+        self.index = s.u32(self.index)
+        if self.type_name == "NiLODNode":
+            self.lod_level_data = s.ref(self.lod_level_data)
+
+
+@block_class("NiSortAdjustNode")
+class NiSortAdjustNode(NiNode):
+    sorting_mode = 0
+
+    def sync(self, s):
+        super().sync(s)
+        self.sorting_mode = s.u32(self.sorting_mode)
+
+
+@block_class("BSMasterParticleSystem")
+class BSMasterParticleSystem(NiNode):
+    max_emitter_objects = 20
+    particle_systems = ()
+
+    def sync(self, s):
+        super().sync(s)
+        self.max_emitter_objects = s.u16(self.max_emitter_objects)
+        self.particle_systems = s.ref_list(self.particle_systems)
