@@ -216,3 +216,12 @@ def test_appended_records_read_back_independently(corpus, tmp_path):
     row = struct.unpack_from("<IQII", data, 12 + 8 * chunks + 20 * 110)
     assert row == (offset, STRIDE20_DESC, 38, 6)
     assert space[offset:] == record[:760] + record[768:]
+
+
+def test_nearest_lod_with_triangles():
+    from precombined_nif.core.nif.blocks.precombined import PackedGeomRecord
+
+    record = PackedGeomRecord(inline=False)
+    for counts, chosen in [((5, 0, 3), (0, 0, 2)), ((0, 4, 0), (1, 1, 1)), ((6, 0, 0), (0, 0, 0)), ((0, 0, 0), (0, 1, 2))]:
+        record.lod_counts = counts
+        assert tuple(record.nearest_lod(lod) for lod in range(3)) == chosen, counts

@@ -54,6 +54,8 @@ class OBJECT_PT_precombined(bpy.types.Panel):
             layout.label(text=f"Block {obj.get('precombined_block', '?')}, record {obj['precombined_object']}")
             if "precombined_instance" in obj:
                 layout.label(text=f"Copy {obj['precombined_instance']}")
+            if obj.data is not None and "precombined_lod" in obj.data:
+                layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")

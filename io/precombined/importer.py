@@ -94,6 +94,7 @@ class CellBuilder(SceneBuilder):
         self.geometry = geometry or GeometrySource()
         self.placeholders = 0
         self.placeholder_records = 0
+        self.lod_fallbacks = 0  # records shown at another LOD: the chosen one has no triangles
         self.missing_geometry = []
 
     @property
@@ -112,8 +113,9 @@ class CellBuilder(SceneBuilder):
         return self.objects
 
     def _record_mesh(self, block, index, record, name):
+        lod = record.nearest_lod(self.lod)
         if block.layout != EXTERNAL:
-            vertices, triangles = record, record.lod_triangles(self.lod)
+            vertices, triangles = record, record.lod_triangles(lod)
             all_triangles = record.triangles
         else:
             entry = block.objects[index]
@@ -128,8 +130,8 @@ class CellBuilder(SceneBuilder):
                 self.missing_geometry.append(f"{name}: {error}")
                 return None
             vertices = DecodedVertices(desc, data)
-            start = record.lod_offsets[self.lod] // 3
-            triangles = all_triangles[start : start + record.lod_counts[self.lod]]
+            start = record.lod_offsets[lod] // 3
+            triangles = all_triangles[start : start + record.lod_counts[lod]]
         mesh = build_mesh(
             name,
             vertices.positions,
@@ -140,7 +142,9 @@ class CellBuilder(SceneBuilder):
             scale=self.scale,
         )
         self.created.append(mesh)
-        keep_for_export(mesh, vertices, all_triangles, record, self.lod)
+        keep_for_export(mesh, vertices, all_triangles, record, lod)
+        if lod != self.lod:
+            self.lod_fallbacks += 1
         if block.layout == EXTERNAL:  # the file edited records of the plugin are added to
             mesh["precombined_geometry_file"] = str(geometry.path)
         return mesh
@@ -214,11 +218,18 @@ class CellBuilder(SceneBuilder):
             self.created.append(bpy.data.node_groups[NODE_GROUP])
 
     def warnings(self):
-        """One warning for every copy that has no geometry, with the first reason a file gave."""
-        if not self.placeholders:
-            return super().warnings()
-        reason = f" ({self.missing_geometry[0]})" if self.missing_geometry else " (no matching .csg found)"
-        return super().warnings() + [
-            f"{self.placeholders} instances of {self.placeholder_records} records have no geometry{reason}: "
-            f"imported as bound-sized placeholders"
-        ]
+        """One warning for every copy that has no geometry, with the first reason a file gave,
+        and one for the records shown at another LOD than the one chosen."""
+        out = super().warnings()
+        if self.lod_fallbacks:
+            out.append(
+                f"{self.lod_fallbacks} records have no LOD {self.lod} triangles: shown at the nearest LOD that has "
+                f"(their mesh's precombined_lod)"
+            )
+        if self.placeholders:
+            reason = f" ({self.missing_geometry[0]})" if self.missing_geometry else " (no matching .csg found)"
+            out.append(
+                f"{self.placeholders} instances of {self.placeholder_records} records have no geometry{reason}: "
+                f"imported as bound-sized placeholders"
+            )
+        return out

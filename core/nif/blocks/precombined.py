@@ -69,6 +69,12 @@ class PackedGeomRecord(PackedVertices):
         start = self.lod_offsets[lod] // 3
         return self.triangles[start : start + self.lod_counts[lod]]
 
+    def nearest_lod(self, lod):
+        """``lod`` when it has triangles, else the nearest LOD that has (the more detailed of two
+        as near); ``lod`` when none has. Creation Kit records often fill LOD 0 only, some LOD 1 only."""
+        order = sorted(range(3), key=lambda k: (abs(k - lod), k))
+        return next((k for k in order if self.lod_counts[k]), lod)
+
     def geometry_size(self):
         return vf.stride_of(self.vertex_desc) * self.num_vertices + 6 * sum(self.lod_counts)
 
