@@ -3,10 +3,16 @@
 
     python3 tasks.py main                 set up .venv, then import a sample precombined cell
     python3 tasks.py test [PYTEST ARGS]   set up every environment, then run the test suite
+    python3 tasks.py build [FOLDER]       build the extension zip (into build/), as
+                                          blender --command extension build does
+    python3 tasks.py install USER_FOLDER [--blender 4.2|4.5|5.0]
+                                          build the zip, then install and enable it in a
+                                          Blender user folder (e.g. ~/.config/blender/4.5)
 
 Environments are created on first use and rebuilt when their pinned requirements change.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +31,9 @@ ENVIRONMENTS = {
     ".venv-bpy50": ("bpy==5.0.1", "numpy==1.26.4"),
 }
 STAMP = "requirements.stamp"
+# The Blender each environment's bpy is, for the tests and for installing into a user folder.
+BLENDERS = {"4.2": ".venv-bpy42", "4.5": ".venv", "5.0": ".venv-bpy50"}
+EXTENSION_ID = "precombined_nif"
 
 
 def python_of(name):
@@ -46,11 +55,64 @@ def ensure(name):
     stamp.write_text(wanted)  # written last, so an interrupted setup is redone
 
 
-def run(*command):
+def run(*command, env=None):
     """Run a command from the repository root; exit with its status if it fails."""
-    status = subprocess.run([str(part) for part in command], cwd=ROOT).returncode
+    status = subprocess.run([str(part) for part in command], cwd=ROOT, env=env).returncode
     if status:
         sys.exit(status)
+
+
+def blender_user_environment(folder):
+    """Environment variables giving Blender (or bpy) ``folder`` as its user folder (where a
+    Blender install keeps its version's config, scripts and extensions); they take effect
+    only if set before bpy is imported. BLENDER_USER_RESOURCES alone moves every user folder;
+    the others override any a developer has set."""
+    folder = Path(folder).resolve()
+    environment = {"BLENDER_USER_RESOURCES": str(folder)}
+    for name in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
+        environment[f"BLENDER_USER_{name}"] = str(folder / name.lower())
+    return environment
+
+
+def blender_command(name, *args, env=None):
+    """``blender --command extension ARGS`` with the bpy of environment ``name``."""
+    ensure(name)
+    run(python_of(name), ROOT / "tools" / "blender_command.py", "extension", *args, env=env)
+
+
+def build_job(folder, environment=".venv"):
+    """Validate the repository as an extension and build its zip into ``folder``; returns the zip."""
+    folder = Path(folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    blender_command(environment, "validate", ROOT)
+    built = set(folder.glob(f"{EXTENSION_ID}-*.zip"))
+    for old in built:  # so the zip found below is this build's, whatever its version
+        old.unlink()
+    blender_command(environment, "build", "--source-dir", ROOT, "--output-dir", folder)
+    (zip_path,) = folder.glob(f"{EXTENSION_ID}-*.zip")
+    return zip_path
+
+
+def install_job(args):
+    """Install and enable the extension in a Blender user folder, with that Blender's bpy."""
+    folder, version = Path(args[0]), None
+    if args[1:2] == ["--blender"] and len(args) == 3:
+        version = args[2]
+    elif len(args) != 1:
+        sys.exit(__doc__)
+    version = version or (folder.name if folder.name in BLENDERS else "4.5")
+    if version not in BLENDERS:
+        sys.exit(f"tasks.py install: --blender must be one of {', '.join(BLENDERS)}, not {version}")
+    environment = BLENDERS[version]
+    with tempfile.TemporaryDirectory(prefix="precombined_nif-") as tmp:
+        zip_path = build_job(tmp, environment)
+        environ = {**os.environ, **blender_user_environment(folder)}
+        blender_command(environment, "install-file", "--repo", "user_default", "--enable", zip_path, env=environ)
+    installed = folder.resolve() / "extensions" / "user_default" / EXTENSION_ID / "blender_manifest.toml"
+    if not installed.is_file() or not (folder.resolve() / "config" / "userpref.blend").is_file():
+        sys.exit(f"tasks.py install: Blender reported no error, but {installed.parent} or its saved preferences are missing")
+    print(f"tasks.py install: {EXTENSION_ID} installed in {installed.parent} and enabled in "
+          f"{folder.resolve() / 'config' / 'userpref.blend'} (Blender {version})")
 
 
 def main_job():
@@ -82,6 +144,10 @@ def cli():
         main_job()
     elif job == "test":
         sys.exit(test_job(args))
+    elif job == "build" and len(args) <= 1:
+        print(f"tasks.py build: {build_job(args[0] if args else ROOT / 'build')}")
+    elif job == "install" and args:
+        install_job(args)
     else:
         sys.exit(__doc__)
 

@@ -9,11 +9,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ADDON = "bl_ext.user_default.precombined_nif"
+sys.path.insert(0, str(ROOT))  # for tasks.py, also when a smoke script runs this in a subprocess
+import tasks  # noqa: E402
+from tasks import blender_user_environment as user_environment  # noqa: E402,F401
+
+ADDON = f"bl_ext.user_default.{tasks.EXTENSION_ID}"
 PREFERENCES_CLASS = "PrecombinedNifPreferences"
 
 # Each Blender version the tests cover, and the environment tasks.py makes for it.
-VENVS = {"4.2": ROOT / ".venv-bpy42", "4.5": ROOT / ".venv", "5.0": ROOT / ".venv-bpy50"}
+VENVS = {version: ROOT / name for version, name in tasks.BLENDERS.items()}
 
 
 def python(venv):
@@ -47,17 +51,6 @@ def build(venv, output_dir):
     output = Path(output_dir) / "precombined_nif.zip"
     blender_ext(venv, "build", "--source-dir", ROOT, "--output-filepath", output)
     return output
-
-
-def user_environment(user_dir):
-    """Environment variables that give Blender a clean user folder; they only take effect if set
-    before bpy is first imported. BLENDER_USER_RESOURCES alone moves every user folder; the others
-    override any that a developer has set."""
-    user_dir = Path(user_dir)
-    environment = {"BLENDER_USER_RESOURCES": str(user_dir)}
-    for name in ("CONFIG", "SCRIPTS", "EXTENSIONS", "DATAFILES"):
-        environment[f"BLENDER_USER_{name}"] = str(user_dir / name.lower())
-    return environment
 
 
 def install_and_enable(zip_path):

@@ -2,6 +2,7 @@
 
 import hashlib
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import extension
 from support import unavailable
 
 SMOKE = Path(__file__).with_name("smoke_install.py")
+SMOKE_INSTALLED = Path(__file__).with_name("smoke_installed.py")
+TASKS = [sys.executable, str(extension.ROOT / "tasks.py")]  # the tests run on Python 3.11, as tasks.py needs
 
 
 def venv_for(version):
@@ -33,7 +36,7 @@ def test_zip_contents(extension_zip):
     unwanted = [
         name
         for name in names
-        if name.startswith((".", "tests/", "benchmarks/"))
+        if name.startswith((".", "tests/", "benchmarks/", "tools/"))
         or name in ("tasks.py", "README.md")
         or "__pycache__/" in name
         or name.endswith(".pyc")
@@ -59,6 +62,35 @@ def test_install_enable_disable(version, extension_zip, tmp_path):
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Blender {version}." in result.stdout
+
+
+def test_tasks_build_makes_the_zip_blenders_builder_makes(extension_zip, tmp_path):
+    """``tasks.py build`` runs Blender's own ``--command extension build`` from the bpy wheel."""
+    result = subprocess.run([*TASKS, "build", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    built = tmp_path / "precombined_nif-0.1.0.zip"
+    assert f"tasks.py build: {built}" in result.stdout
+    assert built.read_bytes() == extension_zip.read_bytes()
+
+
+@pytest.mark.parametrize("version", extension.VENVS)
+def test_tasks_install_enables_in_a_user_folder(version, tmp_path):
+    venv_for(version)
+    user_dir = tmp_path / version  # named like a Blender user folder, though --blender decides
+    command = [*TASKS, "install", str(user_dir), "--blender", version]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"enabled in {user_dir / 'config' / 'userpref.blend'} (Blender {version})" in result.stdout
+    check = [str(extension.python(extension.VENVS[version])), str(SMOKE_INSTALLED), str(user_dir)]
+    result = subprocess.run(check, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout and "installed and enabled" in result.stdout
+
+
+def test_tasks_install_refuses_an_unknown_blender(tmp_path):
+    result = subprocess.run([*TASKS, "install", str(tmp_path), "--blender", "3.6"], capture_output=True, text=True)
+    assert result.returncode == 1 and "--blender must be one of 4.2, 4.5, 5.0, not 3.6" in result.stderr
+    assert not any(tmp_path.iterdir())
 
 
 def test_preferences_in_process(addon):
