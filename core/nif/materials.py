@@ -420,8 +420,13 @@ class TextureFinder:
         key = texture_key(path)
         if not key:
             return None
+        return self.find_parts(["textures", *key.split("/")], key.split("/"))
+
+    def find_parts(self, *candidates):
+        """The first loose file, folder by folder, at one of the ``candidates`` (lists of
+        lower-case path parts), or None."""
         for folder in self.folders:
-            for parts in (["textures", *key.split("/")], key.split("/")):
+            for parts in candidates:
                 found = self._walk(folder, parts)
                 if found is not None:
                     return found

@@ -1,0 +1,138 @@
+"""Files of a game's Data folders as the game finds them: a loose file wins, then the
+archives in load order (the base game's first, the plugins' after them, so a later archive
+overrides an earlier one). Paths compare whatever their case and slashes.
+
+A file from an archive is named ``ARCHIVE.ba2:inner/path``; ``file()`` extracts it once into
+a cache folder when something (Blender loading an image) needs it on disk."""
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import FormatError
+from ..files import write_replacing
+from ..nif.materials import TextureFinder, texture_key
+from . import open_archive
+from .archive import archive_key
+
+ARCHIVE_SUFFIXES = (".ba2", ".bsa")
+# Archive names of the base games: they load before every plugin's archives.
+BASE_GAME_PREFIXES = ("fallout4 - ", "fallout3 - ", "fallout - ", "skyrim - ", "dlc")
+
+
+def split_archive_path(text):
+    """(archive file, inner path) of ``ARCHIVE.ba2:inner/path`` (also .bsa), else None."""
+    lowered = str(text).lower()
+    for suffix in ARCHIVE_SUFFIXES:
+        at = lowered.find(suffix + ":")
+        if at > 0:
+            return str(text)[:at + len(suffix)], str(text)[at + len(suffix) + 1:]
+    return None
+
+
+def load_order_key(archive_name):
+    name = archive_name.lower()
+    return (0 if name.startswith(BASE_GAME_PREFIXES) else 1, name)
+
+
+def read_path(text):
+    """The bytes of a loose file or of ``ARCHIVE.ba2:inner/path``."""
+    inside = split_archive_path(text)
+    if inside is None:
+        return Path(text).read_bytes()
+    archive_file, inner = inside
+    with open_archive(archive_file) as archive:
+        if inner not in archive:
+            raise FormatError(f"holds no file {inner}", path=archive_file)
+        return archive.read(inner)
+
+
+def default_cache_folder():
+    return Path(tempfile.gettempdir()) / "precombined_nif_cache"
+
+
+class DataFiles:
+    """Lookups in the ``folders`` (each a Data folder); archives are opened on first need."""
+
+    def __init__(self, folders, cache_folder=None, extra_archives=()):
+        self.loose = TextureFinder(folders)
+        self.folders = self.loose.folders
+        self.cache_folder = Path(cache_folder) if cache_folder else default_cache_folder()
+        self.extra_archives = list(extra_archives)
+        self._archives = None
+        self.problems = []  # archives that could not be opened, once each
+
+    @property
+    def archives(self):
+        """The readable archives, the one whose files win first."""
+        if self._archives is None:
+            found = []
+            for folder in self.folders:
+                try:
+                    names = sorted((n for n in os.listdir(folder) if n.lower().endswith(ARCHIVE_SUFFIXES)), key=load_order_key)
+                except OSError:
+                    continue
+                found += [folder / name for name in names]
+            self._archives = []
+            for path in [*found, *map(Path, self.extra_archives)]:
+                try:
+                    self._archives.append(open_archive(path))
+                except FormatError as error:
+                    self.problems.append(str(error))
+            self._archives.reverse()
+        return self._archives
+
+    def locate(self, path, root):
+        """Where the file at ``path`` is: a loose Path, ``(archive, inner path)``, or None.
+        ``root`` is the Data subfolder the stored path may leave out ("textures", "materials",
+        "meshes")."""
+        key = texture_key(path) if root == "textures" else archive_key(path)
+        if not key:
+            return None
+        parts = key.split("/")
+        candidates = [parts] if parts[0] == root else [[root, *parts], parts]
+        loose = self.loose.find_parts(*candidates)
+        if loose is not None:
+            return loose
+        for archive in self.archives:
+            for candidate in candidates:
+                entry = archive.find("/".join(candidate))
+                if entry is not None:
+                    return archive, entry.path
+        return None
+
+    @staticmethod
+    def name(found):
+        """How a found file is shown: its path, or ``ARCHIVE.ba2:inner/path``."""
+        if isinstance(found, Path):
+            return str(found)
+        archive, inner = found
+        return f"{archive.path}:{inner}"
+
+    def read(self, path, root):
+        """(bytes, name) of the file, or None when no folder or archive has it."""
+        found = self.locate(path, root)
+        if found is None:
+            return None
+        if isinstance(found, Path):
+            return found.read_bytes(), str(found)
+        archive, inner = found
+        return archive.read(inner), self.name(found)
+
+    def file(self, path, root):
+        """A file on disk for the file at ``path``: the loose file, or the archive's copy in the
+        cache folder (extracted the first time only). None when not found."""
+        found = self.locate(path, root)
+        if found is None or isinstance(found, Path):
+            return found
+        archive, inner = found
+        target = self.cache_folder / Path(archive.path).name / Path(*inner.split("/"))
+        entry = archive.find(inner)
+        if not (target.is_file() and (entry.size is None or target.stat().st_size == entry.size)):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_replacing(target, archive.read(inner))
+        return target
+
+    def close(self):
+        for archive in self._archives or ():
+            archive.close()

@@ -1,0 +1,56 @@
+"""Looking files up in Data folders: loose files first, then archives in load order."""
+
+import os
+
+import pytest
+from archive_writer import write_ba2_gnrl, write_bsa
+
+from precombined_nif.core.archives.data import DataFiles, load_order_key, read_path, split_archive_path
+from precombined_nif.core.errors import FormatError
+
+
+@pytest.fixture
+def data(tmp_path):
+    folder = tmp_path / "Data"
+    (folder / "Materials" / "Set").mkdir(parents=True)
+    (folder / "Materials" / "Set" / "Loose.BGSM").write_bytes(b"loose")
+    write_ba2_gnrl(folder / "Fallout4 - Materials.ba2", {
+        "Materials/Set/Loose.bgsm": b"base archive, hidden by the loose file",
+        "Materials/Set/Both.bgsm": b"base",
+        "Materials/Set/Base.bgsm": b"base only",
+    })
+    write_ba2_gnrl(folder / "AMod - Main.ba2", {"materials/set/both.bgsm": b"mod"})
+    write_bsa(folder / "Textures.bsa", {"textures/set/t_d.dds": b"texture"}, version=105)
+    (folder / "Broken.ba2").write_bytes(b"BTDX")
+    return folder
+
+
+def test_loose_files_win_then_later_archives(data, tmp_path):
+    files = DataFiles([data], cache_folder=tmp_path / "cache")
+    assert files.read(r"materials\SET\loose.bgsm", "materials") == (b"loose", str(data / "Materials/Set/Loose.BGSM"))
+    assert files.read("Set/Both.BGSM", "materials")[0] == b"mod"
+    body, name = files.read("MATERIALS/set/base.bgsm", "materials")
+    assert body == b"base only" and name == f"{data / 'Fallout4 - Materials.ba2'}:Materials/Set/Base.bgsm"
+    assert files.read("set/nothing.bgsm", "materials") is None
+    assert files.read(r"Data\Textures\SET\T_D.dds", "textures")[0] == b"texture"
+    assert len(files.problems) == 1 and "Broken.ba2" in files.problems[0]
+
+
+def test_archive_files_are_extracted_to_the_cache_once(data, tmp_path):
+    files = DataFiles([data], cache_folder=tmp_path / "cache")
+    target = files.file("set/t_d.dds", "textures")
+    assert target == tmp_path / "cache" / "Textures.bsa" / "textures" / "set" / "t_d.dds"
+    assert target.read_bytes() == b"texture"
+    os.utime(target, (1, 1))
+    assert files.file("SET/T_D.DDS", "textures") == target and target.stat().st_mtime == 1
+    assert files.file("materials/set/loose.bgsm", "materials") == data / "Materials/Set/Loose.BGSM"
+
+
+def test_load_order_and_archive_paths(data):
+    names = ["AMod - Main.ba2", "Fallout4 - Textures1.ba2", "DLCRobot - Main.ba2", "Fallout4 - Meshes.ba2"]
+    assert sorted(names, key=load_order_key) == ["DLCRobot - Main.ba2", "Fallout4 - Meshes.ba2", "Fallout4 - Textures1.ba2", "AMod - Main.ba2"]
+    assert split_archive_path(r"C:\Data\Fallout4 - Meshes.BA2:meshes/x.nif") == (r"C:\Data\Fallout4 - Meshes.BA2", "meshes/x.nif")
+    assert split_archive_path("plain/file.nif") is None
+    assert read_path(f"{data / 'AMod - Main.ba2'}:Materials\\Set\\BOTH.bgsm") == b"mod"
+    with pytest.raises(FormatError, match="holds no file"):
+        read_path(f"{data / 'AMod - Main.ba2'}:nothing.nif")
