@@ -1,10 +1,11 @@
 """File > Import > NIF, its drag-and-drop handler, and the import loop shared with cli.py."""
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import bpy
 from bpy_extras.io_utils import ImportHelper
 
+from ..core.archives.data import read_path, split_archive_path
 from ..core.errors import FormatError
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
@@ -42,15 +43,19 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options)
     """One file into a new collection linked to the scene, or nothing at all if it fails."""
     from ..ui import preferences  # here: ui's menus import this module
 
-    with open(path, "rb") as handle:
-        data = bytearray(handle.read())
+    data = bytearray(read_path(path))  # a loose file, or ARCHIVE.ba2:inner/path
     nif = NifFile.from_bytes(data, path=path)
     if nif.header.big_endian:  # Xbox 360: built (and kept) as the PC file it converts to
         to_pc(nif)
         data = bytearray(nif.to_bytes())
         nif = NifFile.from_bytes(data, path=path)
-    collection = bpy.data.collections.new(Path(path).stem)
-    options.setdefault("data_folders", preferences.data_folders(context, nif.header.game))
+    inside = split_archive_path(path)
+    collection = bpy.data.collections.new(PurePosixPath(inside[1].replace("\\", "/")).stem if inside else Path(path).stem)
+    folders = preferences.data_folders(context, nif.header.game)
+    if inside:  # the archive's own Data folder has the file's textures and materials
+        folders = [*folders, str(Path(inside[0]).parent)]
+    options.setdefault("data_folders", folders)
+    options.setdefault("cache_folder", preferences.cache_folder(context))
     scene_builder = builder(nif, collection, progress=progress, **options)
     try:
         scene_builder.build()

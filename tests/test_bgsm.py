@@ -8,7 +8,7 @@ import pytest
 from support import corpus_files
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.materials.bgsm import MaterialFile, material_path
+from precombined_nif.core.materials.bgsm import MaterialFile
 
 MATERIALS = corpus_files("pynifly/tests/tests/FO4/Materials/**/*.[bB][gG][sSeE][mM]")
 
@@ -76,11 +76,3 @@ def test_damaged_material_files_fail_cleanly(corpus, tmp_path):
     with pytest.raises(FormatError):
         MaterialFile.read(path)
 
-
-def test_material_paths_of_shader_names():
-    ck = r"C:\Projects\Fallout4\Build\PC\Data\materials\Architecture\DiamondCity\CorrugatedMetal04.BGSM"
-    assert material_path(ck) == r"materials\Architecture\DiamondCity\CorrugatedMetal04.BGSM"
-    assert material_path("Materials/Armor/x.bgem") == r"Materials\Armor\x.bgem"
-    assert material_path(r"Armor\x.BGSM") == r"materials\Armor\x.BGSM"
-    assert material_path("SomeShape") is None
-    assert material_path(r"data\mymaterials\x.bgsm") == r"materials\data\mymaterials\x.bgsm"

@@ -29,8 +29,16 @@ class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     sse_data: _folder("SSE", "textures")
     fo76_data: _folder("FO76", "textures")
 
+    cache_folder: bpy.props.StringProperty(
+        name="Archive Cache",
+        description="Where files taken from the Data folders' archives (textures) are extracted once, so Blender "
+        "can load them (empty: a folder in the system's temporary folder)",
+        subtype="DIR_PATH",
+    )
+
     def draw(self, context):
         draw_data_folders(self.layout, self, SETTINGS)
+        self.layout.prop(self, "cache_folder")
 
 
 def draw_data_folders(layout, settings, games):
@@ -60,6 +68,12 @@ def data_folders(context, game):
         return []
     folder = getattr(settings, SETTINGS[game])
     return [folder] if folder else []
+
+
+def cache_folder(context):
+    """The folder where files from archives are extracted (None: the default temporary one)."""
+    settings = get(context)
+    return (settings.cache_folder or None) if settings is not None else None
 
 
 def register():

@@ -256,16 +256,3 @@ class MaterialFile:
             out["emission_strength"] = f["base_color_scale"]
         return out
 
-
-def material_path(shader_name):
-    """The Data-relative path of a shader block's material name: the CK stores absolute paths
-    (``C:\\...\\Data\\materials\\x.BGSM``), so the part from ``materials\\`` on is kept.
-    None when the name is not a material file."""
-    name = str(shader_name or "").replace("/", "\\")
-    if not name.lower().endswith((".bgsm", ".bgem")):
-        return None
-    lowered = name.lower()
-    at = lowered.rfind("materials\\")
-    if at >= 0 and (at == 0 or lowered[at - 1] == "\\"):
-        return name[at:]
-    return "materials\\" + name.lstrip("\\")

@@ -249,10 +249,12 @@ def same_value(a, b):
     return a == b
 
 
-def changed_look(record, shown, bs_version):
-    """The entries of ``shown`` (read from a node tree) that differ from what ``record`` shows:
-    an untouched material changes nothing, so float32 sockets never disturb exact values."""
-    expected = look(record, bs_version)
+def changed_look(record, shown, bs_version, expected=None):
+    """The entries of ``shown`` (read from a node tree) that differ from what ``record`` shows
+    (or ``expected``, the look the tree was built from): an untouched material changes nothing,
+    so float32 sockets never disturb exact values."""
+    if expected is None:
+        expected = look(record, bs_version)
     changes = {key: value for key, value in shown.items() if key in expected and not same_value(expected[key], value)}
     if "textures" in changes:
         changes["textures"] = {

@@ -37,12 +37,14 @@ class SceneBuilder:
     skinned shapes; ``materials`` (material_import.MaterialImport) gives each shape its
     material; collision_import.build_collision places the Havok bodies under their owner."""
 
-    def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), progress=None):
+    def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
+                 progress=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
         self.import_collision = collision
         self.data_folders = [folder for folder in data_folders if folder]
+        self.cache_folder = cache_folder  # where files from archives are extracted (None: a temporary folder)
         self.created = []
         self.objects = {}
         # progress(fraction of the file's shapes built), for long imports

@@ -4,6 +4,7 @@ would show, and only real edits change them, so an untouched material in its tem
 the same bytes. New materials and materials from other files become new blocks, one set per
 material however many shapes use it."""
 
+import json
 import weakref
 
 import bpy
@@ -41,9 +42,17 @@ def write_material(exporter, shape_index, material):
         if record is None:
             record, found = new_record(exporter.game, skinned=shape.skinned), {}
         if material is not None:
-            apply_look(record, changed_look(record, shown_look(material), bs_version), bs_version)
+            apply_look(record, changed_look(record, shown_look(material), bs_version, built_from(material)), bs_version)
         written[key] = write_blocks(exporter, record, found)
     link_blocks(nif, shape, written[key])
+
+
+def built_from(material):
+    """The look an imported material's tree was built from when a material file gave it (the
+    NIF's own blocks say otherwise, and are kept unless the tree was edited), else None."""
+    if material is None or "bgsm_look" not in material:
+        return None
+    return json.loads(material["bgsm_look"])
 
 
 def stored_record(exporter, material):

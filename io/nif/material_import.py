@@ -3,10 +3,16 @@ sharing their shader share the material), a Principled BSDF node tree showing te
 emission, alpha, roughness and two-sidedness, and every field of every block kept on the
 material (``nif_record``) so the exporter can write the blocks back exactly."""
 
+import json
+
 import bpy
 
+from ...core.archives.archive import archive_key
+from ...core.archives.data import DataFiles
+from ...core.errors import FormatError
 from ...core.data_paths import data_relative
-from ...core.nif.materials import TextureFinder, look, material_blocks, material_key, read_record, record_to_props
+from ...core.materials.bgsm import MaterialFile
+from ...core.nif.materials import look, material_blocks, material_key, read_record, record_to_props
 from .. import compat
 
 NON_COLOR_ROLES = ("normal", "specular")
@@ -17,8 +23,9 @@ class MaterialImport:
         self.builder = builder
         self.nif = builder.nif
         self.bs_version = builder.nif.header.bs_version
-        self.finder = TextureFinder(builder.data_folders)
+        self.data = DataFiles(builder.data_folders, builder.cache_folder)
         self.materials = {}  # material key -> material
+        self.material_files = {}  # material path key -> MaterialFile (None when missing or unreadable)
         self.images = {}  # texture file -> image (None when it could not be loaded)
 
     def assign(self, shape_index, shape_block, mesh):
@@ -41,13 +48,38 @@ class MaterialImport:
         material["nif_blocks"] = dict(found)
         material["nif_file"] = str(self.nif.path or "")
         material["nif_bs_version"] = self.bs_version
+        shown = look(record, self.bs_version)
         if name.lower().endswith((".bgsm", ".bgem")):  # FO4 material file named by the shader
-            material["nif_material_path"] = data_relative(name)
-        self._build_tree(material, record)
+            path = material["nif_material_path"] = data_relative(name)
+            # The shader takes its look from the material file, as the game does.
+            material_file = self._material_file(path)
+            if material_file is not None:
+                shown.update(material_file.look())
+                material["bgsm_file"] = str(material_file.path)
+                # What the tree was built from: the exporter leaves the NIF's blocks alone unless it changed.
+                material["bgsm_look"] = json.dumps(shown)
+        self._build_tree(material, record, shown)
         return material
 
-    def _build_tree(self, material, record):
-        shown = look(record, self.bs_version)
+    def _material_file(self, path):
+        key = archive_key(path)
+        if key not in self.material_files:
+            material_file = None
+            try:
+                found = self.data.read(path, "materials")
+                if found is None:
+                    self.builder.warn(f"material file {path} not found in {self._where()}")
+                else:
+                    material_file = MaterialFile.from_bytes(*found)
+            except FormatError as error:
+                self.builder.warn(str(error))
+            self.material_files[key] = material_file
+        return self.material_files[key]
+
+    def _where(self):
+        return "the Data folders" if self.data.folders else "any Data folder (none set in the preferences)"
+
+    def _build_tree(self, material, record, shown):
         tree = compat.material_node_tree(material)
         nodes, links = tree.nodes, tree.links
         nodes.clear()
@@ -96,6 +128,17 @@ class MaterialImport:
             alpha_source = test.outputs[0]
         if alpha_source is not None:
             links.new(alpha_source, inputs["Alpha"])
+        if shown.get("uv_offset", (0.0, 0.0)) != (0.0, 0.0) or shown.get("uv_scale", (1.0, 1.0)) != (1.0, 1.0):
+            coordinates = nodes.new("ShaderNodeTexCoord")
+            coordinates.location = (-1250, 0)
+            mapping = nodes.new("ShaderNodeMapping")
+            mapping.label = "NIF UV offset and scale"
+            mapping.location = (-1000, 0)
+            mapping.inputs["Location"].default_value[:2] = shown["uv_offset"]
+            mapping.inputs["Scale"].default_value[:2] = shown["uv_scale"]
+            links.new(coordinates.outputs["UV"], mapping.inputs["Vector"])
+            for node in images.values():
+                links.new(mapping.outputs["Vector"], node.inputs["Vector"])
         if "normal" in images:
             normal_map = nodes.new("ShaderNodeNormalMap")
             normal_map.location = (-250, -100)
@@ -117,10 +160,13 @@ class MaterialImport:
             links.new(invert.outputs[0], inputs["Roughness"])
 
     def _image(self, path, non_color):
-        found = self.finder.find(path)
+        try:
+            found = self.data.file(path, "textures")
+        except FormatError as error:
+            self.builder.warn(str(error))
+            return None
         if found is None:
-            folders = "the Data folders" if self.finder.folders else "any Data folder (none set in the preferences)"
-            self.builder.warn(f"texture {path} not found in {folders}")
+            self.builder.warn(f"texture {path} not found in {self._where()}")
             return None
         if found in self.images:
             return self.images[found]

@@ -1,0 +1,130 @@
+"""Imports from a Data folder: material files (BGSM) giving the shaders their look, and a NIF,
+its material and textures taken from archives alone giving what loose files give."""
+
+import importlib
+import shutil
+
+from archive_writer import write_ba2_dx10, write_ba2_gnrl
+from test_archives import make_dds
+
+ALARM = "pynifly/tests/tests/FO4/AlarmClock.nif"
+ALARM_BGSM = "pynifly/tests/tests/FO4/Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+HAIR_BGSM = "pynifly/tests/tests/FO4/Materials/actors/Character/HumanHair/HairCurly1_1bit.BGSM"
+TEXTURES = {  # AlarmClock.BGSM's textures, as stored in the file
+    "setdressing/alarmclock/alarmclock01_d.dds": make_dds(87, 4, 4, 1, seed=1),
+    "setdressing/alarmclock/alarmclock01_n.dds": make_dds(87, 4, 4, 1, seed=2),
+    "setdressing/alarmclock/alarmclock01_s.dds": make_dds(87, 4, 4, 1, seed=3),
+}
+
+
+def import_nif(addon, path, **options):
+    import bpy
+
+    nif_import = importlib.import_module(f"{addon.__name__}.operators.nif_import")
+    collection, warnings = nif_import.import_nif(bpy.context, str(path), **options)
+    return collection, warnings
+
+
+def loose_data(corpus, folder):
+    (folder / "Meshes/SetDressing").mkdir(parents=True)
+    shutil.copy(corpus / ALARM, folder / "Meshes/SetDressing/AlarmClock.nif")
+    target = folder / "Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+    target.parent.mkdir(parents=True)
+    shutil.copy(corpus / ALARM_BGSM, target)
+    for name, dds in TEXTURES.items():
+        target = folder / "Textures" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(dds)
+    return folder
+
+
+def archived_data(corpus, folder):
+    folder.mkdir(parents=True)
+    write_ba2_gnrl(folder / "Fallout4 - Meshes.ba2", {"Meshes/SetDressing/AlarmClock.nif": (corpus / ALARM).read_bytes()})
+    write_ba2_gnrl(folder / "Fallout4 - Materials.ba2",
+                   {"Materials/SetDressing/AlarmClock/AlarmClock.BGSM": (corpus / ALARM_BGSM).read_bytes()})
+    write_ba2_dx10(folder / "Fallout4 - Textures1.ba2", {f"Textures/{name}": dds for name, dds in TEXTURES.items()})
+    return folder
+
+
+def summary(collection):
+    """Everything an import shows: objects, vertices, materials and their images' pixels."""
+    out = {}
+    for obj in sorted(collection.all_objects, key=lambda o: o.name):
+        entry = {"type": obj.type, "matrix": [list(row) for row in obj.matrix_world]}
+        if obj.type == "MESH":
+            entry["vertices"] = [tuple(v.co) for v in obj.data.vertices]
+            materials = []
+            for material in obj.data.materials:
+                images = {}
+                for node in material.node_tree.nodes:
+                    if node.bl_idname == "ShaderNodeTexImage":
+                        image = node.image
+                        images[node.name] = None if image is None else (image.name, tuple(round(p, 5) for p in image.pixels[:]))
+                materials.append((material.name, material.get("nif_material_path"), images, material.use_backface_culling,
+                                  material.surface_render_method))
+            entry["materials"] = materials
+        out[obj.name] = entry
+    return out
+
+
+def test_material_file_gives_the_shader_its_textures(clean_scene, corpus, addon, tmp_path):
+    data = loose_data(corpus, tmp_path / "Data")
+    collection, warnings = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)],
+                                      cache_folder=str(tmp_path / "cache"))
+    materials = {m for o in collection.all_objects if o.type == "MESH" for m in o.data.materials}
+    bgsm = [m for m in materials if m.get("bgsm_file")]
+    assert bgsm and bgsm[0]["nif_material_path"] == r"Materials\SetDressing\AlarmClock\AlarmClock.BGSM"
+    images = {n.name: n.image for n in bgsm[0].node_tree.nodes if n.bl_idname == "ShaderNodeTexImage"}
+    assert {name: image.filepath.replace("\\", "/").rsplit("/", 1)[-1] for name, image in images.items()} == {
+        "NIF diffuse": "alarmclock01_d.dds", "NIF normal": "alarmclock01_n.dds", "NIF specular": "alarmclock01_s.dds"}
+    assert not any("not found" in w and "alarmclock01" in w for w in warnings)
+
+
+def test_archives_alone_give_what_loose_files_give(clean_scene, corpus, addon, tmp_path):
+    loose = loose_data(corpus, tmp_path / "Loose" / "Data")
+    archived = archived_data(corpus, tmp_path / "Archived" / "Data")
+    from_loose, loose_warnings = import_nif(addon, loose / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(loose)],
+                                            cache_folder=str(tmp_path / "cache"))
+    expected = summary(from_loose)
+    import bpy
+
+    bpy.data.collections.remove(from_loose)
+    for kind in ("objects", "meshes", "materials", "images"):  # so names come out the same
+        for datablock in list(getattr(bpy.data, kind)):
+            getattr(bpy.data, kind).remove(datablock)
+    from_archive, archive_warnings = import_nif(addon, f"{archived / 'Fallout4 - Meshes.ba2'}:meshes\\setdressing\\alarmclock.nif",
+                                                cache_folder=str(tmp_path / "cache"))
+    assert from_archive.name.lower() == "alarmclock"
+    assert summary(from_archive) == expected
+    pixels = [images["NIF diffuse"][1] for entry in expected.values() for _, _, images, *_ in entry.get("materials", ())
+              if images.get("NIF diffuse")]
+    assert pixels and len(pixels[0]) == 4 * 4 * 4 and len(set(pixels[0])) > 4  # Blender decoded the DDS
+    assert len(archive_warnings) == len(loose_warnings)
+    # The textures Blender loaded are the archive's, extracted into the cache.
+    cached = tmp_path / "cache" / "Fallout4 - Textures1.ba2" / "Textures" / "setdressing" / "alarmclock" / "alarmclock01_d.dds"
+    assert cached.read_bytes() == TEXTURES["setdressing/alarmclock/alarmclock01_d.dds"]
+
+
+def test_material_file_alpha_two_sided_and_palette(clean_scene, corpus, addon, tmp_path):
+    """HairCurly1_1bit.BGSM: alpha test at 162, two-sided, grayscale-to-palette with its palette."""
+    data = loose_data(corpus, tmp_path / "Data")
+    target = data / "Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+    shutil.copy(corpus / HAIR_BGSM, target)
+    collection, warnings = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)])
+    material = next(m for o in collection.all_objects if o.type == "MESH" for m in o.data.materials if m.get("bgsm_file"))
+    nodes = material.node_tree.nodes
+    test = next(n for n in nodes if n.bl_idname == "ShaderNodeMath" and n.operation == "GREATER_THAN")
+    assert round(test.inputs[1].default_value * 255) == 162
+    assert not material.use_backface_culling
+    assert "NIF palette" in nodes
+    assert any("HairColor_Lgrad_d.dds" in w for w in warnings)  # the palette is named, not in this Data folder
+
+
+def test_untouched_bgsm_material_exports_the_nif_unchanged(clean_scene, corpus, addon, tmp_path):
+    data = loose_data(corpus, tmp_path / "Data")
+    collection, _ = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)])
+    exporter_module = importlib.import_module(f"{addon.__name__}.io.nif.exporter")
+    out = tmp_path / "out.nif"
+    exporter_module.export_nif(str(out), list(collection.all_objects))
+    assert out.read_bytes() == (corpus / ALARM).read_bytes()
