@@ -50,9 +50,19 @@ def command_info(args):
     from precombined_nif.core import info
 
     result = info.file_info(args.file)
+    if args.plugin:
+        from precombined_nif.core.nif import NifFile
+        from precombined_nif.core.plugin.references import references_report
+
+        result["references"] = references_report(NifFile.read(args.file), args.file, args.plugin)
     if args.json:
         return json.dumps(result, indent=2, ensure_ascii=False)
-    return info.render_text(args.file, result)
+    text = info.render_text(args.file, result)
+    if args.plugin:
+        from precombined_nif.core.plugin.references import render_references
+
+        text += "\n" + render_references(result["references"])
+    return text
 
 
 def command_roundtrip(args):
@@ -119,6 +129,7 @@ def command_import(args):
     """Import every file into an empty scene, then save it; nothing is saved if a file fails."""
     bpy = require_bpy("import")
     from precombined_nif.core.formats import is_bsm2
+    from precombined_nif.io.plugin.references import name_instances
     from precombined_nif.io.precombined.importer import CellBuilder, GeometrySource
     from precombined_nif.operators import bsm2, nif_import
 
@@ -136,6 +147,8 @@ def command_import(args):
                 errors += messages
                 continue
             built += imported
+            if not is_bsm2(path):
+                messages += name_instances(imported[0], args.plugin or (), find_plugin=True)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
     finally:
@@ -163,6 +176,9 @@ def describe_collection(collection):
     line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
     if placed:
         line += f", {len(placed)} precombined instances of {len({o['precombined_object'] for o in placed})} records"
+        named = sum("reference_form_id" in o for o in placed)
+        if named:
+            line += f", {named} named after their references"
     armatures = [o for o in objects if o.type == "ARMATURE"]
     if armatures:
         line += f", {sum(len(a.data.bones) for a in armatures)} bones"
@@ -233,6 +249,8 @@ def build_parser():
     info = commands.add_parser("info", help="summarise a file")
     info.add_argument("file")
     info.add_argument("--json", action="store_true", help="machine-readable output")
+    info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
+                      "any of its masters, to name the reference placing each copy (repeatable)")
     info.set_defaults(run=command_info)
 
     roundtrip = commands.add_parser("roundtrip", help="read a file and write it back unchanged")
@@ -266,6 +284,9 @@ def build_parser():
     load.add_argument("--blend", required=True, help="the .blend file to write")
     load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
+    load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
+                      "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
+                      "the cell's Data folder)")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(

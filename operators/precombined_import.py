@@ -2,13 +2,16 @@
 
 import bpy
 
+from ..io.plugin.references import name_instances
 from ..io.precombined.importer import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
 
 
-def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", **options):
+def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True, **options):
     """Import each file with the cell builder (files without a precombined block import like
-    any NIF); ``options`` go to the general builder (scale, collision, skin)."""
+    any NIF); ``options`` go to the general builder (scale, collision, skin). Placed copies are
+    named after their references, read from ``plugins`` (the cell's plugin, then masters) or
+    from the plugin found in the cell's Data folder when ``find_plugin``."""
     from ..ui import preferences  # here: ui's menus import this module
 
     settings = preferences.get(context)
@@ -17,12 +20,20 @@ def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJEC
         return import_files(
             context,
             paths,
-            lambda context, path, progress: import_nif(
-                context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing, **options
+            lambda context, path, progress: with_references(
+                import_nif(context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing,
+                           **options),
+                plugins,
+                find_plugin,
             ),
         )
     finally:
         source.close()
+
+
+def with_references(imported, plugins, find_plugin):
+    collection, warnings = imported
+    return collection, warnings + name_instances(collection, plugins, find_plugin)
 
 
 class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
@@ -54,6 +65,18 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
         subtype="FILE_PATH",
     )
 
+    plugin_path: bpy.props.StringProperty(
+        name="Plugin",
+        description="The cell's plugin (.esm/.esp/.esl), to name every copy after the reference placing it; empty: "
+        "the plugin in the cell's Data folder whose geometry the cell uses",
+        subtype="FILE_PATH",
+    )
+    find_plugin: bpy.props.BoolProperty(
+        name="Name References",
+        description="Look the cell's plugin up in its Data folder when none is given",
+        default=True,
+    )
+
     def execute(self, context):
         collections, messages = import_cells(
             context,
@@ -62,6 +85,8 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
             **self.import_options(),
             geometry_path=self.geometry_path,
             instancing=self.instancing,
+            plugins=[self.plugin_path] if self.plugin_path else [],
+            find_plugin=self.find_plugin,
         )
         return report_import(self, collections, messages, "precombined")
 

@@ -1,0 +1,60 @@
+"""Each placed copy of an imported precombined cell gets the reference that placed it: the
+REFR's FormID, its base's FormID, EditorID and model path as properties, and the EditorID as
+its name (core.plugin.references matches them)."""
+
+import numpy as np
+
+from ...core.errors import FormatError
+from ...core.plugin import CellReferences, Plugin, cell_form_id, match_instances
+from ...core.plugin.references import find_cell_plugin
+
+
+def name_instances(collection, plugin_paths=(), find_plugin=True):
+    """Name the copies of the cell imported into ``collection``. ``plugin_paths``: the cell's
+    plugin, then any of its masters; without them the plugin is looked for in the cell's Data
+    folder when ``find_plugin``. Returns warnings (a bad plugin is one, never an exception)."""
+    objects = [obj for obj in collection.all_objects if "precombined_instance_raw" in obj]
+    cell_path = collection.get("nif_path", "")
+    if not objects:
+        return []
+    plugin_paths = list(plugin_paths)
+    if not plugin_paths and find_plugin:
+        hashes = {int(obj["precombined_hash"], 16) for obj in objects if "precombined_hash" in obj}
+        found = find_cell_plugin(cell_path, hashes)
+        plugin_paths = [found] if found is not None else []
+    if not plugin_paths:
+        return []
+    cell_id = cell_form_id(cell_path)
+    if cell_id is None:
+        return [f"{cell_path}: the file name does not start with the cell's FormID: references not looked up"]
+    plugins = []
+    try:
+        plugins = [Plugin(path) for path in plugin_paths]
+        cell = CellReferences(plugins, cell_id)
+    except FormatError as error:
+        return [f"references not named: {error}"]
+    finally:
+        for plugin in plugins:
+            plugin.close()
+    # The 18 stored floats: grayscale, rotation rows, translation, scale, bound centre, radius.
+    raw = np.array([list(obj["precombined_instance_raw"]) for obj in objects], np.float64)
+    matrices = raw[:, 1:10].reshape(-1, 3, 3) * raw[:, 13, None, None]
+    matches = match_instances(cell.references, raw[:, 10:13], matrices)
+    for obj, reference in zip(objects, matches):
+        if reference is None:
+            continue
+        obj["reference_form_id"] = f"{reference.form_id:08X}"
+        obj["reference_plugin"] = reference.plugin.name
+        obj["base_form_id"] = f"{reference.base_id:08X}"
+        if reference.editor_id:
+            obj["base_editor_id"] = reference.editor_id
+        if reference.model:
+            obj["base_model"] = reference.model
+        obj.name = reference.name
+    missing = sum(match is None for match in matches)
+    if not missing:
+        return []
+    given = {plugin.name.lower() for plugin in plugins}
+    masters = ", ".join(m for m in plugins[0].masters if m.lower() not in given) or "none"
+    return [f"{missing} of {len(objects)} instances match no reference of {plugins[0].name}: placed by its masters "
+            f"not given ({masters}), left unnamed"]
