@@ -3,6 +3,7 @@
 import bpy
 
 from ..operators.bsm2 import EXPORT_SCENE_OT_bsm2, IMPORT_SCENE_OT_bsm2
+from ..operators.data_import import IMPORT_SCENE_OT_nif_from_data
 from ..operators.nif_export import EXPORT_SCENE_OT_nif
 from ..operators.nif_import import IMPORT_SCENE_OT_nif
 from ..operators.precombined_export import EXPORT_SCENE_OT_precombined
@@ -13,6 +14,7 @@ IMPORTS = (
     (IMPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
     (IMPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (IMPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
+    (IMPORT_SCENE_OT_nif_from_data.bl_idname, "NIF from Data (archives)"),
 )
 EXPORTS = (
     (EXPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),

@@ -82,6 +82,18 @@ class DataFiles:
             self._archives.reverse()
         return self._archives
 
+    def archive_paths(self, pattern):
+        """``ARCHIVE:inner/path`` of every archived file matching a glob ``pattern`` (e.g.
+        ``meshes/*.nif``), archives in load order; a file a later archive overrides is listed once."""
+        seen, out = set(), []
+        for archive in self.archives:  # the winning archive first
+            for name in archive.names(pattern):
+                key = archive_key(name)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((key, f"{archive.path}:{name}"))
+        return [name for _, name in sorted(out)]
+
     def locate(self, path, root):
         """Where the file at ``path`` is: a loose Path, ``(archive, inner path)``, or None.
         ``root`` is the Data subfolder the stored path may leave out ("textures", "materials",

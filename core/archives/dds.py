@@ -86,3 +86,17 @@ def dds_header(dxgi_format, width, height, mip_count, cubemap):
     if legacy is None:
         header += _DX10.pack(dxgi_format, DIMENSION_TEXTURE2D, MISC_TEXTURECUBE if cubemap else 0, 1, 0)
     return header
+
+
+def format_name(header):
+    """The pixel format a .dds file's first bytes name (DXGI name, FourCC or bit count), for
+    messages; None when ``header`` is not a DDS header."""
+    if len(header) < 128 or header[:4] != b"DDS ":
+        return None
+    flags, fourcc, bits = struct.unpack_from("<I4sI", header, 80)
+    if fourcc == b"DX10" and len(header) >= 148:
+        dxgi = struct.unpack_from("<I", header, 128)[0]
+        return FORMATS[dxgi][0] if dxgi in FORMATS else f"DXGI format {dxgi}"
+    if flags & DDPF_FOURCC:
+        return fourcc.decode("ascii", "replace")
+    return f"uncompressed {bits}-bit"

@@ -9,6 +9,7 @@ import bpy
 
 from ...core.archives.archive import archive_key
 from ...core.archives.data import DataFiles
+from ...core.archives.dds import format_name
 from ...core.errors import FormatError
 from ...core.data_paths import data_relative
 from ...core.materials.bgsm import MaterialFile
@@ -27,6 +28,7 @@ class MaterialImport:
         self.materials = {}  # material key -> material
         self.material_files = {}  # material path key -> MaterialFile (None when missing or unreadable)
         self.images = {}  # texture file -> image (None when it could not be loaded)
+        self.undecodable = set()  # pixel formats Blender could not decode, reported once each
 
     def assign(self, shape_index, shape_block, mesh):
         """Give ``mesh`` the material of the shape's shader (one material per shader block)."""
@@ -75,6 +77,13 @@ class MaterialImport:
                 self.builder.warn(str(error))
             self.material_files[key] = material_file
         return self.material_files[key]
+
+    def _report_undecodable(self, found):
+        with open(found, "rb") as handle:
+            kind = format_name(handle.read(148)) or "an unknown format"
+        if kind not in self.undecodable:
+            self.undecodable.add(kind)
+            self.builder.warn(f"textures in {kind} cannot be decoded by Blender (first: {found})")
 
     def _where(self):
         return "the Data folders" if self.data.folders else "any Data folder (none set in the preferences)"
@@ -179,6 +188,8 @@ class MaterialImport:
         else:
             if image.filepath not in known:
                 self.builder.link(image)
+            if tuple(image.size) == (0, 0):  # loaded lazily: the size says whether Blender decoded it
+                self._report_undecodable(found)
             if non_color:
                 image.colorspace_settings.name = "Non-Color"
         self.images[found] = image

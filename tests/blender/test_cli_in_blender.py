@@ -51,3 +51,21 @@ def test_nif_import_then_export_writes_the_file_back(tmp_path):
     result = blender_cli("export", blend, tmp_path / "fo3.nif", "--game", "FO3")
     assert result.returncode == 0, result.stderr
     assert "FO3 NIF" in result.stdout and "not carried over" in result.stderr
+
+
+def test_cell_imported_from_an_archive_with_its_plugin(tmp_path, corpus):
+    """``cli.py import "ARCHIVE.ba2:meshes/precombined/x_oc.nif" --plugin P`` headless: the cell's
+    copies get their geometry and the references placing them."""
+    from archive_writer import write_ba2_gnrl
+
+    cell = corpus / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"
+    archive = tmp_path / "Fallout4 - Meshes.ba2"
+    write_ba2_gnrl(archive, {"Meshes/PreCombined/00001E58_1200ADBE_OC.NIF": cell.read_bytes()})
+    blend = tmp_path / "cell.blend"
+    result = blender_cli("import", f"{archive}:meshes\\precombined\\00001e58_1200adbe_oc.nif", "--blend", blend,
+                         "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
+                         "--plugin", corpus / "ck-precombined/AlootHomePlate.esp")
+    assert result.returncode == 0, result.stderr
+    assert "13 precombined instances" in result.stdout and "10 named after their references" in result.stdout
+    assert "3 of 13 instances match no reference of AlootHomePlate.esp" in result.stderr
+    assert "placeholders" not in result.stderr

@@ -128,3 +128,38 @@ def test_untouched_bgsm_material_exports_the_nif_unchanged(clean_scene, corpus, 
     out = tmp_path / "out.nif"
     exporter_module.export_nif(str(out), list(collection.all_objects))
     assert out.read_bytes() == (corpus / ALARM).read_bytes()
+
+
+def test_import_from_data_lists_archived_meshes_and_imports_one(clean_scene, corpus, addon, tmp_path):
+    import bpy
+
+    data = archived_data(corpus, tmp_path / "Data")
+    write_ba2_gnrl(data / "AMod - Main.ba2", {"Meshes/Precombined/00001E58_1200ADBE_OC.NIF": (
+        corpus / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF").read_bytes(), "Meshes/readme.txt": b"x"})
+    settings = bpy.context.preferences.addons[addon.__name__].preferences
+    settings.fo4_data = str(data)
+    try:
+        data_import = importlib.import_module(f"{addon.__name__}.operators.data_import")
+        items = data_import.mesh_items(None, bpy.context)
+        assert [item[1] for item in items] == ["Meshes/Precombined/00001E58_1200ADBE_OC.NIF", "Meshes/SetDressing/AlarmClock.nif"]
+        assert items[1][2] == f"{data / 'Fallout4 - Meshes.ba2'}:Meshes/SetDressing/AlarmClock.nif"
+        assert bpy.ops.import_scene.precombined_nif_from_data(mesh="1") == {"FINISHED"}
+        assert "AlarmClock" in bpy.data.collections
+        assert bpy.ops.import_scene.precombined_nif_from_data(mesh="0") == {"FINISHED"}
+        cell = bpy.data.collections["00001E58_1200ADBE_OC"]
+        assert sum("precombined_instance" in o for o in cell.all_objects) == 13
+    finally:
+        settings.fo4_data = ""
+
+
+def test_formats_blender_cannot_decode_are_reported_once(clean_scene, corpus, addon, tmp_path):
+    data = loose_data(corpus, tmp_path / "Data")
+    folder = data / "Textures/setdressing/alarmclock"
+    (folder / "alarmclock01_d.dds").write_bytes(make_dds(84, 8, 8, 1))  # BC5_SNORM ("BC5S")
+    (folder / "alarmclock01_n.dds").write_bytes(make_dds(84, 8, 8, 1, seed=5))
+    (folder / "alarmclock01_s.dds").write_bytes(make_dds(41, 8, 8, 1))  # R32_FLOAT (DX10 header)
+    _, warnings = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)])
+    undecodable = sorted(w for w in warnings if "cannot be decoded" in w)
+    assert len(undecodable) == 2
+    assert undecodable[0].startswith("textures in BC5S cannot be decoded by Blender (first: ")
+    assert undecodable[1].startswith("textures in R32_FLOAT cannot be decoded by Blender (first: ")

@@ -1,0 +1,52 @@
+"""File > Import > NIF from Data: a searchable list of the meshes in the preferences' Data
+folders' archives; the chosen one imports like a file (precombined cells as cells)."""
+
+import bpy
+
+from ..core.archives.data import DataFiles, split_archive_path
+
+_listing = {"folders": None, "paths": [], "items": []}  # Blender needs the item strings kept alive
+
+
+def mesh_items(self, context):
+    from ..ui import preferences  # here: ui's menus import this module
+
+    folders = [folder for game in preferences.SETTINGS for folder in preferences.data_folders(context, game)]
+    if _listing["folders"] != folders:
+        data = DataFiles(folders)
+        try:
+            paths = data.archive_paths("meshes/*.nif")
+        finally:
+            data.close()
+        _listing.update(folders=folders, paths=paths,
+                        items=[(str(i), split_archive_path(path)[1], path) for i, path in enumerate(paths)])
+    return _listing["items"]
+
+
+class IMPORT_SCENE_OT_nif_from_data(bpy.types.Operator):
+    """Import a NIF straight from the Data folders' archives (search by path)"""
+
+    bl_idname = "import_scene.precombined_nif_from_data"
+    bl_label = "Import NIF from Data"
+    bl_options = {"REGISTER", "UNDO"}
+    bl_property = "mesh"
+
+    mesh: bpy.props.EnumProperty(name="Mesh", description="A mesh of the Data folders' archives", items=mesh_items)
+
+    def invoke(self, context, event):
+        if not mesh_items(self, context):
+            self.report({"ERROR"}, "No mesh archive in the Data folders set in the preferences")
+            return {"CANCELLED"}
+        context.window_manager.invoke_search_popup(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        from .nif_import import report_import
+        from .precombined_import import import_cells
+
+        path = _listing["paths"][int(self.mesh)]
+        collections, messages = import_cells(context, [path])
+        return report_import(self, collections, messages, "NIF")
+
+
+CLASSES = (IMPORT_SCENE_OT_nif_from_data,)
