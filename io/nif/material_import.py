@@ -113,6 +113,7 @@ class MaterialImport:
             if path:
                 node = nodes.new("ShaderNodeTexImage")
                 node.name = node.label = f"NIF {role}"
+                node["nif_texture"] = path  # as stored, kept even when the file is not found
                 node.location = (-700, y)
                 y -= 300
                 node.image = self._image(path, role in NON_COLOR_ROLES)

@@ -4,6 +4,8 @@ its material and textures taken from archives alone giving what loose files give
 import importlib
 import shutil
 
+import pytest
+
 from archive_writer import write_ba2_dx10, write_ba2_gnrl
 from test_archives import make_dds
 
@@ -163,3 +165,36 @@ def test_formats_blender_cannot_decode_are_reported_once(clean_scene, corpus, ad
     assert len(undecodable) == 2
     assert undecodable[0].startswith("textures in BC5S cannot be decoded by Blender (first: ")
     assert undecodable[1].startswith("textures in R32_FLOAT cannot be decoded by Blender (first: ")
+
+
+FO4 = "pynifly/tests/tests/FO4"
+# Corpus NIFs whose shaders name a material file of the corpus Materials folder (plain, CK
+# absolute, and Data\-prefixed names).
+NAMING_MATERIALS = ["AlarmClock.nif", "BTBaseMaleBody.nif", "BaseMaleHead.nif", "FemaleHair25.nif", "HeadAllTextures.nif",
+                    "HeadGear1.nif", "Helmet.nif", "Pack_UnderArmor_03_M.nif", "ScaffFrame1x2Str01.nif",
+                    "Workshop_BldWoodPDoor02.nif"]
+
+
+@pytest.mark.parametrize("name", NAMING_MATERIALS)
+def test_corpus_shapes_get_the_material_their_shader_names(clean_scene, corpus, addon, name):
+    bgsm = importlib.import_module(f"{addon.__name__}.core.materials.bgsm")
+    data_paths = importlib.import_module(f"{addon.__name__}.core.data_paths")
+    collection, warnings = import_nif(addon, corpus / FO4 / name, data_folders=[str(corpus / FO4)])
+    materials = {m for o in collection.all_objects if o.type == "MESH" for m in o.data.materials}
+    named = [m for m in materials if m["nif_record"]["shader"]["name"].lower().endswith((".bgsm", ".bgem"))]
+    assert named
+    assert any("bgsm_file" in m for m in named)
+    for material in named:
+        relative = data_paths.data_relative(material["nif_record"]["shader"]["name"])
+        assert material["nif_material_path"] == relative
+        if "bgsm_file" not in material:  # Helmet.nif's helmet.BGSM is not in the corpus: said so
+            assert any(f"material file {relative} not found" in w for w in warnings)
+            continue
+        # Found whatever the case of the folders.
+        source = material["bgsm_file"]
+        assert source.lower().replace("\\", "/").endswith(relative.lower().replace("\\", "/").removeprefix("data/"))
+        expected = bgsm.MaterialFile.read(source).look()
+        nodes = {n.name[4:]: n["nif_texture"] for n in material.node_tree.nodes if n.bl_idname == "ShaderNodeTexImage"}
+        assert nodes == {role: path for role, path in expected["textures"].items() if path}
+        assert material.use_backface_culling == (not expected["two_sided"])
+        assert (material.surface_render_method == "BLENDED") == expected["blend"]
