@@ -3,6 +3,8 @@
 import bpy
 import numpy as np
 
+from ..core.errors import FormatError
+
 
 def drop_degenerate(triangles):
     """Triangles naming one vertex twice cannot be Blender faces."""
@@ -16,8 +18,19 @@ def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=Non
     (v measured from the top: flipped here), ``normals`` become custom normals, ``colors``
     RGBA 0..1 as stored bytes (sRGB)."""
     positions = np.asarray(positions, np.float32).reshape(-1, 3)
-    triangles = drop_degenerate(triangles).astype(np.int32)
+    triangles = drop_degenerate(triangles).astype(np.int64)
+    if len(triangles) and (triangles.min() < 0 or triangles.max() >= len(positions)):
+        raise FormatError(f"{name}: a face uses vertex {int(triangles.max())} of only {len(positions)}")
     mesh = bpy.data.meshes.new(name)
+    try:
+        _fill(mesh, positions, triangles.astype(np.int32), uvs, normals, colors, scale)
+    except Exception:
+        bpy.data.meshes.remove(mesh)  # nothing half-built stays behind
+        raise
+    return mesh
+
+
+def _fill(mesh, positions, triangles, uvs, normals, colors, scale):
     mesh.vertices.add(len(positions))
     mesh.vertices.foreach_set("co", (positions * np.float32(scale)).ravel())
     corners = triangles.ravel()
@@ -34,10 +47,13 @@ def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=Non
         attribute = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
         attribute.data.foreach_set("color_srgb", np.asarray(colors, np.float32).ravel())
     if normals is not None and len(triangles):
-        normals = np.asarray(normals, np.float32).reshape(-1, 3)
-        lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+        normals = np.asarray(normals, np.float64).reshape(-1, 3)
+        normals[~np.isfinite(normals).all(axis=1)] = 0.0
         # Blender 4.2 keeps custom normals as given; quantised file normals are not unit length.
-        normals = np.divide(normals, lengths, out=np.zeros_like(normals), where=lengths > 0)
+        # Scaled by the largest component first, so even damaged huge values cannot overflow.
+        largest = np.abs(normals).max(axis=1, keepdims=True)
+        normals = np.divide(normals, largest, out=np.zeros_like(normals), where=largest > 0)
+        lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+        normals = np.divide(normals, lengths, out=np.zeros_like(normals), where=lengths > 0).astype(np.float32)
         mesh.shade_smooth()
         mesh.normals_split_custom_set_from_vertices(normals)
-    return mesh

@@ -29,8 +29,10 @@ def import_files(context, paths, import_one):
                 )
                 collections.append(collection)
                 messages.extend(f"{path}: {warning}" for warning in warnings)
-            except (FormatError, OSError) as error:
-                messages.append(str(error) if isinstance(error, FormatError) else f"{path}: {error.strerror or error}")
+            except FormatError as error:  # errors found while building know no file: name it
+                messages.append(str(error.located(path=path)))
+            except OSError as error:
+                messages.append(f"{path}: {error.strerror or error}")
             except Exception as error:  # a bug of ours: the file's data is already removed; say so in one line
                 messages.append(f"{path}: internal error ({type(error).__name__}: {error}); please report it")
             window_manager.progress_update(number + 1)

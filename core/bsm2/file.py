@@ -218,6 +218,11 @@ class Bsm2File:
         for animation in self.animations:
             if animation.keys.shape[1:] != (nb, 3, 4):
                 raise FormatError(f"animation {animation.name!r} has keys for {animation.keys.shape[1]} of {nb} bones")
+            with np.errstate(all="ignore"):
+                wild = ~(np.abs(animation.keys) < 1e15)  # NaN, infinite or beyond any scene
+            if wild.any():
+                key, bone = np.argwhere(wild)[0][:2]
+                raise FormatError(f"animation {animation.name!r}: key {key} of bone {bone} holds a value that is not a usable number")
         if self.hierarchy is not None:
             self._validate_hierarchy()
         self._note_oddities()
@@ -229,6 +234,13 @@ class Bsm2File:
         if len(hierarchy.parents) != nb or len(hierarchy.inverse_bind) != nb or len(hierarchy.names) != nb:
             raise FormatError(f"the hierarchy does not describe exactly {nb} bones")
         bone_order(hierarchy.parents)
+        matrices = hierarchy.inverse_bind_matrices
+        with np.errstate(all="ignore"):  # the values are judged here, not warned about
+            finite = np.isfinite(matrices).all(axis=(1, 2)) & (np.abs(matrices) < 1e15).all(axis=(1, 2))
+            scale = np.cbrt(np.abs(np.linalg.det(np.where(finite[:, None, None], matrices, np.eye(4))[:, :3, :3])))
+        bad = np.flatnonzero(~finite | ~(scale > 1e-6))
+        if len(bad):
+            raise FormatError(f"bone {bad[0]} ({hierarchy.names[bad[0]]!r}): its inverse bind matrix cannot be inverted")
 
     def _note_oddities(self):
         warnings = []

@@ -207,6 +207,10 @@ class NiTriStripsData(NiTriBasedGeomData):
                 s.need(2 * sum(lengths), "strip points")
                 s.charge(n)
             self.strips = [s.array(strip, "u2", length) for strip, length in zip(self.strips if not s.reading else lengths, lengths)]
+            top = max((int(strip.max()) for strip in self.strips if len(strip)), default=-1)
+            if top >= self.num_vertices:  # a damaged file must not reach a consumer
+                message = f"a strip uses vertex {top} of only {self.num_vertices}"
+                raise s.error(message) if s.reading else FormatError(message)
 
     @property
     def triangles(self):
