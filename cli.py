@@ -324,6 +324,10 @@ def _arguments(argv):
 
 def main(argv=None):
     load_package()
+    for stream in (sys.stdout, sys.stderr):
+        # Names in files may hold any byte (kept as lone surrogates): never let printing one fail.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     from precombined_nif.core.errors import FormatError
 
     try:
@@ -339,7 +343,8 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
         return 2
     except Exception as error:  # a bug of ours: still one line, never a traceback
         print(f"error: internal error ({type(error).__name__}: {error}); please report it", file=sys.stderr)

@@ -124,3 +124,24 @@ def test_sample_cell(tmp_path):
     assert all(o["vertices"] == 24 and o["lod_triangles"] == [12, 6, 3] and o["hash"] == "DDF19A67" for o in cell["objects"])
     roundtrip = run("roundtrip", path, tmp_path / "again.nif")
     assert "identical" in roundtrip.stdout
+
+
+@pytest.mark.parametrize("json_output", [False, True])
+def test_names_with_any_byte_print_under_a_strict_utf8_console(corpus, tmp_path, json_output):
+    """A name holding byte 0x81 (not UTF-8: read as a lone surrogate) printed where stdout is
+    strict UTF-8 (PYTHONIOENCODING=utf-8, a Windows redirect)."""
+    import os
+
+    from nif_rewriter import RawNif
+
+    nif = RawNif.read(corpus / "pynifly/tests/tests/FO4/AlarmClock.nif")
+    shape = nif.indices_of("BSTriShape")[0]
+    name = nif.node_name(shape)
+    nif.strings[nif.strings.index(name)] = name + "\x81"
+    path = tmp_path / "Odd.nif"
+    path.write_bytes(nif.to_bytes())
+    environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    command = [sys.executable, str(ROOT / "cli.py"), "info", str(path), *(["--json"] if json_output else [])]
+    result = subprocess.run(command, capture_output=True, env=environment, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert b"Traceback" not in result.stderr and b"\\udc81" in result.stdout

@@ -116,10 +116,14 @@ def test_every_static_stride(corpus, stride):
     assert_same_as_original(original, convert(make_xbox((corpus / name).read_bytes(), stride=stride)))
 
 
-def test_colours_flagged_but_not_packed_fail_cleanly(corpus):
+def test_colours_flagged_but_not_packed_fail_cleanly(corpus, tmp_path):
     xbox = make_xbox((corpus / "niftools/history/test/nif/base_vertex_alpha0.nif").read_bytes(), stride=36)
     with pytest.raises(FormatError, match="NiTriShapeData.*no color stream"):
         to_pc(NifFile.from_bytes(xbox))
+    path = tmp_path / "colours.nif"
+    path.write_bytes(xbox)
+    result = run_cli("convert", path, tmp_path / "out.nif")  # the message names the file
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {path}, block ") and "no color stream" in result.stderr
 
 
 def test_colours_decode_from_d3dcolor(corpus):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import FormatError
 from .blocks.geometry import strips_to_triangles
-from .blocks.skin import BSSkinInstance, NiSkinData, NiSkinPartition
+from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition
 from .blocks.tri_shape import PerSegmentData, Segment, SegmentSharedData
 
 MAX_WEIGHTS = 4
@@ -46,12 +46,15 @@ def skin_blocks(nif, instance_index):
             raise FormatError(f"skin instance {instance_index}: its {what} ({index}) is not a {kind.__name__}")
         return item
 
-    instance = blocks[instance_index]
+    instance = blocks[instance_index] if 0 <= instance_index < len(blocks) else None
     if isinstance(instance, BSSkinInstance):
-        data = blocks[instance.data] if 0 <= instance.data < len(blocks) else None
-        if data is None or len(data.bones) != len(instance.bones):
+        data = block(instance.data, BSSkinBoneData, "bone data")
+        if len(data.bones) != len(instance.bones):
             raise FormatError(f"skin instance {instance_index}: bone data does not match its {len(instance.bones)} bones")
         return instance, data, None
+    if not isinstance(instance, NiSkinInstance):
+        kind = "no block" if instance is None else f"a {instance.type_name}"
+        raise FormatError(f"the skin reference {instance_index} names {kind}, not a skin instance")
     data = block(instance.data, NiSkinData, "skin data")
     if len(data.bones) != len(instance.bones):
         raise FormatError(f"skin instance {instance_index}: {len(data.bones)} bone records for {len(instance.bones)} bones")

@@ -20,7 +20,10 @@ def to_pc(nif):
     for index, block in enumerate(nif.blocks):
         if isinstance(block, RawBlock):
             raise FormatError(
-                "its fields are not decoded, so it cannot be converted to a PC file", block=index, block_type=block.type_name
+                "its fields are not decoded, so it cannot be converted to a PC file",
+                path=nif.path,
+                block=index,
+                block_type=block.type_name,
             )
     owners = {block.data: (index, block) for index, block in nif.blocks_of(NiTriBasedGeom)}
     packed = {index for index, _ in nif.blocks_of(BSPackedAdditionalGeometryData)}
@@ -31,7 +34,7 @@ def to_pc(nif):
         try:
             _unpack(nif, data, owners.get(index, (None, None))[1])
         except FormatError as error:
-            raise error.located(block=index, block_type=data.type_name) from None
+            raise error.located(path=nif.path, block=index, block_type=data.type_name) from None
         data.additional_data = -1
         unpacked += 1
     remove_blocks(nif, packed)

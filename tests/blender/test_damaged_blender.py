@@ -74,3 +74,59 @@ def test_damaged_files_import_or_leave_nothing_behind(clean_scene, corpus, tmp_p
             assert snapshot() == before, f"{name} {label}: the failed import left data behind"
         remove_new(before)
     assert failed  # the damage is real
+
+
+@pytest.mark.parametrize("target", ["a node", "out of range"])
+def test_skin_reference_to_the_wrong_block_is_a_clean_warning(clean_scene, corpus, tmp_path, target):
+    """A shape's skin reference naming a NiNode, or a block past the end: the shape imports
+    unskinned with a warning naming the reference; nothing is called an internal error."""
+    import bpy
+    from nif_rewriter import RawNif
+
+    nif = RawNif.read(corpus / "pynifly/tests/tests/FO4/MaleBody.nif")
+    shape = nif.indices_of("BSSubIndexTriShape")[0]
+    value = nif.indices_of("NiNode")[1] if target == "a node" else len(nif.blocks) + 50
+    struct.pack_into("<i", nif.blocks[shape], nif.av_offsets(shape)["end"] + 16, value)
+    path = tmp_path / "BadSkin.nif"
+    path.write_bytes(nif.to_bytes())
+    reports = []
+    before = snapshot()
+    try:
+        bpy.ops.import_scene.precombined_nif(filepath=str(path))
+    except RuntimeError as error:
+        reports.append(str(error))
+        assert snapshot() == before
+    assert not any("internal error" in report for report in reports)
+    from precombined_nif.core import info
+
+    text = str(info.file_info(path))
+    assert "internal error" not in text
+
+
+def test_strip_point_past_the_vertices_fails_cleanly_and_the_good_file_imports(clean_scene, corpus, tmp_path):
+    import bpy
+    from nif_rewriter import RawNif
+
+    good = corpus / "pynifly/tests/tests/FONV/9mmscp.nif"
+    nif = RawNif.read(good)
+    data = nif.indices_of("NiTriStripsData")[0]
+    struct.pack_into("<H", nif.blocks[data], len(nif.blocks[data]) - 2, 0xFFFE)  # the last strip point
+    bad = tmp_path / "BadStrips.nif"
+    bad.write_bytes(nif.to_bytes())
+    from precombined_nif.core.errors import FormatError
+    from precombined_nif.core.nif import NifFile
+
+    with pytest.raises(FormatError, match="strip uses vertex 65534"):
+        NifFile.read(bad)
+    before = snapshot()
+    with pytest.raises(RuntimeError, match="BadStrips.nif"):
+        bpy.ops.import_scene.precombined_nif(filepath=str(bad))
+    assert snapshot() == before
+    directory = str(tmp_path)
+    files = [{"name": "BadStrips.nif"}, {"name": good.name}]
+    (tmp_path / good.name).write_bytes(good.read_bytes())
+    bpy.ops.import_scene.precombined_nif(directory=directory, files=files)
+    imported = bpy.data.collections[good.stem]
+    expected = {block.name for block in NifFile.read(good).blocks if type(block).__name__ == "NiTriBasedGeom"}
+    assert {o.data.name for o in imported.all_objects if o.type == "MESH"} == expected
+    assert not [m for m in bpy.data.meshes if m.users == 0]

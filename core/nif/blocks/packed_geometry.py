@@ -197,10 +197,12 @@ def decode_streams(block):
         if not 0 <= index < len(block.blocks) or not block.blocks[index].has_data:
             raise FormatError(f"packed stream {i} is in data block {index}, which holds no data")
         data_block = block.blocks[index]
-        if offset + UNIT_SIZES[kind] > stride or stride * n > len(data_block.data):
+        if offset + UNIT_SIZES[kind] > stride:
+            raise FormatError(f"packed stream {i}: a value at offset {offset} does not fit in a stride of {stride} bytes")
+        if stride * n > len(data_block.data):
             raise FormatError(
                 f"packed stream {i}: {n} vertices of stride {stride} need {stride * n} bytes, "
-                f"the data block holds {len(data_block.data)}"
+                f"the data block holds only {len(data_block.data)}"
             )
         order = ">" if data_block.big_endian else "<"
         if kind == UBYTE4:
