@@ -124,7 +124,7 @@ def test_compressed_mesh_of_many_sections():
     for index, section in enumerate(data.sections):
         assert (section.primitives & 0xFF) <= 128 and section.num_packed + section.num_shared <= 255
         assert section.shared & 0xFF == section.num_packed
-        leaves = decode_tree(section.nodes, section.aabb[:, :3], wide=False)
+        leaves = decode_tree(section.nodes, section.aabb[:, :3], data_bytes=1)
         mine = section_of == index
         primitive = (keys[mine] & 0xFF) >> 1
         assert sorted(leaves) == list(range(section.primitives & 0xFF))
@@ -132,7 +132,7 @@ def test_compressed_mesh_of_many_sections():
         low = np.array([leaves[p][0] for p in primitive])
         high = np.array([leaves[p][1] for p in primitive])
         assert (corners.min(axis=1) >= low - 1e-6).all() and (corners.max(axis=1) <= high + 1e-6).all()
-    top = decode_tree(data.tree, data.domain[:, :3], wide=True)
+    top = decode_tree(data.tree, data.domain[:, :3], data_bytes=2)
     assert sorted(top) == list(range(len(data.sections)))
     for index, section in enumerate(data.sections):
         assert (top[index][0] <= section.aabb[0, :3]).all() and (top[index][1] >= section.aabb[1, :3]).all()

@@ -1,3 +1,3 @@
 """Typed hknp shapes; importing them registers them."""
 
-from . import compound, compressed_mesh, convex  # noqa: F401
+from . import compound, compressed_mesh, convex, static_compound  # noqa: F401

@@ -111,7 +111,7 @@ class DynamicCompoundShape(CompositeShape):
         """A compound of ``children``: (shape, 4x4 transform in game units) pairs; the transform
         may scale. Instance flags, the AABB and the BVH are computed."""
         shape = cls()
-        shape.instances = [_instance(child, matrix) for child, matrix in children]
+        shape.instances = [make_instance(child, matrix) for child, matrix in children]
         shape.rebuild()
         return shape
 
@@ -120,7 +120,7 @@ class DynamicCompoundShape(CompositeShape):
         count = len(self.instances)
         if not count:
             raise FormatError("a compound shape needs at least one child")
-        boxes = np.array([_instance_box(instance) for instance in self.instances])
+        boxes = np.array([instance_box(instance) for instance in self.instances])
         nodes, leaf_of = _build_tree(boxes)
         for instance, leaf in zip(self.instances, leaf_of):
             instance.transform[3, 3] = int24w(leaf)
@@ -137,7 +137,7 @@ class DynamicCompoundShape(CompositeShape):
         self.bvh = bvh
 
 
-def _instance(child, matrix):
+def make_instance(child, matrix):
     matrix = np.asarray(matrix, np.float64)
     linear = matrix[:3, :3]
     scale = np.linalg.norm(linear, axis=0)
@@ -161,7 +161,7 @@ def _instance(child, matrix):
     return instance
 
 
-def _instance_box(instance):
+def instance_box(instance):
     """The instance's child vertices placed in compound space, grown by the convex radius (Havok
     units)."""
     child = instance.shape

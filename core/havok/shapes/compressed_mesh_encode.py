@@ -58,7 +58,7 @@ def build_compressed_mesh(vertices, triangles, materials=None, material_ids=(0,)
     boxes = np.array([section["aabb"] for section in built], np.float32)
     data.domain = np.zeros((2, 4), np.float32)
     data.domain[:, :3] = np.stack([boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)])
-    data.tree, order = build_trees(boxes, [0], data.domain[:, :3], wide=True)
+    data.tree, order = build_trees(boxes, [0], data.domain[:, :3], data_bytes=2)
     _store(data, [built[k] for k in order], _leaf_nodes(data.tree))
     data.simd_nodes = _empty_simd_tree()
 
@@ -218,7 +218,7 @@ def _primitive_trees(built):
     counts = np.array([len(part["primitives"]) for part in built])
     boxes = np.concatenate([part["boxes"] for part in built])
     aabbs = np.array([part["aabb"] for part in built])
-    nodes, order = build_trees(boxes, np.cumsum(counts) - counts, aabbs, wide=False)
+    nodes, order = build_trees(boxes, np.cumsum(counts) - counts, aabbs, data_bytes=1)
     node_start = np.cumsum(2 * counts - 1) - (2 * counts - 1)
     leaf_start = np.cumsum(counts) - counts
     for part, nodes_at, leaves_at, count in zip(built, node_start, leaf_start, counts):

@@ -9,6 +9,11 @@ Codec3Axis4 (a section's primitives; xyz + 1 byte): odd byte = inner node whose 
 ``byte & 0xFE`` nodes further on; even byte = leaf of primitive ``byte / 2``.
 Codec3Axis5 (the sections; xyz + 2 bytes): high bit of the first = inner node, the other 15 bits
 v: right child 2v nodes further on; else a leaf of section v.
+Codec3Axis6 (a static compound's instances; xyz + u8 high data + u16 low data): the same rule
+over 23 bits, v = (high & 0x7F) << 16 | low. The corpus's only such tree is a single leaf, so
+the inner-node rule is Codec3Axis5's carried over.
+
+``data_bytes`` names the codec: 1, 2 or 3 bytes after the box.
 """
 
 import numpy as np
@@ -48,19 +53,41 @@ def _encode_boxes(parents, boxes):
         lo = np.where(high_out, lo - 1, lo)
 
 
-def build_trees(boxes, starts, domains, wide):
+def _data(values, inner, data_bytes):
+    """The bytes after the box: a leaf's value, or an inner node's right-child offset / 2."""
+    values = np.asarray(values, np.int64)
+    if data_bytes == 1:
+        return ((2 * values) | inner if inner else values << 1)[:, None]
+    high = (values >> (8 * (data_bytes - 1))) | (0x80 if inner else 0)
+    if data_bytes == 2:
+        return np.stack([high, values & 0xFF], axis=1)
+    return np.stack([high, values & 0xFF, (values >> 8) & 0xFF], axis=1)
+
+
+def _value(node, data_bytes):
+    """(inner, value, right-child offset) of one stored node."""
+    if data_bytes == 1:
+        return bool(node[3] & 1), int(node[3]) >> 1, int(node[3]) & 0xFE
+    if data_bytes == 2:
+        value = (int(node[3] & 0x7F) << 8) | int(node[4])
+    else:
+        value = (int(node[3] & 0x7F) << 16) | int(node[4]) | (int(node[5]) << 8)
+    return bool(node[3] & 0x80), value, 2 * value
+
+
+def build_trees(boxes, starts, domains, data_bytes):
     """Trees over groups of leaf boxes: the leaves of tree k are ``boxes[starts[k]:starts[k+1]]``
     (m, 2, 3), its root quantised in ``domains[k]``. Returns the nodes of all trees, tree after
-    tree, (n, 4) or, ``wide``, (n, 5) uint8, and the leaf order: the leaf of value v in tree k
-    is box ``order[starts[k] + v]``. Nodes split at the median of the widest axis of the leaf
+    tree, (n, 3 + data_bytes) uint8, and the leaf order: the leaf of value v in tree k is box
+    ``order[starts[k] + v]``. Nodes split at the median of the widest axis of the leaf
     centres, one tree level at a time for all trees at once."""
     boxes = np.asarray(boxes, np.float32)
     starts = np.asarray(starts, np.int64)
     sizes = np.append(starts[1:], len(boxes)) - starts
-    if (sizes < 1).any() or sizes.max() > (0x8000 if wide else 128):
+    if (sizes < 1).any() or sizes.max() > (128, 0x8000, 0x800000)[data_bytes - 1]:
         raise FormatError(f"a tree of {sizes.max()} leaves does not fit its codec")
     centres = boxes.mean(axis=1)
-    nodes = np.zeros((int((2 * sizes - 1).sum()), 5 if wide else 4), np.uint8)
+    nodes = np.zeros((int((2 * sizes - 1).sum()), 3 + data_bytes), np.uint8)
     order = np.arange(len(boxes))
     tree_start = np.repeat(starts, sizes)
     # the segments of this level: leaf range in ``order``, node index, decoded parent box
@@ -77,7 +104,7 @@ def build_trees(boxes, starts, domains, wide):
 
         leaf = seg_length == 1
         value = seg_start[leaf] - tree_start[seg_start[leaf]]
-        nodes[seg_node[leaf], 3:] = np.stack([value >> 8, value & 0xFF], axis=1) if wide else (value << 1)[:, None]
+        nodes[seg_node[leaf], 3:] = _data(value, False, data_bytes)
         inner = ~leaf
         # sort each inner segment's leaves by their centre on the segment's widest axis
         spread = np.maximum.reduceat(centres[members], offsets) - np.minimum.reduceat(centres[members], offsets)
@@ -88,7 +115,7 @@ def build_trees(boxes, starts, domains, wide):
 
         start, length, node = seg_start[inner], seg_length[inner], seg_node[inner]
         half = length // 2
-        nodes[node, 3:] = np.stack([0x80 | half >> 8, half & 0xFF], axis=1) if wide else ((2 * half) | 1)[:, None]
+        nodes[node, 3:] = _data(half, True, data_bytes)
         seg_start = np.concatenate([start, start + half])
         seg_length = np.concatenate([half, length - half])
         seg_node = np.concatenate([node + 1, node + 2 * half])
@@ -96,7 +123,7 @@ def build_trees(boxes, starts, domains, wide):
     return nodes, order
 
 
-def decode_tree(nodes, domain, wide):
+def decode_tree(nodes, domain, data_bytes):
     """{leaf value: decoded box} of a stored tree, checking every child index."""
     nodes = np.asarray(nodes, np.uint8)
     leaves = {}
@@ -108,14 +135,7 @@ def decode_tree(nodes, domain, wide):
         if node >= len(nodes) or visited > len(nodes):
             raise FormatError(f"tree node {node} is out of range or the tree loops")
         box = _decode_boxes(parent, nodes[node, :3].astype(np.int64).reshape(1, 3))
-        if wide:
-            inner = bool(nodes[node, 3] & 0x80)
-            value = (int(nodes[node, 3] & 0x7F) << 8) | int(nodes[node, 4])
-            right = 2 * value
-        else:
-            inner = bool(nodes[node, 3] & 1)
-            value = int(nodes[node, 3]) >> 1
-            right = int(nodes[node, 3]) & 0xFE
+        inner, value, right = _value(nodes[node], data_bytes)
         if not inner:
             leaves[value] = box[0]
             continue
