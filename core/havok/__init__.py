@@ -11,6 +11,7 @@ from .shapes.compound import DynamicCompoundShape
 from .shapes.compressed_mesh import CompressedMeshShape
 from .shapes.compressed_mesh_encode import build_compressed_mesh
 from .shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
+from .shapes.static_compound import StaticCompoundShape
 
 __all__ = [
     "GAME_UNITS",
@@ -24,6 +25,7 @@ __all__ = [
     "RagdollData",
     "RawObject",
     "SphereShape",
+    "StaticCompoundShape",
     "add_body",
     "replace_body",
     "build_compressed_mesh",

@@ -23,6 +23,8 @@ SIGNATURES = {
     "hknpCompressedMeshShapeData": 0xA2BDFC59,
     "hknpDynamicCompoundShape": 0x4620D11C,
     "hknpDynamicCompoundShapeData": 0xF33DC3CC,
+    "hknpStaticCompoundShape": 0x4620D11C,  # as the Creation Kit's cells list it
+    "hknpStaticCompoundShapeData": 0x4FD87FD9,
     "hkRefCountedProperties": 0x7C574867,
     "hknpShapeMassProperties": 0xE9191728,
     "hknpBSMaterialProperties": 0xA3E47A9A,

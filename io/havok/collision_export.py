@@ -22,6 +22,7 @@ from ...core.havok import (
     Packfile,
     PhysicsSystemData,
     SphereShape,
+    StaticCompoundShape,
     add_body,
     build_compressed_mesh,
     replace_body,
@@ -126,8 +127,8 @@ def shape_of(obj, matrix=np.eye(4)):
     """The Havok shape of a collision object, its geometry placed by ``matrix`` (owner space)."""
     kind = obj[SHAPE]
     try:
-        if kind == "compound":
-            shape = _compound(obj, matrix)
+        if kind in ("compound", "static_compound"):
+            shape = _compound(obj, matrix, StaticCompoundShape if kind == "static_compound" else DynamicCompoundShape)
         elif kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")
@@ -151,16 +152,16 @@ def material_of(obj):
     return value
 
 
-def _compound(obj, matrix):
+def _compound(obj, matrix, kind):
     children = collision_children(obj)
     if not children:
         raise FormatError("a compound needs collision objects parented to it")
     placed = []
     for child in children:
-        if child[SHAPE] == "compound":
+        if child[SHAPE] in ("compound", "static_compound"):
             raise FormatError(f"compound child {child.name!r} is itself a compound")
         placed.append((shape_of(child), matrix @ np.array(local_matrix(child), np.float64)))
-    return DynamicCompoundShape.build(placed)
+    return kind.build(placed)
 
 
 def _mesh_shape(obj, kind, matrix):

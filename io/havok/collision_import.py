@@ -36,6 +36,7 @@ from ...core.havok import (
     Packfile,
     PhysicsSystemData,
     SphereShape,
+    StaticCompoundShape,
 )
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.transforms import axis_frame
@@ -140,8 +141,8 @@ def _shape_object(builder, shape, name, within=()):
     place it relative to the shape's space (only a sphere's centre moves it)."""
     if any(shape is outer for outer in within):
         raise FormatError(f"a {shape.class_name} contains itself")
-    if isinstance(shape, DynamicCompoundShape):
-        obj = _new_object(builder, name, None, "compound")
+    if isinstance(shape, (DynamicCompoundShape, StaticCompoundShape)):
+        obj = _new_object(builder, name, None, "compound" if isinstance(shape, DynamicCompoundShape) else "static_compound")
         obj.empty_display_type = "PLAIN_AXES"
         for number, instance in enumerate(shape.instances):
             child, offset = _shape_object(builder, instance.shape, f"{name} {number}", (*within, shape))

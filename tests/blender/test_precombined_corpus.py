@@ -366,3 +366,32 @@ def test_physics_cell_lands_where_the_cells_are(clean_scene, corpus):
     for shift, low, high in (((0, 0, 0), 0.05, 1.0), ((5, 0, 0), 0.0, 0.01)):
         near = np.mean([tree.find(point + shift)[2] < 1.0 for point in cells])
         assert low < near < high, (shift, near)
+
+
+def test_static_compound_collision_is_shown(clean_scene, corpus, tmp_path):
+    """The CLONE node's hknpStaticCompoundShape: a compound holding its one child (the box the
+    tree's leaf bounds), under its node; the cell still writes back byte for byte."""
+    import bpy
+
+    from precombined_nif.core.havok import GAME_UNITS, Packfile
+
+    path = corpus / CELL_FOLDER / "00001E58_A8F0581B_OC.NIF"
+    result = bpy.ops.import_scene.precombined_cell(filepath=str(path), geometry_path=str(corpus / CSG))
+    assert result == {"FINISHED"}
+    collection = bpy.data.collections[path.stem]
+    (compound,) = [o for o in collection.objects if o.get("havok_shape") == "static_compound"]
+    assert compound.parent.name == "CLONE BldWlpBgWallFreeWood01"
+    (child,) = compound.children
+    assert child["havok_shape"] == "compressed_mesh" and len(child.data.vertices) == 8
+    from precombined_nif.core.nif import NifFile
+
+    nif = NifFile.read(path)
+    shape = Packfile.from_bytes(nif.blocks[14].packfile).root.bodies[0].shape
+    box = shape.tree.leaves()[0] * GAME_UNITS  # compound space, game units
+    co = np.empty(3 * 8, np.float64)
+    child.data.vertices.foreach_get("co", co)
+    local = np.array(compound.matrix_world.inverted() @ child.matrix_world)
+    placed = co.reshape(-1, 3) @ local[:3, :3].T + local[:3, 3]
+    np.testing.assert_allclose([placed.min(axis=0), placed.max(axis=0)], box, atol=1e-3)
+    assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
+    assert (tmp_path / path.name).read_bytes() == path.read_bytes()

@@ -72,8 +72,8 @@ class StaticCompoundShape(CompositeShape):
 
     def summary(self, within=()):
         return {
-            "type": "static compound",
-            "tree nodes": len(self.tree.nodes) if isinstance(self.tree, StaticCompoundShapeData) else None,
+            "type": "static_compound",
+            "tree_nodes": len(self.tree.nodes) if isinstance(self.tree, StaticCompoundShapeData) else None,
             "children": [summary_of(child, (*within, self)) for child in self.children],
         }
 
@@ -103,6 +103,6 @@ class StaticCompoundShape(CompositeShape):
         self.instances = [self.instances[k] for k in order]
         self.shape_key_bits = count.bit_length()
         tree = self.tree if isinstance(self.tree, StaticCompoundShapeData) else StaticCompoundShapeData()
-        tree.nodes = np.ascontiguousarray(nodes).view(NODE).reshape(-1)
+        tree.nodes = nodes
         tree.domain = self.aabb.copy()
         self.tree = tree
