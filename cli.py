@@ -233,6 +233,11 @@ def export_nif_file(bpy, args):
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
+    if args.write_materials:
+        from precombined_nif.io.nif.material_export import write_material_files
+
+        for path in write_material_files(args.output, objects):
+            print(f"{path}: material file written")
     shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
@@ -311,6 +316,8 @@ def build_parser():
     )
     save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
+    save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
+                      "edited since their material file gave them their look")
     save.set_defaults(run=command_export)
     return parser
 

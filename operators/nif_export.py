@@ -37,8 +37,16 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
     )
 
+    write_materials: bpy.props.BoolProperty(
+        name="Write Material Files",
+        description="Fallout 4: write the BGSM/BGEM files of materials edited since their material file gave them their "
+        "look (into the Data folder the NIF goes to, else beside it); the NIF keeps naming them either way",
+        default=False,
+    )
+
     def execute(self, context):
         from ..io.nif.exporter import export_nif, exported_objects  # here until the exporter's parts land
+        from ..io.nif.material_export import write_material_files
 
         objects = exported_objects(context, self.use_selection)
         try:
@@ -49,6 +57,9 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
                 scale=self.scale,
                 full_precision=self.full_precision,
             )
+            if self.write_materials:
+                for path in write_material_files(self.filepath, objects):
+                    self.report({"INFO"}, f"Material file written: {path}")
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, f"{self.filepath}: {error}")
             return {"CANCELLED"}

@@ -76,3 +76,16 @@ def test_damaged_material_files_fail_cleanly(corpus, tmp_path):
     with pytest.raises(FormatError):
         MaterialFile.read(path)
 
+
+
+def test_look_changes_written_back(corpus):
+    path = corpus / "pynifly/tests/tests/FO4/Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+    material = MaterialFile.read(path)
+    material.apply_look({"textures": {"diffuse": "Textures\\SetDressing\\New_d.dds", "palette": "textures/p.dds"},
+                         "two_sided": True, "threshold": 99})
+    again = MaterialFile.from_bytes(material.to_bytes())
+    assert again.textures["diffuse"] == "SetDressing/New_d.dds" and again.textures["greyscale"] == "p.dds"
+    assert again.look()["two_sided"] and again.look()["threshold"] == 99
+    untouched = MaterialFile.read(path)
+    assert {k: v for k, v in again.fields.items() if k not in ("two_sided", "alpha_test_ref")} == {
+        k: v for k, v in untouched.fields.items() if k not in ("two_sided", "alpha_test_ref")}

@@ -47,6 +47,19 @@ def read_path(text):
         return archive.read(inner)
 
 
+def path_in_folder(folder, relative):
+    """``folder`` / ``relative`` with each part spelled as an existing entry is, whatever the case
+    (the games ignore case: a file written for them must not make a second ``Materials`` folder)."""
+    current = Path(folder)
+    for part in [p for p in str(relative).replace("\\", "/").split("/") if p and p != "."]:
+        try:
+            part = next((name for name in sorted(os.listdir(current)) if name.lower() == part.lower()), part)
+        except OSError:
+            pass
+        current = current / part
+    return current
+
+
 def default_cache_folder():
     return Path(tempfile.gettempdir()) / "precombined_nif_cache"
 

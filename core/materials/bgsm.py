@@ -18,6 +18,12 @@ BGSM_TEXTURES_NEW = ("diffuse", "normal", "smooth_spec", "greyscale", "glow", "w
 BGEM_TEXTURES = ("base", "grayscale", "envmap", "normal", "envmap_mask")
 BGEM_TEXTURES_NEW = ("specular", "lighting", "glow")
 
+# Texture slot each role of a node tree (core.nif.materials.look) shows, per kind.
+ROLE_SLOTS = {
+    "BGSM": {"diffuse": "diffuse", "normal": "normal", "specular": "smooth_spec", "glow": "glow", "palette": "greyscale"},
+    "BGEM": {"diffuse": "base", "normal": "normal", "specular": None, "glow": "glow", "palette": "grayscale"},
+}
+
 # The three alpha blend fields -> mode (Material Editor's table).
 BLEND_MODES = {(0, 6, 7): "none", (1, 6, 7): "standard", (1, 6, 0): "additive", (1, 4, 1): "multiplicative"}
 
@@ -219,6 +225,24 @@ class MaterialFile:
         write_replacing(path, self.to_bytes())
 
     # -- what a Blender material shows ---------------------------------------------------------
+    def apply_look(self, changes):
+        """Write back the entries of ``changes`` (in look()'s terms) a material file holds:
+        textures (Data-relative, "textures/" left out as the files store them), two-sidedness,
+        alpha and alpha test."""
+        for role, path in changes.get("textures", {}).items():
+            slot = ROLE_SLOTS[self.kind].get(role)
+            if slot in self.textures:
+                path = str(path or "").replace("\\", "/")
+                self.textures[slot] = path[len("textures/"):] if path.lower().startswith("textures/") else path
+        fields = self.fields
+        for key, field in (("two_sided", "two_sided"), ("alpha_test", "alpha_test")):
+            if key in changes:
+                fields[field] = int(bool(changes[key]))
+        if "threshold" in changes:
+            fields["alpha_test_ref"] = int(changes["threshold"])
+        if "alpha" in changes:
+            fields["alpha"] = float(changes["alpha"])
+
     @property
     def blend_mode(self):
         key = (self.fields["alpha_blend_0"], self.fields["alpha_blend_1"], self.fields["alpha_blend_2"])
@@ -230,13 +254,7 @@ class MaterialFile:
         lighting = self.kind == "BGSM"
         textures = self.textures
         out = {
-            "textures": {
-                "diffuse": textures.get("diffuse" if lighting else "base", ""),
-                "normal": textures.get("normal", ""),
-                "specular": textures.get("smooth_spec", "") if lighting else "",
-                "glow": textures.get("glow", ""),
-                "palette": textures.get("greyscale" if lighting else "grayscale", ""),
-            },
+            "textures": {role: textures.get(slot, "") if slot else "" for role, slot in ROLE_SLOTS[self.kind].items()},
             "two_sided": bool(f["two_sided"]),
             "blend": self.blend_mode != "none",
             "alpha_test": bool(f["alpha_test"]),

@@ -262,6 +262,8 @@ def changed_look(record, shown, bs_version, expected=None):
             for role, path in shown["textures"].items()
             if role in expected["textures"] and not same_texture(expected["textures"][role], path)
         }
+        if not changes["textures"]:  # only roles the tree does not show differ
+            del changes["textures"]
     return changes
 
 

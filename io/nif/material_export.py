@@ -55,6 +55,36 @@ def built_from(material):
     return json.loads(material["bgsm_look"])
 
 
+def write_material_files(nif_path, objects):
+    """Write the BGSM/BGEM file of every material of ``objects`` whose node tree was edited
+    since a material file gave it its look: the file as read, with the edits, at its material
+    path under the Data folder the NIF is written into (the folder holding its ``meshes``
+    folder), else beside the NIF. Returns the paths written."""
+    from pathlib import Path
+
+    from ...core.archives.data import path_in_folder, read_path
+    from ...core.materials.bgsm import MaterialFile
+
+    materials = {m for o in objects if o.type == "MESH" for m in o.data.materials if m is not None and "bgsm_look" in m}
+    nif_path = Path(nif_path).resolve()
+    data = next((folder.parent for folder in nif_path.parents if folder.name.lower() == "meshes"), None)
+    written = []
+    for material in sorted(materials, key=lambda m: m.name):
+        changes = changed_look(None, shown_look(material), 0, built_from(material))
+        if not changes:
+            continue
+        material_file = MaterialFile.from_bytes(read_path(material["bgsm_file"]), material["bgsm_file"])
+        material_file.apply_look(changes)
+        parts = material["nif_material_path"].replace("\\", "/").split("/")
+        if parts[0].lower() != "materials":
+            parts = ["materials", *parts]
+        target = path_in_folder(data, "/".join(parts)) if data is not None else nif_path.parent / parts[-1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        material_file.write(target)
+        written.append(target)
+    return written
+
+
 def stored_record(exporter, material):
     """(record, {role: block index}) kept on a material by an import: the indices only when the
     material came from the template being written and its blocks are still the same types;

@@ -198,3 +198,34 @@ def test_corpus_shapes_get_the_material_their_shader_names(clean_scene, corpus, 
         assert nodes == {role: path for role, path in expected["textures"].items() if path}
         assert material.use_backface_culling == (not expected["two_sided"])
         assert (material.surface_render_method == "BLENDED") == expected["blend"]
+
+
+def test_edited_material_writes_its_bgsm_only_when_asked(clean_scene, corpus, addon, tmp_path):
+    import bpy
+
+    data = loose_data(corpus, tmp_path / "Data")
+    bgsm_path = data / "Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+    original = bgsm_path.read_bytes()
+    new_texture = data / "Textures/setdressing/alarmclock/Repainted_d.dds"
+    new_texture.write_bytes(make_dds(87, 4, 4, 1, seed=9))
+    collection, _ = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)])
+    objects = list(collection.all_objects)
+    export = importlib.import_module(f"{addon.__name__}.io.nif.material_export")
+    exporter = importlib.import_module(f"{addon.__name__}.io.nif.exporter")
+    out = data / "Meshes/SetDressing/Repainted.nif"
+    assert export.write_material_files(out, objects) == []  # untouched: nothing to write
+    material = next(m for o in objects if o.type == "MESH" for m in o.data.materials if "bgsm_file" in m)
+    material.node_tree.nodes["NIF diffuse"].image = bpy.data.images.load(str(new_texture))
+    material.use_backface_culling = False
+    exporter.export_nif(str(out), objects)
+    assert bgsm_path.read_bytes() == original  # not asked: the material file stays
+    assert export.write_material_files(out, objects) == [bgsm_path]
+    bgsm = importlib.import_module(f"{addon.__name__}.core.materials.bgsm")
+    written, before = bgsm.MaterialFile.read(bgsm_path), bgsm.MaterialFile.from_bytes(original)
+    assert written.textures["diffuse"] == "setdressing/alarmclock/Repainted_d.dds"
+    assert written.look()["two_sided"] and not before.look()["two_sided"]
+    assert {k: v for k, v in written.textures.items() if k != "diffuse"} == {k: v for k, v in before.textures.items() if k != "diffuse"}
+    assert {k: v for k, v in written.fields.items() if k != "two_sided"} == {k: v for k, v in before.fields.items() if k != "two_sided"}
+    # The NIF still names the material file.
+    nif = importlib.import_module(f"{addon.__name__}.core.nif").NifFile.read(out)
+    assert any(str(getattr(b, "name", "")) == r"Materials\SetDressing\AlarmClock\AlarmClock.BGSM" for b in nif.blocks)
