@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Developer and CI entry point (standard library only).
 
-    python3 tasks.py main                 set up .venv, then import a sample precombined cell
+    python3 tasks.py main                 set up .venv, import a sample precombined cell, leave
+                                          its .blend and a picture in the working folder
     python3 tasks.py test [PYTEST ARGS]   set up every environment, then run the test suite
+    python3 tasks.py pictures [--check] [NAME...]
+                                          render the README's pictures into docs/pictures
+                                          (--check: report those a fresh render changes)
     python3 tasks.py build [FOLDER]       build the extension zip (into build/), as
                                           blender --command extension build does
     python3 tasks.py install USER_FOLDER [--blender 4.2|4.5|5.0]
@@ -55,11 +59,15 @@ def ensure(name):
     stamp.write_text(wanted)  # written last, so an interrupted setup is redone
 
 
-def run(*command, env=None):
-    """Run a command from the repository root; exit with its status if it fails."""
-    status = subprocess.run([str(part) for part in command], cwd=ROOT, env=env).returncode
-    if status:
-        sys.exit(status)
+def run(*command, env=None, quiet=False):
+    """Run a command from the repository root; exit with its status if it fails. ``quiet``: show
+    its output only then (Blender's renderer logs every tile and its display probing)."""
+    result = subprocess.run([str(part) for part in command], cwd=ROOT, env=env, capture_output=quiet, text=True)
+    if result.returncode:
+        if quiet:
+            sys.stdout.write(result.stdout)
+            sys.stderr.write(result.stderr)
+        sys.exit(result.returncode)
 
 
 def blender_user_environment(folder):
@@ -116,11 +124,28 @@ def install_job(args):
 
 
 def main_job():
+    """Import a sample precombined cell; leave its .blend and a picture of it in the working folder."""
     ensure(".venv")
+    blend, picture = (Path.cwd() / f"precombined_nif_sample.{kind}" for kind in ("blend", "png"))
     with tempfile.TemporaryDirectory(prefix="precombined_nif-") as tmp:
         cell = Path(tmp) / "00012345_0ABCDEF0_OC.nif"
         run(python_of(".venv"), "cli.py", "sample", "--cell", cell)
-        run(python_of(".venv"), "cli.py", "import", cell, "--blend", Path(tmp) / "cell.blend")
+        run(python_of(".venv"), "cli.py", "import", cell, "--blend", blend)
+    run(python_of(".venv"), ROOT / "tools" / "render_pictures.py", "--blend", blend, picture, quiet=True)
+    print(f"tasks.py main: the imported cell is in {blend}\ntasks.py main: a picture of it is {picture}")
+
+
+def pictures_job(args):
+    """Render the README's pictures (or, with --check, compare fresh renders with them)."""
+    ensure(".venv")
+    result = subprocess.run(
+        [str(python_of(".venv")), str(ROOT / "tools" / "render_pictures.py"), *args], cwd=ROOT, capture_output=True, text=True
+    )
+    lines = [line for line in result.stdout.splitlines() if line.startswith("render_pictures")]
+    print("\n".join(lines))
+    if result.returncode:  # without the renderer's display probing
+        sys.stderr.write("".join(line for line in result.stderr.splitlines(True) if not line.startswith("EGL Error")))
+    return result.returncode
 
 
 def test_job(pytest_args):
@@ -144,6 +169,8 @@ def cli():
         main_job()
     elif job == "test":
         sys.exit(test_job(args))
+    elif job == "pictures":
+        sys.exit(pictures_job(args))
     elif job == "build" and len(args) <= 1:
         print(f"tasks.py build: {build_job(args[0] if args else ROOT / 'build')}")
     elif job == "install" and args:
