@@ -115,6 +115,20 @@ class NifImport(MultiFileImport):
     def import_options(self):
         return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
 
+    # The games whose Data folders (from the preferences) the import looks in, shown in its options.
+    data_folder_games = ("FO4", "FO3", "SSE", "FO76")
+
+    def draw(self, context):
+        """The options as Blender draws them by default, then the Data folders."""
+        from ..ui import preferences  # here: ui's menus import this module
+
+        layout = self.layout
+        layout.use_property_split = True
+        for prop in self.properties.bl_rna.properties:
+            if prop.identifier != "rna_type" and not prop.is_hidden:
+                layout.prop(self, prop.identifier)
+        preferences.draw_import_folders(layout, context, self.data_folder_games)
+
 
 class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
     """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""

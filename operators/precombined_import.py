@@ -41,6 +41,7 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
 
     bl_idname = "import_scene.precombined_cell"
     bl_label = "Import Precombined NIF"
+    data_folder_games = ("FO4",)  # cells are Fallout 4's; their .csg is found in its Data folder
 
     lod: bpy.props.EnumProperty(
         name="LOD",

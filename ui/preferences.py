@@ -50,6 +50,16 @@ def draw_data_folders(layout, settings, games):
             layout.label(text=problem, icon="ERROR")
 
 
+def draw_import_folders(layout, context, games):
+    """In an import's options: the Data folders of ``games`` it looks in, editable there too."""
+    settings = get(context)
+    if settings is None:
+        return
+    box = layout.box()
+    box.label(text="Data folders (add-on preferences)")
+    draw_data_folders(box, settings, games)
+
+
 def folder_problem(settings, game):
     """Why the folder set for ``game`` is not its Data folder, or None (also when unset)."""
     return GAMES[game].data_folder_problem(bpy.path.abspath(getattr(settings, SETTINGS[game])))

@@ -105,6 +105,8 @@ def test_preferences_in_process(addon):
 class RecordingLayout:
     """Stands in for a UI layout (there is none headless): records what is drawn."""
 
+    use_property_split = False
+
     def __init__(self):
         self.drawn = []
 
@@ -113,6 +115,10 @@ class RecordingLayout:
 
     def label(self, text, icon="NONE"):
         self.drawn.append((icon, text))
+
+    def box(self):
+        self.drawn.append(("box", None))
+        return self
 
 
 @pytest.mark.parametrize("game, setting, plugin", [
@@ -144,3 +150,35 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
     finally:
         setattr(preferences, setting, "")
     assert module.data_folders(bpy.context, game) == []
+
+
+@pytest.mark.parametrize("operator, folders", [
+    ("precombined_nif", ["fo4_data", "fnv_data", "sse_data", "fo76_data"]),
+    ("precombined_cell", ["fo4_data"]),
+])
+def test_import_options_show_the_data_folders_they_look_in(addon, tmp_path, operator, folders):
+    """Each import's options end with the Data folders of its games, a bad one with its problem;
+    its own options are drawn as Blender would (every visible property)."""
+    import types
+
+    import bpy
+
+    cls = getattr(bpy.types, f"IMPORT_SCENE_OT_{operator}")
+    rna = getattr(bpy.ops.import_scene, operator).get_rna_type()
+    stand_in = types.SimpleNamespace(
+        properties=types.SimpleNamespace(bl_rna=rna), layout=RecordingLayout(), data_folder_games=cls.data_folder_games
+    )
+    preferences = addon.ui.preferences.get(bpy.context)
+    preferences.fo4_data = str(tmp_path)
+    try:
+        cls.draw(stand_in, bpy.context)
+    finally:
+        preferences.fo4_data = ""
+    drawn = stand_in.layout.drawn
+    options = [p.identifier for p in rna.properties if p.identifier != "rna_type" and not p.is_hidden]
+    assert {"scale", "use_collision", "use_skin"} <= set(options) and "filepath" not in options
+    box = drawn.index(("box", None))
+    assert drawn[:box] == [("prop", name) for name in options]
+    assert drawn[box + 1] == ("NONE", "Data folders (add-on preferences)")
+    problem = addon.core.games.data_folder_problem("FO4", str(tmp_path))
+    assert drawn[box + 2:] == [("prop", "fo4_data"), ("ERROR", problem)] + [("prop", name) for name in folders[1:]]
