@@ -132,6 +132,7 @@ def command_import(args):
     from precombined_nif.io.plugin.references import name_instances
     from precombined_nif.io.precombined.importer import CellBuilder, GeometrySource
     from precombined_nif.operators import bsm2, nif_import
+    from precombined_nif.operators.precombined_import import import_nif_looking_beside
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     errors, built = [], []
@@ -141,7 +142,7 @@ def command_import(args):
             if is_bsm2(path):
                 import_one = bsm2.import_bsm2
             else:  # plain NIFs and precombined cells alike
-                import_one = functools.partial(nif_import.import_nif, builder=CellBuilder, lod=args.lod, geometry=geometry)
+                import_one = functools.partial(import_nif_looking_beside, builder=CellBuilder, lod=args.lod, geometry=geometry)
             imported, messages = nif_import.import_files(bpy.context, [path], import_one)
             if not imported:  # then its one message is its error
                 errors += messages

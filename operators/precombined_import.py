@@ -1,7 +1,10 @@
 """File > Import > Precombined NIF: cells as linked duplicates."""
 
+from pathlib import Path
+
 import bpy
 
+from ..core.archives.data import split_archive_path
 from ..io.plugin.references import name_instances
 from ..io.precombined.importer import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
@@ -15,20 +18,30 @@ def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJEC
     from ..ui import preferences  # here: ui's menus import this module
 
     settings = preferences.get(context)
-    source = GeometrySource(geometry_path or None, settings.fo4_data if settings and settings.fo4_data else None)
+    source = GeometrySource(geometry_path or None, settings.fo4_data if settings and settings.fo4_data else None,
+                            preferences.cache_folder(context))
     try:
         return import_files(
             context,
             paths,
             lambda context, path, progress: with_references(
-                import_nif(context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing,
-                           **options),
+                import_nif_looking_beside(
+                    context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing, **options
+                ),
                 plugins,
                 find_plugin,
             ),
         )
     finally:
         source.close()
+
+
+def import_nif_looking_beside(context, path, progress, *, geometry, **options):
+    """import_nif, a cell taken from an archive finding its geometry in the archive's Data folder too."""
+    inside = split_archive_path(path)
+    if inside is not None:
+        geometry.also_look_in(str(Path(inside[0]).parent))
+    return import_nif(context, path, progress, geometry=geometry, **options)
 
 
 def with_references(imported, plugins, find_plugin):

@@ -150,7 +150,15 @@ class DataFiles:
         found = self.locate(path, root)
         if found is None or isinstance(found, Path):
             return found
-        archive, inner = found
+        return self._cached(*found)
+
+    def cached(self, name):
+        """The cache folder's copy of ``ARCHIVE:inner/path`` (a name from ``archive_paths``)."""
+        archive_file, inner = split_archive_path(name)
+        archive = next(a for a in self.archives if a.path == archive_file)
+        return self._cached(archive, inner)
+
+    def _cached(self, archive, inner):
         target = self.cache_folder / Path(archive.path).name / Path(*inner.split("/"))
         entry = archive.find(inner)
         if not (target.is_file() and (entry.size is None or target.stat().st_size == entry.size)):

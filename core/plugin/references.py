@@ -165,8 +165,14 @@ def find_cell_plugin(cell_path, hashes):
     the cell's records carry. None when not found."""
     from ..precombined.names import geometry_hash
 
-    path = Path(cell_path).resolve()
-    data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)
+    from ..archives.data import split_archive_path
+
+    inside = split_archive_path(cell_path)
+    if inside is not None:  # a cell taken from an archive: the archive's folder is the Data folder
+        data = Path(inside[0]).resolve().parent
+    else:
+        path = Path(cell_path).resolve()
+        data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)
     if data is None or not hashes:
         return None
     for candidate in sorted(data.iterdir()):

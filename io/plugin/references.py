@@ -19,7 +19,9 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         return []
     plugin_paths = list(plugin_paths)
     if not plugin_paths and find_plugin:
-        hashes = {int(obj["precombined_hash"], 16) for obj in objects if "precombined_hash" in obj}
+        # The records' geometry hashes sit on their meshes (on the objects of placeholders).
+        holders = [holder for obj in objects for holder in (obj, obj.data) if holder is not None]
+        hashes = {int(holder["precombined_hash"], 16) for holder in holders if "precombined_hash" in holder}
         found = find_cell_plugin(cell_path, hashes)
         plugin_paths = [found] if found is not None else []
     if not plugin_paths:

@@ -66,20 +66,47 @@ class GeometrySource:
     """Where external records find their geometry: an explicit .csg/.psg, or the one a game
     Data folder holds for the record's filename hash. Opened files are reused."""
 
-    def __init__(self, geometry_path=None, data_folder=None):
+    def __init__(self, geometry_path=None, data_folder=None, cache_folder=None):
         self.geometry_path = geometry_path
-        self.data_folder = data_folder
+        self.data_folders = [data_folder] if data_folder else []
+        self.cache_folder = cache_folder
         self.files = {}
+
+    def also_look_in(self, data_folder):
+        """Another Data folder (that of a cell imported from an archive), searched after the others."""
+        if data_folder not in self.data_folders:
+            self.data_folders.append(data_folder)
 
     def file_for(self, filename_hash):
         from ...core.precombined.csg import GeometryFile
 
-        path = self.geometry_path or (find_geometry_file(self.data_folder, filename_hash) if self.data_folder else None)
+        path = self.geometry_path
+        for folder in self.data_folders if path is None else ():
+            path = find_geometry_file(folder, filename_hash) or self._archived(folder, filename_hash)
+            if path is not None:
+                break
         if path is None:
             return None
         if path not in self.files:
             self.files[path] = GeometryFile(path)
         return self.files[path]
+
+    def _archived(self, folder, filename_hash):
+        """A geometry file packed in one of the folder's archives, extracted once into the cache."""
+        from pathlib import PurePosixPath
+
+        from ...core.archives.data import DataFiles, split_archive_path
+        from ...core.precombined.names import bscrc32
+
+        data = DataFiles([folder], self.cache_folder)
+        try:
+            for name in data.archive_paths("*.csg") + data.archive_paths("*.psg"):
+                stem = PurePosixPath(split_archive_path(name)[1]).stem
+                if stem.lower().endswith(" - geometry") and bscrc32(stem) == filename_hash:
+                    return data.cached(name)
+        finally:
+            data.close()
+        return None
 
     def close(self):
         for geometry in self.files.values():

@@ -66,6 +66,29 @@ def test_cell_imported_from_an_archive_with_its_plugin(tmp_path, corpus):
                          "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
                          "--plugin", corpus / "ck-precombined/AlootHomePlate.esp")
     assert result.returncode == 0, result.stderr
+    check_cell_import(result)
+
+
+def test_cell_from_an_archive_finds_its_geometry_and_plugin_in_the_archives_data_folder(tmp_path, corpus):
+    """The same with nothing given: the mod's archive also packs its '<Plugin> - Geometry.csg'
+    (extracted once into the cache) and the plugin lies beside it."""
+    import shutil
+
+    from archive_writer import write_ba2_gnrl
+
+    folder = corpus / "ck-precombined"
+    write_ba2_gnrl(tmp_path / "AlootHomePlate - Main.ba2", {
+        "Meshes/PreCombined/00001E58_1200ADBE_OC.NIF": (folder / "Meshes/PreCombined/00001E58_1200ADBE_OC.NIF").read_bytes(),
+        "AlootHomePlate - Geometry.csg": (folder / "AlootHomePlate - Geometry.csg").read_bytes(),
+    })
+    shutil.copy(folder / "AlootHomePlate.esp", tmp_path / "AlootHomePlate.esp")
+    result = blender_cli("import", f"{tmp_path / 'AlootHomePlate - Main.ba2'}:Meshes/PreCombined/00001E58_1200ADBE_OC.NIF",
+                         "--blend", tmp_path / "cell.blend")
+    assert result.returncode == 0, result.stderr
+    check_cell_import(result)
+
+
+def check_cell_import(result):
     assert "13 precombined instances" in result.stdout and "10 named after their references" in result.stdout
     assert "3 of 13 instances match no reference of AlootHomePlate.esp" in result.stderr
     assert "placeholders" not in result.stderr
