@@ -52,10 +52,6 @@ class Reference:
     def matrix(self):
         return rotation_matrix(self.angles) * self.scale
 
-    @property
-    def name(self):
-        return self.editor_id or f"{self.form_id:08X}"
-
 
 class CellReferences:
     """The references a plugin's cell lists for its precombined meshes. ``plugins``: the cell's

@@ -1,6 +1,6 @@
 """Each placed copy of an imported precombined cell gets the reference that placed it: the
 REFR's FormID, its base's FormID, EditorID and model path as properties, and the EditorID as
-its name (core.plugin.references matches them)."""
+its name (copies whose base is in a master not given keep their record's name) (core.plugin.references matches them)."""
 
 import numpy as np
 
@@ -48,11 +48,11 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         obj["reference_form_id"] = f"{reference.form_id:08X}"
         obj["reference_plugin"] = reference.plugin.name
         obj["base_form_id"] = f"{reference.base_id:08X}"
-        if reference.editor_id:
+        if reference.editor_id:  # known when the base record is in a plugin given
             obj["base_editor_id"] = reference.editor_id
+            obj.name = reference.editor_id
         if reference.model:
             obj["base_model"] = reference.model
-        obj.name = reference.name
     missing = sum(match is None for match in matches)
     if not missing:
         return []
