@@ -47,17 +47,22 @@ class Parser(argparse.ArgumentParser):
 
 # -- commands ---------------------------------------------------------------------------------
 def command_info(args):
-    from precombined_nif.core import info
+    from precombined_nif.core import batch, info
 
-    result = info.file_info(args.file)
+    if len(args.files) > 1 or Path(args.files[0]).is_dir():
+        if args.plugin:
+            raise UsageError("info: --plugin reads one cell at a time")
+        return run_batch(batch.info_task, [(path, (args.json,)) for path, _ in batch.expand(args.files)], args.jobs)
+    (path,) = args.files
+    result = info.file_info(path)
     if args.plugin:
         from precombined_nif.core.nif import NifFile
         from precombined_nif.core.plugin.references import references_report
 
-        result["references"] = references_report(NifFile.read(args.file), args.file, args.plugin)
+        result["references"] = references_report(NifFile.read(path), path, args.plugin)
     if args.json:
         return json.dumps(result, indent=2, ensure_ascii=False)
-    text = info.render_text(args.file, result)
+    text = info.render_text(path, result)
     if args.plugin:
         from precombined_nif.core.plugin.references import render_references
 
@@ -66,11 +71,9 @@ def command_info(args):
 
 
 def command_roundtrip(args):
-    from precombined_nif.core.formats import read_file
+    from precombined_nif.core import batch
 
-    read_file(args.input).write(args.output)
-    same = Path(args.input).read_bytes() == Path(args.output).read_bytes()
-    return f"{args.output}: written, {'identical to' if same else 'differs from'} {args.input}"
+    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args.jobs)
 
 
 def command_sample(args):
@@ -84,15 +87,43 @@ def command_sample(args):
 
 
 def command_convert(args):
-    from precombined_nif.core.nif import NifFile
-    from precombined_nif.core.nif.xbox import to_pc
+    from precombined_nif.core import batch
 
-    nif = NifFile.read(args.input)
-    was_big = nif.header.big_endian
-    unpacked = to_pc(nif)
-    nif.write(args.output)
-    source = "an Xbox 360 (big-endian)" if was_big else "a little-endian"
-    return f"{args.output}: PC file written from {source} file, {unpacked} shape(s) unpacked"
+    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args.jobs)
+
+
+def file_pairs(source, target):
+    """(input, (output,)) per file: a folder's files go to the same places under the output
+    folder; a file goes to the output file, or into it when it is a folder."""
+    from precombined_nif.core import batch
+
+    source, target = Path(source), Path(target)
+    if source.is_dir():
+        if target.exists() and not target.is_dir():
+            raise UsageError(f"{target} is a file: a folder's files need an output folder")
+        return [(path, (target / relative,)) for path, relative in batch.expand([source])]
+    return [(source, (target / source.name if target.is_dir() else target,))]
+
+
+def run_batch(task, jobs_list, jobs):
+    """Each file's line on stdout (its error on stderr); with several files a summary on stderr.
+    Returns the exit status: 2 when any file failed."""
+    import time
+
+    from precombined_nif.core import batch
+
+    if not jobs_list:
+        raise UsageError("no .nif or .bsm2 files found")
+    started, failed = time.monotonic(), 0
+    for ok, text in batch.run(task, jobs_list, jobs):
+        if ok:
+            print(text, flush=True)
+        else:
+            failed += 1
+            print(f"error: {text}", file=sys.stderr, flush=True)
+    if len(jobs_list) > 1:
+        print(batch.summary(len(jobs_list), failed, time.monotonic() - started), file=sys.stderr)
+    return 2 if failed else 0
 
 
 def command_ls(args):
@@ -126,26 +157,35 @@ def require_bpy(command):
 
 
 def command_import(args):
-    """Import every file into an empty scene, then save it; nothing is saved if a file fails."""
+    """Import every file (folders: their .nif and .bsm2 files) into an empty scene and save it.
+    A file that fails is reported on one line and left out; the others are imported and saved,
+    and the status is 2. Nothing is saved when no file imports."""
     bpy = require_bpy("import")
+    from precombined_nif.core.batch import expand
     from precombined_nif.core.formats import is_bsm2
     from precombined_nif.io.plugin.references import name_instances
     from precombined_nif.io.precombined.importer import CellBuilder, GeometrySource
     from precombined_nif.operators import bsm2, nif_import
     from precombined_nif.operators.precombined_import import import_nif_looking_beside
 
+    if not Path(args.blend).suffix.lower() == ".blend":
+        raise UsageError(f"import: {args.blend}: the output must be a .blend file")
+    paths = [path for path, _ in expand(args.files)]
+    if not paths:
+        raise UsageError("import: no .nif or .bsm2 files found")
     bpy.ops.wm.read_factory_settings(use_empty=True)
     errors, built = [], []
     geometry = GeometrySource(args.csg)
     try:
-        for path in args.files:
+        for path in paths:
             if is_bsm2(path):
                 import_one = bsm2.import_bsm2
             else:  # plain NIFs and precombined cells alike
                 import_one = functools.partial(import_nif_looking_beside, builder=CellBuilder, lod=args.lod, geometry=geometry)
-            imported, messages = nif_import.import_files(bpy.context, [path], import_one)
+            imported, messages = nif_import.import_files(bpy.context, [str(path)], import_one)
             if not imported:  # then its one message is its error
                 errors += messages
+                print(f"error: {messages[0]}", file=sys.stderr, flush=True)
                 continue
             built += imported
             if not is_bsm2(path):
@@ -154,14 +194,18 @@ def command_import(args):
                 print(f"warning: {message}", file=sys.stderr)
     finally:
         geometry.close()
-    if errors:
-        raise CommandError("\n".join(f"error: {error}" for error in errors))
+    if not built:
+        raise CommandError(f"error: {args.blend}: not written, no file imported")
     output = Path(args.blend).resolve()
     try:
         bpy.ops.wm.save_as_mainfile(filepath=str(output))
     except RuntimeError as error:
         raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
-    return "\n".join([f"{args.blend}: {len(args.files)} file(s) imported"] + [describe_collection(c) for c in built])
+    lines = [f"{args.blend}: {len(built)} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
+    print("\n".join(lines))
+    if errors:
+        print(f"{len(errors)} file(s) failed", file=sys.stderr)
+    return 2 if errors else 0
 
 
 def describe_collection(collection):
@@ -186,9 +230,23 @@ def describe_collection(collection):
     return line
 
 
+CELL_OPTIONS = ("layout", "plugin")  # what applies to precombined cells only
+NIF_OPTIONS = ("game", "full_precision")  # to general NIFs only
+
+
+def ignored(args, names, what):
+    """Warn about options given that do not apply to what is written."""
+    for name in names:
+        if getattr(args, name):
+            print(f"warning: --{name.replace('_', '-')} does not apply to {what}: ignored", file=sys.stderr)
+
+
 def command_export(args):
-    bpy = require_bpy("export")
     from precombined_nif.core.formats import is_bsm2
+
+    if Path(args.output).suffix.lower() not in (".nif", ".bsm2"):
+        raise UsageError(f"export: {args.output}: the output must be a .nif or .bsm2 file")
+    bpy = require_bpy("export")
     from precombined_nif.operators import bsm2
 
     source = Path(args.input)
@@ -200,6 +258,7 @@ def command_export(args):
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if not is_bsm2(args.output):
         return export_nif_file(bpy, args)
+    ignored(args, CELL_OPTIONS + NIF_OPTIONS, "a .bsm2 file")
     mesh_object = None
     if args.object is not None:
         mesh_object = bpy.data.objects.get(args.object)
@@ -227,10 +286,12 @@ def export_nif_file(bpy, args):
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
         objects = list({o for c in chosen.users_collection for o in c.all_objects})
     if any("precombined_object" in o for o in objects):
+        ignored(args, NIF_OPTIONS, "a precombined cell")
         nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
         records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
         line = f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
         return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
+    ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
@@ -248,25 +309,55 @@ def _blender_message(error):
     return str(error).strip().splitlines()[0].removeprefix("Error: ").strip()
 
 
+def add_jobs(parser):
+    parser.add_argument(
+        "--jobs", type=positive, default=1, metavar="N", help="files at once, in N worker processes (default 1)"
+    )
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return value
+
+
+def version():
+    """The extension's version, from its manifest."""
+    for line in (ROOT / "blender_manifest.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("version"):
+            return line.split("=", 1)[1].strip().strip('"')
+    return "unknown"
+
+
 def build_parser():
     parser = Parser(prog="cli.py", description="Read, write and inspect Bethesda NIF and Banuba .bsm2 files.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    info = commands.add_parser("info", help="summarise a file")
-    info.add_argument("file")
-    info.add_argument("--json", action="store_true", help="machine-readable output")
+    info = commands.add_parser("info", help="summarise files (folders: every .nif and .bsm2 in them)")
+    info.add_argument("files", nargs="+", metavar="file")
+    info.add_argument("--json", action="store_true", help="machine-readable output (several files: one object per line)")
+    add_jobs(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
                       "any of its masters, to name the reference placing each copy (repeatable)")
     info.set_defaults(run=command_info)
 
-    roundtrip = commands.add_parser("roundtrip", help="read a file and write it back unchanged")
+    roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's files) and write it back unchanged")
     roundtrip.add_argument("input")
     roundtrip.add_argument("output")
+    add_jobs(roundtrip)
     roundtrip.set_defaults(run=command_roundtrip)
 
-    convert = commands.add_parser("convert", help="convert an Xbox 360 FO3/FNV NIF into a PC (little-endian) NIF")
+    convert = commands.add_parser(
+        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's) into a PC (little-endian) NIF"
+    )
     convert.add_argument("input")
     convert.add_argument("output")
+    add_jobs(convert)
     convert.set_defaults(run=command_convert)
 
     sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
@@ -339,7 +430,10 @@ def main(argv=None):
     from precombined_nif.core.errors import FormatError
 
     try:
-        args = build_parser().parse_args(_arguments(argv))
+        try:
+            args = build_parser().parse_args(_arguments(argv))
+        except SystemExit as done:  # --version and --help print and stop here
+            return done.code or 0
         output = args.run(args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -357,6 +451,8 @@ def main(argv=None):
     except Exception as error:  # a bug of ours: still one line, never a traceback
         print(f"error: internal error ({type(error).__name__}: {error}); please report it", file=sys.stderr)
         return 2
+    if isinstance(output, int):  # a batch: its lines are printed, this is its status
+        return output
     if output:
         try:
             print(output)

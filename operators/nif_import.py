@@ -80,7 +80,11 @@ def report_import(operator, collections, messages, kind):
     for message in messages:  # an error only when nothing imported: the other files did
         operator.report({"WARNING"} if collections else {"ERROR"}, message)
     if collections:
-        operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s)")
+        cells = sum(
+            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in c.all_objects)
+        )
+        detail = f" ({cells} precombined cell(s))" if cells else ""
+        operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s){detail}")
     return {"FINISHED"} if collections else {"CANCELLED"}
 
 

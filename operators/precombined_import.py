@@ -102,7 +102,7 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
             plugins=[self.plugin_path] if self.plugin_path else [],
             find_plugin=self.find_plugin,
         )
-        return report_import(self, collections, messages, "precombined")
+        return report_import(self, collections, messages, "NIF")
 
 
 CLASSES = (IMPORT_SCENE_OT_precombined,)

@@ -92,3 +92,32 @@ def check_cell_import(result):
     assert "13 precombined instances" in result.stdout and "10 named after their references" in result.stdout
     assert "3 of 13 instances match no reference of AlootHomePlate.esp" in result.stderr
     assert "placeholders" not in result.stderr
+
+
+def test_batch_import_keeps_the_good_files_and_names_the_bad(tmp_path, corpus):
+    """One damaged file among good ones: the good are imported and saved, the bad is named on
+    one line, the status is 2."""
+    folder = tmp_path / "meshes"
+    folder.mkdir()
+    for name in ("pynifly/tests/tests/FO4/AlarmClock.nif", "bsm2/Rabbit.bsm2"):
+        (folder / (corpus / name).name).write_bytes((corpus / name).read_bytes())
+    (folder / "Broken.nif").write_bytes((corpus / "pynifly/tests/tests/FO4/AlarmClock.nif").read_bytes()[:400])
+    blend = tmp_path / "scene.blend"
+    result = blender_cli("import", folder, "--blend", blend)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "Broken.nif" in errors[0] and "Traceback" not in result.stderr
+    assert blend.is_file() and "2 of 3 file(s) imported" in result.stdout
+
+
+def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
+    sample = tmp_path / "sample.nif"
+    assert blender_cli("sample", sample).returncode == 0
+    blend = tmp_path / "scene.blend"
+    assert blender_cli("import", sample, "--blend", blend).returncode == 0
+    result = blender_cli("export", blend, tmp_path / "out.obj")
+    assert result.returncode == 2 and "must be a .nif or .bsm2" in result.stderr
+    assert not (tmp_path / "out.obj").exists()
+    result = blender_cli("export", blend, tmp_path / "out.nif", "--layout", "inline")
+    assert result.returncode == 0, result.stderr
+    assert "--layout does not apply to a NIF that is not a precombined cell: ignored" in result.stderr
