@@ -231,7 +231,7 @@ def describe_collection(collection):
 
 
 CELL_OPTIONS = ("layout", "plugin")  # what applies to precombined cells only
-NIF_OPTIONS = ("game", "full_precision")  # to general NIFs only
+NIF_OPTIONS = ("game", "full_precision", "write_materials")  # to general NIFs only
 
 
 def ignored(args, names, what):
