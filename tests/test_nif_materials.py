@@ -149,6 +149,8 @@ def test_texture_paths_resolve_case_insensitively(tmp_path):
     assert m.game_texture_path(loose) is None
     assert m.same_texture("Textures\\A\\b.dds", "a/B.DDS") and not m.same_texture("a/b.dds", "a/c.dds")
     # The Creation Kit's absolute paths (corpus ck-precombined shader names) count from materials\ or textures\.
+    ck = "C:\\Projects\\Fallout4\\Build\\PC\\Data\\textures\\Clothes\\Residents\\resident6body_d.dds"
+    assert finder.find(ck) == target
     bgsm = "C:\\projects\\Fallout4\\Build\\PC\\Data\\materials\\SetDressing\\Diner\\DinerQuad01.BGSM"
     assert data_relative(bgsm) == "materials\\SetDressing\\Diner\\DinerQuad01.BGSM"
     assert data_relative("Materials/interiors/x.bgsm") == "Materials\\interiors\\x.bgsm"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data_paths import data_relative
 from ..stream import WriteStream
 from .block import class_for
 from .blocks.properties import NiAlphaProperty, NiMaterialProperty, NiSpecularProperty, NiStencilProperty
@@ -370,10 +371,8 @@ BLOCK_CLASSES = {
 # -- texture paths ------------------------------------------------------------------------------------
 def texture_key(path):
     """A texture path as the games compare them: case-insensitive, either slash, relative to
-    Data, "textures\\" optional."""
-    parts = [p for p in str(path).replace("\\", "/").lower().split("/") if p and p != "."]
-    if parts and parts[0] == "data":
-        parts = parts[1:]
+    Data (the Creation Kit's absolute paths too), "textures\\" optional."""
+    parts = [p for p in data_relative(path).lower().split("\\") if p]
     if parts and parts[0] == "textures":
         parts = parts[1:]
     return "/".join(parts)
