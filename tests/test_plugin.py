@@ -11,7 +11,8 @@ from precombined_nif.core.errors import FormatError
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.plugin import CellReferences, Plugin, cell_form_id
 from precombined_nif.core.plugin.references import (
-    cell_instances, find_cell_plugin, geometry_hashes, references_of_cell, references_report, rotation_matrix,
+    cell_instances, find_cell_plugin, geometry_hashes, match_instances, references_of_cell, references_report,
+    rotation_matrix,
 )
 
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
@@ -143,3 +144,49 @@ def test_cli_info_lists_the_references(corpus):
     assert "CELL 00001E58: 38 combined meshes, 1438 references" in result.stdout
     assert "REFR 010173A3 base 000C570F" in result.stdout
     assert "10 of 13 instances matched a reference; 3 placed by references of masters not given (Fallout4.esm)" in result.stdout
+
+
+def test_references_and_bases_resolved_through_the_masters_given(tmp_path):
+    from plugin_writer import cell, group, plugin, refr, static
+
+    master = tmp_path / "Master.esm"
+    master.write_bytes(plugin([], [
+        group("STAT", [static(0x00000800, "MasterStatic", "Props\\Master.nif")]),
+        group("CELL", [refr(0x00000900, 0x00000800, (1, 2, 3), (0, 0, 0.5))]),
+    ]))
+    mod = tmp_path / "Mod.esp"
+    mod.write_bytes(plugin(["Master.esm"], [
+        group("STAT", [static(0x01000810, "ModStatic", "Props\\Mod.nif")]),
+        group("CELL", [cell(0x01000801, [0x1234], [0x01000802, 0x00000900, 0x01000803, 0x05000001]),
+                       refr(0x01000802, 0x00000800, (10, 20, 30), (0.1, 0.2, 0.3), 2.0),
+                       refr(0x01000803, 0x01000810, (-5, 0, 0), (0, 0, 0))]),
+    ]))
+    with Plugin(mod) as alone:
+        refs = CellReferences([alone], 0x01000801)
+        assert [r.form_id for r in refs.references] == [0x01000802, 0x01000803]
+        assert refs.unresolved == [0x00000900, 0x05000001]
+        assert refs.references[0].editor_id is None and refs.references[1].editor_id == "ModStatic"
+    with Plugin(mod) as cell_plugin, Plugin(master) as master_plugin:
+        refs = CellReferences([cell_plugin, master_plugin], 0x01000801)
+        by_id = {r.form_id: r for r in refs.references}
+        assert set(by_id) == {0x01000802, 0x00000900, 0x01000803} and refs.unresolved == [0x05000001]
+        assert (by_id[0x01000802].editor_id, by_id[0x01000802].model, by_id[0x01000802].scale) == (
+            "MasterStatic", "Props\\Master.nif", 2.0)
+        assert by_id[0x00000900].plugin is master_plugin and by_id[0x00000900].editor_id == "MasterStatic"
+        assert tuple(by_id[0x00000900].position) == (1, 2, 3)
+        # Matching: the placement of the scaled, rotated reference and nothing else.
+        matrix = rotation_matrix((0.1, 0.2, 0.3)) * 2.0
+        found = match_instances(refs.references, [(10, 20, 30.005), (10, 20, 30), (-5, 0, 0.02)],
+                                [matrix, matrix * 1.01, np.eye(3)])
+        assert [f and f.form_id for f in found] == [0x01000802, None, None]
+
+
+def test_long_fields_use_xxxx(tmp_path):
+    from plugin_writer import group, plugin, record
+
+    path = tmp_path / "Big.esp"
+    path.write_bytes(plugin([], [group("STAT", [record("STAT", 0x800, [("EDID", b"Big\0"), ("MODT", bytes(70000)),
+                                                                       ("MODL", b"x.nif\0")])])]))
+    with Plugin(path) as opened:
+        big = opened.record(0x800)
+        assert len(big.field("MODT")) == 70000 and big.text("MODL") == "x.nif"

@@ -42,3 +42,50 @@ def test_the_plugin_is_found_in_the_cells_data_folder(clean_scene, corpus, addon
     precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
     collections, _ = precombined_import.import_cells(bpy.context, [str(CELLS[1])])
     assert sum("reference_form_id" in o for o in collections[0].all_objects) == 10
+
+
+def angles_of(rotation):
+    """The DATA angles whose Rx(-x) Ry(-y) Rz(-z) is ``rotation``."""
+    r = np.asarray(rotation, np.float64)
+    b = np.arcsin(np.clip(r[0, 2], -1, 1))
+    return -np.arctan2(-r[1, 2], r[2, 2]), -b, -np.arctan2(-r[0, 1], r[0, 0])
+
+
+def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, tmp_path):
+    """A plugin written for the test places every copy of a corpus cell with a reference whose
+    base is in the plugin: every copy gets that base's EditorID as its name."""
+    import bpy
+    from plugin_writer import cell, group, plugin, refr, static
+
+    from precombined_nif.core.nif import NifFile
+    from precombined_nif.core.plugin.references import cell_instances
+
+    path = CELLS[1]
+    copies = cell_instances(NifFile.read(path))
+    statics, references = [], []
+    for number, (block, record, instance_number, instance) in enumerate(copies):
+        base, form_id = 0x01000800 + 2 * number, 0x01000801 + 2 * number
+        statics.append(static(base, f"Base{block}x{record}x{instance_number}", f"Test\\Model{number}.nif"))
+        references.append(refr(form_id, base, instance["translation"].tolist(), angles_of(instance["rotation"]),
+                               float(instance["scale"])))
+    esp = tmp_path / "Test.esp"
+    esp.write_bytes(plugin(["Fallout4.esm"], [
+        group("STAT", statics),
+        group("CELL", [cell(0x00001E58, [0x1200ADBE], [0x01000801 + 2 * n for n in range(len(copies))]), *references]),
+    ]))
+    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
+    (collection,), messages = precombined_import.import_cells(bpy.context, [str(path)], plugins=[str(esp)])
+    placed = [o for o in collection.all_objects if "precombined_instance" in o]
+    assert len(placed) == len(copies) == 13
+    for obj in placed:
+        key = (obj["precombined_block"], obj["precombined_object"], obj["precombined_instance"])
+        own = next(instance for b, r, i, instance in copies if (b, r, i) == key)
+        # A reference whose base has several shapes places several records' copies: any
+        # reference at exactly this placement is the right one.
+        same = [n for n, (*_, instance) in enumerate(copies) if instance.tobytes()[4:56] == own.tobytes()[4:56]]
+        number = int(obj["reference_form_id"], 16) - 0x01000801
+        assert number % 2 == 0 and number // 2 in same
+        b, r, i, _ = copies[number // 2]
+        assert obj["base_editor_id"] == f"Base{b}x{r}x{i}" and obj.name.startswith(obj["base_editor_id"])
+        assert obj["reference_plugin"] == "Test.esp" and obj["base_model"] == f"Test\\Model{number // 2}.nif"
+    assert not [m for m in messages if "match no reference" in m]
