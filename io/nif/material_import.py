@@ -76,6 +76,7 @@ class MaterialImport:
             except FormatError as error:
                 self.builder.warn(str(error))
             self.material_files[key] = material_file
+            self._report_archive_problems()
         return self.material_files[key]
 
     def _report_undecodable(self, found):
@@ -84,6 +85,10 @@ class MaterialImport:
         if kind not in self.undecodable:
             self.undecodable.add(kind)
             self.builder.warn(f"textures in {kind} cannot be decoded by Blender (first: {found})")
+
+    def _report_archive_problems(self):
+        for problem in self.data.problems:  # archives that could not be opened (the warning is kept once)
+            self.builder.warn(f"archive skipped: {problem}")
 
     def _where(self):
         return "the Data folders" if self.data.folders else "any Data folder (none set in the preferences)"
@@ -144,8 +149,11 @@ class MaterialImport:
             mapping = nodes.new("ShaderNodeMapping")
             mapping.label = "NIF UV offset and scale"
             mapping.location = (-1000, 0)
-            mapping.inputs["Location"].default_value[:2] = shown["uv_offset"]
-            mapping.inputs["Scale"].default_value[:2] = shown["uv_scale"]
+            # The game's uv * scale + offset, with v measured from the top as the file has it
+            # (Blender's v = 1 - the file's, see mesh_build).
+            (u_offset, v_offset), (u_scale, v_scale) = shown["uv_offset"], shown["uv_scale"]
+            mapping.inputs["Location"].default_value[:2] = (u_offset, 1.0 - v_scale - v_offset)
+            mapping.inputs["Scale"].default_value[:2] = (u_scale, v_scale)
             links.new(coordinates.outputs["UV"], mapping.inputs["Vector"])
             for node in images.values():
                 links.new(mapping.outputs["Vector"], node.inputs["Vector"])
@@ -175,6 +183,8 @@ class MaterialImport:
         except FormatError as error:
             self.builder.warn(str(error))
             return None
+        finally:
+            self._report_archive_problems()
         if found is None:
             self.builder.warn(f"texture {path} not found in {self._where()}")
             return None

@@ -103,6 +103,16 @@ def test_archives_alone_give_what_loose_files_give(clean_scene, corpus, addon, t
               if images.get("NIF diffuse")]
     assert pixels and len(pixels[0]) == 4 * 4 * 4 and len(set(pixels[0])) > 4  # Blender decoded the DDS
     assert len(archive_warnings) == len(loose_warnings)
+    # A damaged archive beside them is skipped with one warning naming it.
+    (archived / "Broken - Textures.ba2").write_bytes(b"BTDX" + bytes(4))
+    for kind in ("objects", "meshes", "materials", "images"):
+        for datablock in list(getattr(bpy.data, kind)):
+            getattr(bpy.data, kind).remove(datablock)
+    again, warnings = import_nif(addon, f"{archived / 'Fallout4 - Meshes.ba2'}:meshes\\setdressing\\alarmclock.nif",
+                                 cache_folder=str(tmp_path / "cache"))
+    assert summary(again) == expected
+    assert [w for w in warnings if "archive skipped" in w] == [
+        f"archive skipped: {archived / 'Broken - Textures.ba2'}: header (24 bytes at 0) runs past the end of the file (8 bytes)"]
     # The textures Blender loaded are the archive's, extracted into the cache.
     cached = tmp_path / "cache" / "Fallout4 - Textures1.ba2" / "Textures" / "setdressing" / "alarmclock" / "alarmclock01_d.dds"
     assert cached.read_bytes() == TEXTURES["setdressing/alarmclock/alarmclock01_d.dds"]
@@ -229,3 +239,25 @@ def test_edited_material_writes_its_bgsm_only_when_asked(clean_scene, corpus, ad
     # The NIF still names the material file.
     nif = importlib.import_module(f"{addon.__name__}.core.nif").NifFile.read(out)
     assert any(str(getattr(b, "name", "")) == r"Materials\SetDressing\AlarmClock\AlarmClock.BGSM" for b in nif.blocks)
+
+
+def test_material_file_uv_transform_and_emission(clean_scene, corpus, addon, tmp_path):
+    bgsm = importlib.import_module(f"{addon.__name__}.core.materials.bgsm")
+    data = loose_data(corpus, tmp_path / "Data")
+    path = data / "Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
+    edited = bgsm.MaterialFile.read(path)
+    edited.fields.update(u_offset=0.25, v_offset=-0.5, u_scale=2.0, v_scale=3.0, emit_enabled=1,
+                         emittance_color=(0.5, 0.25, 1.0), emittance_mult=4.0)
+    edited.write(path)
+    collection, _ = import_nif(addon, data / "Meshes/SetDressing/AlarmClock.nif", data_folders=[str(data)])
+    material = next(m for o in collection.all_objects if o.type == "MESH" for m in o.data.materials if "bgsm_file" in m)
+    nodes = material.node_tree.nodes
+    mapping = next(n for n in nodes if n.bl_idname == "ShaderNodeMapping")
+    # Blender's v is 1 - the file's: v' = v * 3 - 0.5 in file terms is v' = v * 3 + (1 - 3 + 0.5) here.
+    assert tuple(mapping.inputs["Location"].default_value)[:2] == (0.25, -1.5)
+    assert tuple(mapping.inputs["Scale"].default_value)[:2] == (2.0, 3.0)
+    images = [n for n in nodes if n.bl_idname == "ShaderNodeTexImage"]
+    assert images and all(n.inputs["Vector"].links[0].from_node == mapping for n in images)
+    bsdf = next(n for n in nodes if n.bl_idname == "ShaderNodeBsdfPrincipled")
+    assert tuple(bsdf.inputs["Emission Color"].default_value)[:3] == (0.5, 0.25, 1.0)
+    assert bsdf.inputs["Emission Strength"].default_value == 4.0
