@@ -25,6 +25,13 @@ def data(tmp_path):
     return folder
 
 
+def test_a_plugins_archive_overrides_the_base_games(data, tmp_path):
+    """An .esm plugin's archive named before "Fallout4" alphabetically still loads after it."""
+    write_ba2_gnrl(data / "AAMaster - Main.ba2", {"materials/set/base.bgsm": b"AAMaster's"})
+    (data / "AAMaster.esm").write_bytes(b"")
+    assert DataFiles([data], cache_folder=tmp_path / "cache").read("set/base.bgsm", "materials")[0] == b"AAMaster's"
+
+
 def test_loose_files_win_then_later_archives(data, tmp_path):
     files = DataFiles([data], cache_folder=tmp_path / "cache")
     assert files.read(r"materials\SET\loose.bgsm", "materials") == (b"loose", str(data / "Materials/Set/Loose.BGSM"))
@@ -47,8 +54,14 @@ def test_archive_files_are_extracted_to_the_cache_once(data, tmp_path):
 
 
 def test_load_order_and_archive_paths(data):
-    names = ["AMod - Main.ba2", "Fallout4 - Textures1.ba2", "DLCRobot - Main.ba2", "Fallout4 - Meshes.ba2"]
-    assert sorted(names, key=load_order_key) == ["DLCRobot - Main.ba2", "Fallout4 - Meshes.ba2", "Fallout4 - Textures1.ba2", "AMod - Main.ba2"]
+    names = ["AMod - Main.ba2", "Fallout4 - Textures1.ba2", "DLCRobot - Main.ba2", "Fallout4 - Meshes.ba2",
+             "ZMaster - Main.ba2", "Loose.ba2", "DLCCoast - Main.ba2", "ALight - Main.ba2"]
+    plugins = {"amod": ".esp", "zmaster": ".esm", "alight": ".esl"}
+    assert sorted(names, key=lambda n: load_order_key(n, plugins)) == [
+        "Fallout4 - Meshes.ba2", "Fallout4 - Textures1.ba2", "DLCRobot - Main.ba2", "DLCCoast - Main.ba2",
+        "ZMaster - Main.ba2", "ALight - Main.ba2", "AMod - Main.ba2", "Loose.ba2"]
+    assert sorted(["Fallout - Meshes.bsa", "DeadMoney - Main.bsa", "Fallout - Textures.bsa"], key=load_order_key) == [
+        "Fallout - Meshes.bsa", "Fallout - Textures.bsa", "DeadMoney - Main.bsa"]
     assert split_archive_path(r"C:\Data\Fallout4 - Meshes.BA2:meshes/x.nif") == (r"C:\Data\Fallout4 - Meshes.BA2", "meshes/x.nif")
     assert split_archive_path("plain/file.nif") is None
     assert read_path(f"{data / 'AMod - Main.ba2'}:Materials\\Set\\BOTH.bgsm") == b"mod"

@@ -16,8 +16,15 @@ from . import open_archive
 from .archive import archive_key
 
 ARCHIVE_SUFFIXES = (".ba2", ".bsa")
-# Archive names of the base games: they load before every plugin's archives.
-BASE_GAME_PREFIXES = ("fallout4 - ", "fallout3 - ", "fallout - ", "skyrim - ", "dlc")
+PLUGIN_SUFFIXES = (".esm", ".esl", ".esp")
+# The games' own plugins in the order the games load them: their archives ("<plugin> - *.ba2")
+# come first. ("fallout" names New Vegas' base archives.)
+OFFICIAL_PLUGINS = (
+    "fallout4", "dlcrobot", "dlcworkshop01", "dlccoast", "dlcworkshop02", "dlcworkshop03", "dlcnukaworld",
+    "dlcultrahighresolution", "fallout3", "anchorage", "thepitt", "brokensteel", "pointlookout", "zeta", "fallout",
+    "falloutnv", "deadmoney", "honesthearts", "oldworldblues", "lonesomeroad", "gunrunnersarsenal", "skyrim", "update",
+    "dawnguard", "hearthfires", "dragonborn", "seventysix",
+)
 
 
 def split_archive_path(text):
@@ -30,9 +37,17 @@ def split_archive_path(text):
     return None
 
 
-def load_order_key(archive_name):
+def load_order_key(archive_name, plugins=None):
+    """Sort key of an archive in load order: the games' own first, in their order, then those of
+    the folder's other plugins (``plugins``: {lower-case stem: suffix}) as the games sort plugin
+    kinds (.esm, .esl, .esp; the user's own order lives outside the Data folder), then archives
+    of no plugin; by name within each."""
     name = archive_name.lower()
-    return (0 if name.startswith(BASE_GAME_PREFIXES) else 1, name)
+    plugin = name.rsplit(".", 1)[0].split(" - ", 1)[0]
+    if plugin in OFFICIAL_PLUGINS:
+        return (0, OFFICIAL_PLUGINS.index(plugin), name)
+    suffix = (plugins or {}).get(plugin)
+    return (1, PLUGIN_SUFFIXES.index(suffix) if suffix in PLUGIN_SUFFIXES else len(PLUGIN_SUFFIXES), name)
 
 
 def read_path(text):
@@ -82,9 +97,12 @@ class DataFiles:
             found = []
             for folder in self.folders:
                 try:
-                    names = sorted((n for n in os.listdir(folder) if n.lower().endswith(ARCHIVE_SUFFIXES)), key=load_order_key)
+                    entries = os.listdir(folder)
                 except OSError:
                     continue
+                plugins = {n.lower().rsplit(".", 1)[0]: n.lower()[-4:] for n in entries if n.lower().endswith(PLUGIN_SUFFIXES)}
+                names = sorted((n for n in entries if n.lower().endswith(ARCHIVE_SUFFIXES)),
+                               key=lambda n, plugins=plugins: load_order_key(n, plugins))
                 found += [folder / name for name in names]
             self._archives = []
             for path in [*found, *map(Path, self.extra_archives)]:
