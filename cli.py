@@ -244,7 +244,10 @@ def ignored(args, names, what):
 def command_export(args):
     from precombined_nif.core.formats import is_bsm2
 
-    if Path(args.output).suffix.lower() not in (".nif", ".bsm2"):
+    if args.each:
+        if Path(args.output).suffix or args.object:
+            raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
+    elif Path(args.output).suffix.lower() not in (".nif", ".bsm2"):
         raise UsageError(f"export: {args.output}: the output must be a .nif or .bsm2 file")
     bpy = require_bpy("export")
     from precombined_nif.operators import bsm2
@@ -256,6 +259,8 @@ def command_export(args):
         bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
     except RuntimeError as error:
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
+    if args.each:
+        return export_each(bpy, args)
     if not is_bsm2(args.output):
         return export_nif_file(bpy, args)
     ignored(args, CELL_OPTIONS + NIF_OPTIONS, "a .bsm2 file")
@@ -274,17 +279,23 @@ def command_export(args):
 
 
 def export_nif_file(bpy, args):
-    """The .blend's objects (or --object's collection) as a NIF: a precombined cell when they came
-    from one, else a general NIF written back into the file they were imported from, if any."""
-    from precombined_nif.io.nif.exporter import export_nif
-    from precombined_nif.io.precombined.exporter import export_cell
-
+    """The .blend's objects (or --object's collection) as a NIF."""
     objects = list(bpy.context.scene.objects)
     if args.object is not None:
         chosen = bpy.data.objects.get(args.object)
         if chosen is None:
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
         objects = list({o for c in chosen.users_collection for o in c.all_objects})
+    return export_objects(objects, args.output, args)
+
+
+def export_objects(objects, output, args):
+    """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
+    written back into the file they were imported from, if any. Returns the line to print."""
+    from precombined_nif.io.nif.exporter import export_nif
+    from precombined_nif.io.precombined.exporter import export_cell
+
+    args = argparse.Namespace(**{**vars(args), "output": output})
     if any("precombined_object" in o for o in objects):
         ignored(args, NIF_OPTIONS, "a precombined cell")
         nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
@@ -302,6 +313,60 @@ def export_nif_file(bpy, args):
             print(f"{path}: material file written")
     shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
+
+
+def export_each(bpy, args):
+    """Every collection of the scene holding objects (each imported file is one) as its own NIF
+    in the output folder, named after the file it came from; --jobs N runs N processes, each
+    opening the .blend. A collection that fails is reported and the others are written."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from precombined_nif.core.batch import failure_text, summary
+
+    folder = Path(args.output)
+    folder.mkdir(parents=True, exist_ok=True)
+    collections = [c for c in bpy.context.scene.collection.children_recursive if c.objects]
+    if not collections:
+        raise CommandError(f"error: {args.input}: no collection holds objects")
+    targets = [(c, folder / f"{Path(c.get('nif_path', c.name)).stem}.nif") for c in collections]
+    started, failed = time.monotonic(), 0
+    if args.jobs <= 1:
+        results = []
+        for collection, target in targets:
+            try:
+                results.append((True, export_objects(list(collection.all_objects), str(target), args)))
+            except Exception as error:  # this collection's failure only
+                results.append((False, failure_text(target, error)))
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda pair: _export_in_process(args, *pair), targets))
+    for ok, text in results:
+        failed += not ok
+        print(text if ok else f"error: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
+    print(summary(len(targets), failed, time.monotonic() - started), file=sys.stderr)
+    return 2 if failed else 0
+
+
+def _export_in_process(args, collection, target):
+    """One collection exported by a new process of this command line (Blender's own binary when
+    running inside Blender, else this Python with the bpy module)."""
+    import subprocess
+
+    import bpy
+
+    runner = [bpy.app.binary_path, "-b", "--python", str(ROOT / "cli.py"), "--"] if bpy.app.binary_path else [sys.executable, str(ROOT / "cli.py")]
+    options = [f"--{name.replace('_', '-')}" for name in ("full_precision", "write_materials") if getattr(args, name)]
+    options += [item for name in ("game", "layout", "plugin") if getattr(args, name) for item in (f"--{name}", getattr(args, name))]
+    command = [*runner, "export", args.input, str(target), "--object", collection.objects[0].name, *options]
+    result = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace")
+    for line in result.stderr.splitlines():
+        if line.startswith("warning: "):
+            print(line, file=sys.stderr, flush=True)
+    if result.returncode:
+        lines = [line.removeprefix("error: ") for line in result.stderr.splitlines() if line.startswith("error: ")]
+        return False, lines[0] if lines else f"{target}: the export process failed ({result.returncode})"
+    return True, result.stdout.strip()
 
 
 def _blender_message(error):
@@ -406,6 +471,11 @@ def build_parser():
         help=".nif, precombined cells: the plugin whose '<Plugin> - Geometry.csg' receives edited records of cells "
         "keeping their geometry in a .csg (default: the plugin the records came from, else the output's stem)",
     )
+    save.add_argument(
+        "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
+        "its own NIF there, named after the file it came from"
+    )
+    add_jobs(save)
     save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "

@@ -121,3 +121,23 @@ def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
     result = blender_cli("export", blend, tmp_path / "out.nif", "--layout", "inline")
     assert result.returncode == 0, result.stderr
     assert "--layout does not apply to a NIF that is not a precombined cell: ignored" in result.stderr
+
+
+def test_export_each_collection_as_its_own_file(tmp_path, corpus):
+    """A folder imported into one .blend, then every file written back from it (untouched:
+    byte-identical), in one process and in two."""
+    names = ["pynifly/tests/tests/FO4/AlarmClock.nif", "pynifly/tests/tests/FONV/9mmscp.nif", "nifly/tests/input/TestNifFile_Static_FO4.nif"]
+    folder = tmp_path / "meshes"
+    folder.mkdir()
+    for name in names:
+        (folder / (corpus / name).name).write_bytes((corpus / name).read_bytes())
+    blend = tmp_path / "scene.blend"
+    assert blender_cli("import", folder, "--blend", blend).returncode == 0
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}"
+        result = blender_cli("export", blend, out, "--each", "--jobs", jobs)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr.splitlines()[-1].startswith("3 file(s), 0 failed")
+        for name in names:
+            source = corpus / name
+            assert (out / source.name).read_bytes() == source.read_bytes()
