@@ -67,3 +67,13 @@ def test_load_order_and_archive_paths(data):
     assert read_path(f"{data / 'AMod - Main.ba2'}:Materials\\Set\\BOTH.bgsm") == b"mod"
     with pytest.raises(FormatError, match="holds no file"):
         read_path(f"{data / 'AMod - Main.ba2'}:nothing.nif")
+
+
+def test_archive_tables_are_read_once_and_again_when_the_file_changes(data, tmp_path):
+    first = DataFiles([data], cache_folder=tmp_path / "cache")
+    assert first.read("set/both.bgsm", "materials")[0] == b"mod"
+    second = DataFiles([data], cache_folder=tmp_path / "cache")
+    assert second.archives[0] is first.archives[0] and all(a._handle is None for a in second.archives)
+    write_ba2_gnrl(data / "AMod - Main.ba2", {"materials/set/both.bgsm": b"mod, version 2"})
+    third = DataFiles([data], cache_folder=tmp_path / "cache")
+    assert third.read("set/both.bgsm", "materials")[0] == b"mod, version 2"

@@ -105,7 +105,10 @@ class Archive:
         entry = self.find(path)
         if entry is None:
             raise self.error(f"holds no file {path}")
-        data = self._extract(entry)
+        try:
+            data = self._extract(entry)
+        finally:
+            self.close()  # no handle stays open between reads (the file can be replaced meanwhile)
         if entry.size is not None and len(data) != entry.size:
             raise self.error(f"{entry.path}: extracted {len(data)} bytes, the archive says {entry.size}")
         return data

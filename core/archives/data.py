@@ -75,6 +75,22 @@ def path_in_folder(folder, relative):
     return current
 
 
+_opened = {}  # (path, size, modification time) -> Archive: tables read once per session
+
+
+def opened_archive(path):
+    """The archive at ``path``, its tables read again only when the file changed."""
+    try:
+        status = os.stat(path)
+    except OSError as error:
+        raise FormatError(f"cannot be opened: {error.strerror}", path=path) from None
+    key = (os.path.abspath(path), status.st_size, status.st_mtime_ns)
+    archive = _opened.get(key)
+    if archive is None:
+        archive = _opened[key] = open_archive(path)
+    return archive
+
+
 def default_cache_folder():
     return Path(tempfile.gettempdir()) / "precombined_nif_cache"
 
@@ -107,7 +123,7 @@ class DataFiles:
             self._archives = []
             for path in [*found, *map(Path, self.extra_archives)]:
                 try:
-                    self._archives.append(open_archive(path))
+                    self._archives.append(opened_archive(path))
                 except FormatError as error:
                     self.problems.append(str(error))
             self._archives.reverse()
