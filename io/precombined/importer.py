@@ -71,6 +71,7 @@ class GeometrySource:
         self.data_folders = [data_folder] if data_folder else []
         self.cache_folder = cache_folder
         self.files = {}
+        self.found = {}  # (filename hash, number of folders) -> geometry file path or None
 
     def also_look_in(self, data_folder):
         """Another Data folder (that of a cell imported from an archive), searched after the others."""
@@ -80,11 +81,15 @@ class GeometrySource:
     def file_for(self, filename_hash):
         from ...core.precombined.csg import GeometryFile
 
-        path = self.geometry_path
-        for folder in self.data_folders if path is None else ():
-            path = find_geometry_file(folder, filename_hash) or self._archived(folder, filename_hash)
-            if path is not None:
-                break
+        key = (filename_hash, len(self.data_folders))
+        if key not in self.found:  # looked up once per hash (and per folder list)
+            path = self.geometry_path
+            for folder in self.data_folders if path is None else ():
+                path = find_geometry_file(folder, filename_hash) or self._archived(folder, filename_hash)
+                if path is not None:
+                    break
+            self.found[key] = path
+        path = self.found[key]
         if path is None:
             return None
         if path not in self.files:
