@@ -6,6 +6,7 @@ Knows bpy and core objects, never file bytes."""
 
 from pathlib import Path
 
+import bpy
 import numpy as np
 
 from ...core.errors import FormatError
@@ -20,7 +21,9 @@ from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
 from ...core.precombined.names import bscrc32, geometry_hash
 from ...core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
+from ..havok import collision_export
 from ..mesh_read import mesh_arrays
+from ..nif.exporter import NifExporter
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
@@ -453,6 +456,29 @@ def default_plugin(files, path):
     return Path(path).stem
 
 
+def write_cell_collision(template, objects):
+    """Collision a cell keeps on its nodes (e.g. CLONE nodes' static compounds): bodies edited in
+    Blender are encoded again into the cell's physics systems, untouched ones stay as stored.
+    The owners are the cell's node objects the import made (``nif_block``)."""
+    owners = {}
+    for obj in objects:
+        index = obj.get("nif_block")
+        if index is not None and "precombined_object" not in obj and 0 <= index < len(template.blocks):
+            owners[int(index)] = obj
+    if not any(collision_export.collision_children(owner) for owner in owners.values()):
+        return
+    exporter = NifExporter(game="FO4", nif=template)
+    for index, owner in sorted(owners.items()):
+        if getattr(template.blocks[index], "collision_object", -1) >= 0 or collision_export.collision_children(owner):
+            collision_export.write_collision(exporter, owner, index)
+
+
+def cell_collection_objects(template):
+    """Every object of the collections the cell file was imported into."""
+    path = str(template.path or "")
+    return [o for c in bpy.data.collections if c.get("nif_path") == path for o in c.all_objects]
+
+
 def export_cell(path, objects, *, layout=None, scale=1.0, plugin=None):
     """Write the objects as a cell, and the geometry of its edited external records to
     ``<plugin> - Geometry.csg`` beside it. Objects that are not part of a cell are refused,
@@ -462,7 +488,10 @@ def export_cell(path, objects, *, layout=None, scale=1.0, plugin=None):
         refuse(refused)
     files = geometry_files(records)
     geometry = GeometryTarget(Path(path).parent, plugin or default_plugin(files, path), files)
-    nif = build_cell(records, layout=layout, scale=scale, template=template_of(records), geometry=geometry)
+    template = template_of(records)
+    nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)
+    if template is not None:
+        write_cell_collision(nif, cell_collection_objects(template))
     written = geometry.write()
     nif.write(path)
     return nif, written

@@ -395,3 +395,41 @@ def test_static_compound_collision_is_shown(clean_scene, corpus, tmp_path):
     np.testing.assert_allclose([placed.min(axis=0), placed.max(axis=0)], box, atol=1e-3)
     assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
     assert (tmp_path / path.name).read_bytes() == path.read_bytes()
+
+
+def test_edited_static_compound_child_is_written_into_the_cell(clean_scene, corpus, tmp_path):
+    """Stretching the static compound's child in Blender: the exported cell's physics system
+    holds a static compound again, its child the edit, its tree rebuilt around it; the records
+    are untouched."""
+    import bpy
+
+    from precombined_nif.core.havok import GAME_UNITS, Packfile
+    from precombined_nif.core.havok.shapes.static_compound import StaticCompoundShape
+    from precombined_nif.core.nif import NifFile
+
+    path = corpus / CELL_FOLDER / "00001E58_A8F0581B_OC.NIF"
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path), geometry_path=str(corpus / CSG)) == {"FINISHED"}
+    collection = bpy.data.collections[path.stem]
+    (compound,) = [o for o in collection.objects if o.get("havok_shape") == "static_compound"]
+    (child,) = compound.children
+    co = np.empty(3 * len(child.data.vertices), np.float64)
+    child.data.vertices.foreach_get("co", co)
+    edited = co.reshape(-1, 3) * [1.0, 1.0, 1.5]
+    child.data.vertices.foreach_set("co", edited.ravel())
+    child.data.update()
+    out = tmp_path / path.name
+    assert export_collection(collection, out) == {"FINISHED"}
+    assert cell_records(out) == cell_records(path)
+    nif = NifFile.read(out)
+    (system,) = [b for b in nif.blocks if b.type_name == "bhkPhysicsSystem"]
+    shape = Packfile.from_bytes(system.packfile).root.bodies[0].shape
+    assert isinstance(shape, StaticCompoundShape) and len(shape.instances) == 1
+    (instance,) = shape.instances
+    vertices, _ = instance.shape.mesh()
+    placed = vertices @ instance.matrix[:3, :3].T + instance.matrix[:3, 3]
+    local = np.array(compound.matrix_world.inverted() @ child.matrix_world)
+    expected = edited @ local[:3, :3].T + local[:3, 3]
+    np.testing.assert_allclose(np.sort(placed, axis=0), np.sort(expected, axis=0), atol=0.05)
+    box = shape.tree.leaves()[0] * GAME_UNITS
+    assert (placed >= box[0] - 1e-3).all() and (placed <= box[1] + 1e-3).all()
+    assert box[1][2] == pytest.approx(expected[:, 2].max(), abs=0.05)
