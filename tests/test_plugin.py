@@ -190,3 +190,20 @@ def test_long_fields_use_xxxx(tmp_path):
     with Plugin(path) as opened:
         big = opened.record(0x800)
         assert len(big.field("MODT")) == 70000 and big.text("MODL") == "x.nif"
+
+
+def test_byte_flips_in_the_plugin_fail_cleanly(corpus, tmp_path):
+    data = (corpus / PLUGIN).read_bytes()
+    cell_at = data.index(b"CELL", 1000)  # the CELL group's records and the references after it
+    cell = NifFile.read(CELLS[1])
+    rng = np.random.default_rng(3)
+    path = tmp_path / "damaged.esp"
+    for _ in range(60):
+        damaged = bytearray(data)
+        for at in rng.integers(cell_at, len(data), 4):
+            damaged[at] ^= int(rng.integers(1, 256))
+        path.write_bytes(bytes(damaged))
+        try:
+            references_report(cell, CELLS[1], [path])
+        except FormatError as error:
+            assert str(path) in str(error)

@@ -88,7 +88,12 @@ class Plugin:
     def record(self, form_id):
         """The Record with this FormID (as stored in this file), or None."""
         found = self.records.get(form_id)
-        return None if found is None else self._read_record(found[1])
+        if found is None:
+            return None
+        try:
+            return self._read_record(found[1])
+        except FormatError as error:
+            raise error.located(path=self.path) from None
 
     def _read_record(self, at):
         kind, size, flags, form_id, _, _ = self._header(at)

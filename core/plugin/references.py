@@ -108,6 +108,9 @@ class CellReferences:
         data = record.field("DATA")
         if len(data) != 24:
             raise FormatError(f"{record.type} {record.form_id:08X}: DATA of {len(data)} bytes, not 24", path=plugin.path)
+        if len(record.field("NAME")) != 4:
+            raise FormatError(f"{record.type} {record.form_id:08X}: NAME of {len(record.field('NAME'))} bytes, not 4",
+                              path=plugin.path)
         values = struct.unpack("<6f", data)
         scale_field = record.field("XSCL")
         scale = struct.unpack("<f", scale_field)[0] if scale_field and len(scale_field) == 4 else 1.0
