@@ -433,3 +433,34 @@ def test_edited_static_compound_child_is_written_into_the_cell(clean_scene, corp
     box = shape.tree.leaves()[0] * GAME_UNITS
     assert (placed >= box[0] - 1e-3).all() and (placed <= box[1] + 1e-3).all()
     assert box[1][2] == pytest.approx(expected[:, 2].max(), abs=0.05)
+
+
+def test_marked_new_mesh_joins_an_external_cell(clean_scene, corpus, tmp_path):
+    """A cube marked precombined, exported with a real cell: a new record (two copies) in the
+    block of the shape whose material it carries, its geometry appended to the plugin's .csg."""
+    import bpy
+    from mathutils import Matrix
+
+    source = corpus / CELL_FOLDER / "00001E58_1200ADBE_OC.NIF"
+    (collection,) = import_cells([source], corpus / CSG)
+    material = next(o for o in collection.objects if o.get("precombined_block") == 12).data.materials[0]
+    bpy.ops.mesh.primitive_cube_add(size=20.0, location=(1500.0, -400.0, 100.0))
+    cube = bpy.context.active_object
+    cube.data.materials.append(material)
+    twin = bpy.data.objects.new("twin", cube.data)
+    bpy.context.scene.collection.objects.link(twin)
+    twin.matrix_world = Matrix.Translation((1600.0, -400.0, 100.0))
+    for obj in (cube, twin):
+        obj["precombined"] = True
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj.name in collection.all_objects or obj in (cube, twin))
+    out = tmp_path / source.name
+    assert bpy.ops.export_scene.precombined_cell(filepath=str(out)) == {"FINISHED"}
+    before, after = cell_records(source), cell_records(out)
+    assert len(after) == len(before) + 1
+    (new,) = [r for r in after if r[:2] == (12, 1)]
+    assert new[2] == 0x5C4304E6 and new[4] == 2
+    rows, space = csg_rows((tmp_path / "AlootHomePlate - Geometry.csg").read_bytes())
+    (row,) = [r for r in rows if r[0] == new[3]]
+    assert row[2:] == (8, 3 * 3 * 12)  # 8 corners; its 12 triangles in each of the three LODs
+    assert row[0] == len(csg_rows((corpus / CSG).read_bytes())[1])  # appended after the CK's geometry
