@@ -89,3 +89,19 @@ def test_look_changes_written_back(corpus):
     untouched = MaterialFile.read(path)
     assert {k: v for k, v in again.fields.items() if k not in ("two_sided", "alpha_test_ref")} == {
         k: v for k, v in untouched.fields.items() if k not in ("two_sided", "alpha_test_ref")}
+
+
+def test_byte_flips_never_escape_as_other_errors(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    for source in MATERIALS:
+        data = source.read_bytes()
+        for _ in range(40):
+            damaged = bytearray(data)
+            for at in rng.integers(0, len(data), 3):
+                damaged[at] ^= int(rng.integers(1, 256))
+            try:
+                MaterialFile.from_bytes(bytes(damaged), "damaged.bgsm").to_bytes()
+            except FormatError as error:
+                assert "damaged.bgsm" in str(error)
