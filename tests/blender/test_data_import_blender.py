@@ -261,3 +261,23 @@ def test_material_file_uv_transform_and_emission(clean_scene, corpus, addon, tmp
     bsdf = next(n for n in nodes if n.bl_idname == "ShaderNodeBsdfPrincipled")
     assert tuple(bsdf.inputs["Emission Color"].default_value)[:3] == (0.5, 0.25, 1.0)
     assert bsdf.inputs["Emission Strength"].default_value == 4.0
+
+
+@pytest.mark.parametrize("version", ["4.2", "5.0"])
+def test_data_folder_imports_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
+    import subprocess
+    from pathlib import Path
+
+    import extension
+    from support import unavailable
+
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    data = archived_data(corpus, tmp_path / "Data")
+    cell = corpus / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"
+    command = [extension.python(venv), Path(__file__).with_name("smoke_data.py"), extension_zip, tmp_path / "user", data,
+               cell, corpus / "ck-precombined/AlootHomePlate.esp"]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout and "imported from archives, references named" in result.stdout
