@@ -411,10 +411,38 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
         block = build_block(records, holders, layout or old.layout, old, geometry)
         template.blocks[index] = block
         shape = owner_of(template, index)
-        if shape is not None and (shape.num_vertices, shape.num_triangles) == (old.num_vertices, old.num_triangles):
-            # The host shape's counts are its block's totals; a u16 cannot hold more than 65535.
-            shape.num_vertices, shape.num_triangles = min(block.num_vertices, 0xFFFF), block.num_triangles
+        if shape is not None and changed(records, old):
+            update_host(shape, block, old)
     return template
+
+
+def changed(records, old):
+    """Whether a block's records differ from the file's: geometry, counts or placements."""
+    if signature(records) != signature(old.records) or not all(getattr(r, "kept", True) for r in records):
+        return True
+    return any(r.instances.tobytes() != o.instances.tobytes() for r, o in zip(records, old.records))
+
+
+def update_host(shape, block, old):
+    """The host shape of a changed block, as the Creation Kit writes it (checked on the corpus
+    cells): its counts are the block's totals, its translation the centre of the box around
+    every placed vertex, its bound radius their farthest distance from it. Records imported
+    without geometry count by their placements' bound spheres."""
+    if (shape.num_vertices, shape.num_triangles) == (old.num_vertices, old.num_triangles):
+        shape.num_vertices, shape.num_triangles = min(block.num_vertices, 0xFFFF), block.num_triangles  # a u16
+    points = []
+    for record in block.records:
+        for instance in record.instances:
+            if record.vertex_data is not None:
+                points.append(record.positions @ (instance["rotation"] * instance["scale"]).T + instance["translation"])
+            else:
+                points.append(instance["bound_center"] + instance["bound_radius"] * np.vstack([np.eye(3), -np.eye(3)]))
+    if not points:
+        return
+    points = np.concatenate(points).astype(np.float32)
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    shape.translation = tuple(float(v) for v in centre)
+    shape.bound_radius = float(np.linalg.norm(points - centre, axis=1).max())
 
 
 def cells_of(objects):

@@ -224,7 +224,7 @@ def edit_first_record(collection):
     edit = bmesh.new()
     edit.from_mesh(mesh)
     edit.verts.ensure_lookup_table()
-    edit.verts[0].co.x += 3.25
+    edit.verts[0].co.x += 400.25  # far enough to move the box around the block
     edit.faces.ensure_lookup_table()
     edit.faces.remove(edit.faces[0])
     edit.to_mesh(mesh)
@@ -291,6 +291,18 @@ def test_edited_record_goes_to_the_plugins_geometry_file(clean_scene, corpus, ad
     np.testing.assert_array_equal(co.reshape(-1, 3), positions.astype(np.float16).astype(np.float32))
     assert len(reimported.polygons) == len(faces)
     assert sum(1 for o in again.objects if o.type == "EMPTY" and o.get("precombined_object") is not None) == 0
+    # The host shape follows its block as the CK's do: translation at the centre of the box of
+    # every placed vertex, bound radius their farthest distance; its counts the block's totals.
+    from precombined_nif.core.nif import NifFile
+
+    host = NifFile.read(out).blocks[2]
+    placed = world_points([o for o in again.objects if o.get("precombined_block") == 3 and "precombined_instance" in o])
+    centre = (placed.min(axis=0) + placed.max(axis=0)) / 2
+    np.testing.assert_allclose(host.translation, centre, atol=1e-3)
+    assert host.bound_radius == pytest.approx(np.linalg.norm(placed - centre, axis=1).max(), abs=1e-3)
+    assert np.linalg.norm(np.subtract(host.translation, NifFile.read(source).blocks[2].translation)) > 50
+    instances = [r for b, n, _, _, r in after if b == 3]
+    assert host.num_triangles == 3 * (22 - 1) + 20 and sum(instances) == 4
 
 
 @pytest.mark.parametrize("lod", [0, 1, 2])
