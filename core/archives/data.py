@@ -98,11 +98,10 @@ def default_cache_folder():
 class DataFiles:
     """Lookups in the ``folders`` (each a Data folder); archives are opened on first need."""
 
-    def __init__(self, folders, cache_folder=None, extra_archives=()):
+    def __init__(self, folders, cache_folder=None):
         self.loose = TextureFinder(folders)
         self.folders = self.loose.folders
         self.cache_folder = Path(cache_folder) if cache_folder else default_cache_folder()
-        self.extra_archives = list(extra_archives)
         self._archives = None
         self.problems = []  # archives that could not be opened, once each
 
@@ -121,7 +120,7 @@ class DataFiles:
                                key=lambda n, plugins=plugins: load_order_key(n, plugins))
                 found += [folder / name for name in names]
             self._archives = []
-            for path in [*found, *map(Path, self.extra_archives)]:
+            for path in found:
                 try:
                     self._archives.append(opened_archive(path))
                 except FormatError as error:
