@@ -56,10 +56,10 @@ def command_info(args):
     (path,) = args.files
     result = info.file_info(path)
     if args.plugin:
-        from precombined_nif.core.nif import NifFile
+        from precombined_nif.core.formats import read_file
         from precombined_nif.core.plugin.references import references_report
 
-        result["references"] = references_report(NifFile.read(path), path, args.plugin)
+        result["references"] = references_report(read_file(path), path, args.plugin)
     if args.json:
         return json.dumps(result, indent=2, ensure_ascii=False)
     text = info.render_text(path, result)

@@ -207,3 +207,21 @@ def test_byte_flips_in_the_plugin_fail_cleanly(corpus, tmp_path):
             references_report(cell, CELLS[1], [path])
         except FormatError as error:
             assert str(path) in str(error)
+
+
+def test_cli_info_of_a_cell_inside_an_archive(corpus, tmp_path):
+    import subprocess
+    import sys
+
+    from archive_writer import write_ba2_gnrl
+    from support import ROOT
+
+    archive = tmp_path / "AlootHomePlate - Main.ba2"
+    write_ba2_gnrl(archive, {"Meshes/PreCombined/00001E58_1200ADBE_OC.NIF": CELLS[1].read_bytes()})
+    result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "info", f"{archive}:meshes/precombined/00001e58_1200adbe_oc.nif",
+                             "--plugin", str(corpus / PLUGIN)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "10 of 13 instances matched a reference" in result.stdout
+    missing = subprocess.run([sys.executable, str(ROOT / "cli.py"), "info", f"{archive}:meshes/none.nif"],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "holds no file meshes/none.nif" in missing.stderr
