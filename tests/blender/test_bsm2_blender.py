@@ -423,14 +423,19 @@ def test_cli_import_then_export(corpus, tmp_path):
     assert_same_data(Bsm2File.read(sources[0]), Bsm2File.read(out))
 
 
-def test_cli_import_failure_writes_nothing(tmp_path, corpus):
+def test_cli_import_failure_keeps_the_good_file(tmp_path, corpus):
+    """A batch finishes the good files and saves them; the bad one is named, the status is 2.
+    Alone, the bad file writes nothing."""
     damaged = tmp_path / "damaged.bsm2"
     damaged.write_bytes(b"\x01\x00\x00\x00" * 3)
     blend = tmp_path / "out.blend"
     result = cli_with_bpy("import", corpus / "bsm2/Brow.bsm2", damaged, "--blend", blend)
-    assert result.returncode == 2 and not blend.exists()
+    assert result.returncode == 2 and blend.exists() and "1 of 2 file(s) imported" in result.stdout
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert errors[0].startswith(f"error: {damaged}, offset ") and "Traceback" not in result.stderr
+    assert len(errors) == 1 and errors[0].startswith(f"error: {damaged}, offset ") and "Traceback" not in result.stderr
+    alone = tmp_path / "alone.blend"
+    result = cli_with_bpy("import", damaged, "--blend", alone)
+    assert result.returncode == 2 and not alone.exists()
 
 
 def test_names_blender_cannot_hold_are_written_back(scene, tmp_path):
