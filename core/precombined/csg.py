@@ -154,17 +154,22 @@ class GeometryWriter:
     def __init__(self, source=None):
         self.rows = [tuple(int(v) for v in row) for row in source.rows] if source is not None else []
         self.space = bytearray(source.whole_space() if source is not None else b"")
+        self._stored = {}  # (desc, vertex count, index count) -> offsets holding such a record
+        for offset, *layout in self.rows:
+            self._stored.setdefault(tuple(layout), []).append(offset)
 
     def add(self, vertex_desc, num_vertices, index_count, data):
         """The data offset of a record's bytes, appended unless the same bytes are stored."""
-        for offset, *layout in self.rows:
-            if layout == [vertex_desc, num_vertices, index_count] and self.space[offset : offset + len(data)] == data:
+        layout = (vertex_desc, num_vertices, index_count)
+        for offset in self._stored.get(layout, ()):
+            if self.space[offset : offset + len(data)] == data:
                 return offset
         offset = len(self.space)
         if offset + len(data) > 0xFFFFFFFF:
             raise FormatError("the geometry file would outgrow the 4 GiB its u32 offsets can address")
         self.space += data
-        self.rows.append((offset, vertex_desc, num_vertices, index_count))
+        self.rows.append((offset, *layout))
+        self._stored.setdefault(layout, []).append(offset)
         return offset
 
     def to_bytes(self):
