@@ -484,6 +484,14 @@ def build_parser():
     return parser
 
 
+def numpy_quiet():
+    """Damaged or odd values are judged by the codec and reported as errors; numpy's own
+    RuntimeWarnings about them would only be noise on stderr."""
+    import numpy as np
+
+    return np.errstate(all="ignore")
+
+
 def _arguments(argv):
     """Under Blender our arguments follow ``--``."""
     if argv is not None:
@@ -504,7 +512,8 @@ def main(argv=None):
             args = build_parser().parse_args(_arguments(argv))
         except SystemExit as done:  # --version and --help print and stop here
             return done.code or 0
-        output = args.run(args)
+        with numpy_quiet():
+            output = args.run(args)
     except UsageError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

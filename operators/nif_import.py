@@ -3,6 +3,7 @@
 from pathlib import Path, PurePosixPath
 
 import bpy
+import numpy as np
 from bpy_extras.io_utils import ImportHelper
 
 from ..core.archives.data import read_path, split_archive_path
@@ -24,9 +25,10 @@ def import_files(context, paths, import_one):
     try:
         for number, path in enumerate(paths):
             try:
-                collection, warnings = import_one(
-                    context, path, lambda fraction, done=number: window_manager.progress_update(done + fraction)
-                )
+                with np.errstate(all="ignore"):  # odd values are reported as errors, not numpy warnings
+                    collection, warnings = import_one(
+                        context, path, lambda fraction, done=number: window_manager.progress_update(done + fraction)
+                    )
                 collections.append(collection)
                 messages.extend(f"{path}: {warning}" for warning in warnings)
             except FormatError as error:  # errors found while building know no file: name it
