@@ -476,3 +476,15 @@ def test_marked_new_mesh_joins_an_external_cell(clean_scene, corpus, tmp_path):
     (row,) = [r for r in rows if r[0] == new[3]]
     assert row[2:] == (8, 3 * 3 * 12)  # 8 corners; its 12 triangles in each of the three LODs
     assert row[0] == len(csg_rows((corpus / CSG).read_bytes())[1])  # appended after the CK's geometry
+
+
+def test_two_cells_at_once_are_refused(clean_scene, corpus, tmp_path):
+    import bpy
+
+    paths = cell_paths(corpus)[:2]
+    collections = import_cells(paths, corpus / CSG)
+    for obj in bpy.context.scene.objects:
+        obj.select_set(any(obj.name in c.all_objects for c in collections))
+    with pytest.raises(RuntimeError, match=f"come from 2 cells \\({paths[0].name}, {paths[1].name}\\): export one cell at a time"):
+        bpy.ops.export_scene.precombined_cell(filepath=str(tmp_path / "both.nif"))
+    assert not list(tmp_path.iterdir())
