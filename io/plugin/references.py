@@ -1,6 +1,8 @@
-"""Each placed copy of an imported precombined cell gets the reference that placed it: the
-REFR's FormID, its base's FormID, EditorID and model path as properties, and the EditorID as
-its name (copies whose base is in a master not given keep their record's name) (core.plugin.references matches them)."""
+"""Each placed copy of an imported precombined cell gets the reference that placed it
+(core.plugin.references matches them): the REFR's FormID, its base's FormID, EditorID and
+model path as properties, and the EditorID as its name (copies whose base is in a master not
+given keep their record's name). Copies placed by geometry nodes are points, not objects:
+they are not named."""
 
 import numpy as np
 
