@@ -1,14 +1,19 @@
-"""Blender import of a precombined cell against the bare bpy calls that build the same meshes
-and objects from ready numpy arrays, side by side in one run (each in its own process, so
-peak memory is comparable).
+"""What a user waits for when importing a precombined cell: the whole ``cli.py import CELL
+--blend OUT`` process (start-up, decoding, building, Blender's scene evaluation, the save)
+against a floor process that builds the same Blender data from the codec's ready arrays with
+bare bpy calls (LOD 0 meshes with UVs and custom normals, one object per placed copy, all
+matrices in one foreach_set) and saves it the same way.
 
-    .venv/bin/python benchmarks/precombined_blender_import.py [OBJECTS VERTICES TRIANGLES INSTANCES]
+    .venv/bin/python benchmarks/precombined_blender_import.py [OBJECTS VERTICES TRIANGLES INSTANCES] [--runs N]
 
-Default cell: 200 objects x 5000 vertices x 8000 triangles x 50 instances (10k instances).
+Default cell: 200 records x 5000 vertices x 8000 triangles x 50 copies (10k copies, 1M
+vertices), measured at 1x and 2x (twice the copies), so cost that grows faster than the work
+shows. Runs alternate import and floor; medians of N (default 3) are printed with the ratios of
+time and peak memory (each process's own maximum resident size).
 """
 
-import json
-import resource
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,67 +24,58 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+FLOOR = """
+import sys
+import bpy
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import cli
+cli.load_package()
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.blocks.precombined import instance_matrices
 
-def bare(path, lod=0):
-    """Meshes (positions, faces, UVs, custom normals) and linked objects with bpy alone, from
-    arrays the codec already decoded (decoding is not timed)."""
-    import bpy
-    import numpy as np
-
-    from precombined_nif.core.nif import NifFile
-    from precombined_nif.core.nif.blocks.precombined import instance_matrices
-
-    block = NifFile.read(path).blocks[1]
-    ready = []
-    for record in block.records:
-        triangles = record.lod_triangles(lod).astype(np.int32)
-        uv = record.uvs[triangles.ravel()]
-        uv[:, 1] = 1 - uv[:, 1]
-        normals = record.normals
-        normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-6)
-        ready.append((record.positions, triangles, uv, normals, instance_matrices(record.instances)))
-    start = time.perf_counter()
-    collection = bpy.data.collections.new("bare")
-    bpy.context.scene.collection.children.link(collection)
-    all_matrices = []
-    for index, (positions, triangles, uv, normals, matrices) in enumerate(ready):
-        mesh = bpy.data.meshes.new(f"record {index}")
-        mesh.vertices.add(len(positions))
-        mesh.vertices.foreach_set("co", positions.ravel())
-        mesh.loops.add(triangles.size)
-        mesh.loops.foreach_set("vertex_index", triangles.ravel())
-        mesh.polygons.add(len(triangles))
-        mesh.polygons.foreach_set("loop_start", np.arange(0, triangles.size, 3, dtype=np.int32))
-        mesh.update(calc_edges=True)
-        mesh.uv_layers.new(name="UVMap").data.foreach_set("uv", uv.ravel())
-        mesh.shade_smooth()
-        mesh.normals_split_custom_set_from_vertices(normals)
-        for number in range(len(matrices)):
-            collection.objects.link(bpy.data.objects.new(f"{index} #{number}", mesh))
-        all_matrices.append(matrices)
-    flat = np.concatenate(all_matrices).astype(np.float32).transpose(0, 2, 1).ravel()
-    collection.objects.foreach_set("matrix_world", flat)
-    return time.perf_counter() - start
+bpy.ops.wm.read_factory_settings(use_empty=True)
+block = NifFile.read(sys.argv[1]).blocks[1]
+collection = bpy.data.collections.new("floor")
+bpy.context.scene.collection.children.link(collection)
+matrices = []
+for index, record in enumerate(block.records):
+    triangles = record.lod_triangles(0).astype(np.int32)
+    uv = record.uvs[triangles.ravel()]
+    uv[:, 1] = 1 - uv[:, 1]
+    normals = record.normals
+    normals = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-6)
+    mesh = bpy.data.meshes.new(f"record {index:04d}")
+    mesh.vertices.add(len(record.positions))
+    mesh.attributes["position"].data.foreach_set("vector", record.positions.ravel())
+    mesh.loops.add(triangles.size)
+    mesh.attributes[".corner_vert"].data.foreach_set("value", triangles.ravel())
+    mesh.polygons.add(len(triangles))
+    mesh.polygons.foreach_set("loop_start", np.arange(0, triangles.size, 3, dtype=np.int32))
+    mesh.update(calc_edges=True)
+    mesh.uv_layers.new(name="UVMap").data.foreach_set("uv", uv.ravel())
+    mesh.shade_smooth()
+    mesh.normals_split_custom_set_from_vertices(normals)
+    for number in range(len(record.instances)):
+        collection.objects.link(bpy.data.objects.new(f"{index:04d} #{number:05d}", mesh))
+    matrices.append(instance_matrices(record.instances))
+flat = np.concatenate(matrices).astype(np.float32).transpose(0, 2, 1).ravel()
+collection.objects.foreach_set("matrix_world", flat)
+bpy.ops.wm.save_as_mainfile(filepath=sys.argv[2])
+"""
 
 
-def ours(path, lod=0):
-    import bpy
-
-    from precombined_nif.io.precombined.importer import CellBuilder
-    from precombined_nif.operators.nif_import import import_nif
-
-    start = time.perf_counter()
-    import_nif(bpy.context, path, builder=CellBuilder, lod=lod)
-    return time.perf_counter() - start
-
-
-def child(kind, path):
-    import cli
-
-    cli.load_package()
-    seconds = (bare if kind == "bare" else ours)(path)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "peak_mb": peak}))
+def measured(command):
+    """(seconds, peak resident MB) of a whole process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    error = process.stderr.read().decode(errors="replace")
+    if process.returncode:
+        sys.exit(f"{' '.join(map(str, command))} failed:\n{error}")
+    return seconds, usage.ru_maxrss / 1024
 
 
 def main():
@@ -88,25 +84,30 @@ def main():
     cli.load_package()
     import precombined_decode
 
-    shape = tuple(int(a) for a in sys.argv[1:5]) if len(sys.argv) >= 5 else (200, 5000, 8000, 50)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "cell_OC.nif"
-        path.write_bytes(precombined_decode.build_cell(*shape))
-        results = {}
-        for kind in ("bare", "ours"):
-            run = subprocess.run(
-                [sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True, check=True
-            )
-            results[kind] = json.loads(run.stdout.strip().splitlines()[-1])
-    print(f"cell: {shape[0]} objects x {shape[1]} vertices x {shape[2]} triangles x {shape[3]} instances")
-    for kind, label in (("bare", "bare bpy calls"), ("ours", "File > Import > Precombined NIF")):
-        print(f"{label}: {results[kind]['seconds']:.2f} s, peak {results[kind]['peak_mb']:.0f} MB")
-    print(f"ratio time: {results['ours']['seconds'] / results['bare']['seconds']:.2f}x")
-    print(f"ratio peak memory: {results['ours']['peak_mb'] / results['bare']['peak_mb']:.2f}x")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 3
+    if "--runs" in sys.argv:
+        args.remove(str(runs))
+    objects, vertices, triangles, instances = (int(a) for a in args[:4]) if len(args) >= 4 else (200, 5000, 8000, 50)
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="precombined-bench-") as folder:
+        floor_script = Path(folder) / "floor.py"
+        floor_script.write_text(FLOOR)
+        for factor in (1, 2):
+            cell = Path(folder) / f"{factor}x_OC.nif"
+            cell.write_bytes(precombined_decode.build_cell(objects, vertices, triangles, instances * factor))
+            times = {"import": [], "floor": []}
+            for _ in range(runs):
+                blend = Path(folder) / "out.blend"
+                times["import"].append(measured([python, ROOT / "cli.py", "import", cell, "--blend", blend]))
+                times["floor"].append(measured([python, floor_script, cell, blend, ROOT]))
+            ours = [statistics.median(v[i] for v in times["import"]) for i in (0, 1)]
+            base = [statistics.median(v[i] for v in times["floor"]) for i in (0, 1)]
+            print(f"{factor}x: {objects} records x {vertices} vertices x {triangles} triangles x {instances * factor} copies")
+            print(f"  cli.py import: {ours[0]:6.2f} s, peak {ours[1]:6.0f} MB")
+            print(f"  floor:         {base[0]:6.2f} s, peak {base[1]:6.0f} MB")
+            print(f"  ratio time {ours[0] / base[0]:.2f}x, peak memory {ours[1] / base[1]:.2f}x")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3])
-    else:
-        main()
+    main()
