@@ -24,16 +24,24 @@ class Game:
         if not os.path.isdir(folder):
             return f"{folder}: no such folder"
         try:
-            names = [name.lower() for name in os.listdir(folder)]
+            names = os.listdir(folder)
         except OSError as error:
             return f"{folder}: cannot be listed ({error.strerror or error})"
-        plugins = {plugin.lower() for plugin in self.plugins}
-        if plugins.intersection(names):
-            return None
-        if any(fnmatch.fnmatchcase(name, pattern.lower()) for name in names for pattern in self.archives):
+        if self.holds_game_files(names):
             return None
         wanted = " or ".join(self.plugins)
-        return f"{folder}: not a {self.label} Data folder (it holds neither {wanted} nor any {self.archives[0]!r} archive)"
+        problem = f"{folder}: not a {self.label} Data folder (it holds neither {wanted} nor any {self.archives[0]!r} archive)"
+        # The commonest slip: the game's own folder, which holds the Data folder.
+        data = next((name for name in names if name.lower() == "data"), None)
+        if data and self.data_folder_problem(os.path.join(folder, data)) is None:
+            problem += f"; did you mean {os.path.join(folder, data)}?"
+        return problem
+
+    def holds_game_files(self, names):
+        names = [name.lower() for name in names]
+        if {plugin.lower() for plugin in self.plugins}.intersection(names):
+            return True
+        return any(fnmatch.fnmatchcase(name, pattern.lower()) for name in names for pattern in self.archives)
 
 
 GAMES = {

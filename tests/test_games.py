@@ -58,4 +58,12 @@ def test_the_game_folder_above_data_is_refused(tmp_path):
     (tmp_path / "Data" / "Fallout4.esm").write_bytes(b"")
     (tmp_path / "Fallout4.exe").write_bytes(b"")
     assert data_folder_problem("FO4", str(tmp_path / "Data")) is None
-    assert "not a Fallout 4 Data folder" in data_folder_problem("FO4", str(tmp_path))
+    problem = data_folder_problem("FO4", str(tmp_path))
+    assert "not a Fallout 4 Data folder" in problem and problem.endswith(f"; did you mean {tmp_path / 'Data'}?")
+
+
+def test_a_data_folder_of_another_game_inside_is_not_offered(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "Skyrim.esm").write_bytes(b"")
+    assert data_folder_problem("FO4", str(tmp_path)).endswith("'Fallout4 - *.ba2' archive)")
+    assert data_folder_problem("SSE", str(tmp_path)).endswith(f"; did you mean {tmp_path / 'data'}?")
