@@ -213,7 +213,9 @@ def describe_collection(collection):
     import bpy
 
     if isinstance(collection, bpy.types.Collection):
-        objects = list(collection.all_objects)
+        from precombined_nif.io.collection_objects import objects_in
+
+        objects = objects_in(collection)
     else:
         objects = [collection, *collection.children_recursive]
     meshes = {o.data for o in objects if o.type == "MESH"}
@@ -285,7 +287,9 @@ def export_nif_file(bpy, args):
         chosen = bpy.data.objects.get(args.object)
         if chosen is None:
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
-        objects = list({o for c in chosen.users_collection for o in c.all_objects})
+        from precombined_nif.io.collection_objects import objects_in
+
+        objects = list({o for c in chosen.users_collection for o in objects_in(c)})
     return export_objects(objects, args.output, args)
 
 
@@ -323,6 +327,7 @@ def export_each(bpy, args):
     from concurrent.futures import ThreadPoolExecutor
 
     from precombined_nif.core.batch import failure_text, summary
+    from precombined_nif.io.collection_objects import objects_in
 
     folder = Path(args.output)
     folder.mkdir(parents=True, exist_ok=True)
@@ -335,7 +340,7 @@ def export_each(bpy, args):
         results = []
         for collection, target in targets:
             try:
-                results.append((True, export_objects(list(collection.all_objects), str(target), args)))
+                results.append((True, export_objects(objects_in(collection), str(target), args)))
             except Exception as error:  # this collection's failure only
                 results.append((False, failure_text(target, error)))
     else:

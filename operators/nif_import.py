@@ -10,6 +10,7 @@ from ..core.archives.data import read_path, split_archive_path
 from ..core.errors import FormatError
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
+from ..io.collection_objects import objects_in
 from ..io.nif.importer import SceneBuilder
 from ..io.nif.source import keep_source
 
@@ -83,7 +84,7 @@ def report_import(operator, collections, messages, kind):
         operator.report({"WARNING"} if collections else {"ERROR"}, message)
     if collections:
         cells = sum(
-            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in c.all_objects)
+            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in objects_in(c))
         )
         detail = f" ({cells} precombined cell(s))" if cells else ""
         operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s){detail}")

@@ -22,6 +22,7 @@ from ...core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export
+from ..collection_objects import objects_in
 from . import material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import source_of, template_collection
@@ -490,5 +491,5 @@ def exported_objects(context, selected_only):
     if selected_only:
         return list(context.selected_objects)
     collection = context.view_layer.active_layer_collection.collection
-    return list(collection.all_objects) if collection != context.scene.collection else list(context.scene.objects)
+    return objects_in(collection) if collection != context.scene.collection else list(context.scene.objects)
 

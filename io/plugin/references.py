@@ -9,13 +9,14 @@ import numpy as np
 from ...core.errors import FormatError
 from ...core.plugin import CellReferences, Plugin, cell_form_id, match_instances
 from ...core.plugin.references import find_cell_plugin
+from ..collection_objects import objects_in
 
 
 def name_instances(collection, plugin_paths=(), find_plugin=True):
     """Name the copies of the cell imported into ``collection``. ``plugin_paths``: the cell's
     plugin, then any of its masters; without them the plugin is looked for in the cell's Data
     folder when ``find_plugin``. Returns warnings (a bad plugin is one, never an exception)."""
-    objects = [obj for obj in collection.all_objects if "precombined_instance_raw" in obj]
+    objects = [obj for obj in objects_in(collection) if "precombined_instance_raw" in obj]
     cell_path = collection.get("nif_path", "")
     if not objects:
         return []

@@ -22,6 +22,7 @@ from ...core.precombined.names import bscrc32, geometry_hash
 from ...core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
 from ..havok import collision_export
+from ..collection_objects import objects_in
 from ..mesh_read import mesh_arrays
 from ..nif.exporter import NifExporter
 
@@ -504,7 +505,7 @@ def write_cell_collision(template, objects):
 def cell_collection_objects(template):
     """Every object of the collections the cell file was imported into."""
     path = str(template.path or "")
-    return [o for c in bpy.data.collections if c.get("nif_path") == path for o in c.all_objects]
+    return [o for c in bpy.data.collections if c.get("nif_path") == path for o in objects_in(c)]
 
 
 def export_cell(path, objects, *, layout=None, scale=1.0, plugin=None):
