@@ -179,3 +179,16 @@ def test_mismatching_geometry_file_gives_placeholders_and_one_warning(clean_scen
     assert "9 instances of 3 records have no geometry" in messages[0] and "outside" in messages[0]
     placed = [o for o in collections[0].objects if "precombined_object" in o]
     assert len(placed) == 9 and all(o.type == "EMPTY" for o in placed)
+
+
+def test_records_sharing_hash_and_offset_get_unique_names(clean_scene, tmp_path):
+    """Inline records all name hash DDF19A67 at offset 0: their meshes and copies get names of
+    their own (no Blender ".001" suffixes, whose search makes large imports quadratic)."""
+    import bpy
+
+    path = write_cell(tmp_path / "same_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "inline"))
+    assert bpy.ops.import_scene.precombined_cell(filepath=str(path)) == {"FINISHED"}
+    placed = instances_of(bpy.data.collections["same_OC"])
+    names = [o.name for o in placed] + list({o.data.name for o in placed})
+    assert len(names) == len(set(names)) and not any(name[-4:-3] == "." and name[-3:].isdigit() for name in names)
+    assert all(o.name.startswith(f"DDF19A67:00000000 (1.{o['precombined_object']}) #") for o in placed)
