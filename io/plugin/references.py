@@ -1,8 +1,8 @@
 """Each placed copy of an imported precombined cell gets the reference that placed it
 (core.plugin.references matches them): the REFR's FormID, its base's FormID, EditorID and
 model path as properties, and the EditorID as its name (copies whose base is in a master not
-given keep their record's name). Copies placed by geometry nodes are points, not objects:
-they are not named."""
+given keep their record's name). Copies placed by geometry nodes are points: their REFR
+FormIDs go to the points' ``reference_form_id`` attribute (0 when unmatched)."""
 
 import numpy as np
 
@@ -16,14 +16,16 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     """Name the copies of the cell imported into ``collection``. ``plugin_paths``: the cell's
     plugin, then any of its masters; without them the plugin is looked for in the cell's Data
     folder when ``find_plugin``. Returns warnings (a bad plugin is one, never an exception)."""
-    objects = [obj for obj in objects_in(collection) if "precombined_instance_raw" in obj]
+    in_collection = objects_in(collection)
+    objects = [obj for obj in in_collection if "precombined_instance_raw" in obj]
+    points = [obj for obj in in_collection if obj.data is not None and "precombined_instances_raw" in obj.data]
     cell_path = collection.get("nif_path", "")
-    if not objects:
+    if not objects and not points:
         return []
     plugin_paths = list(plugin_paths)
     if not plugin_paths and find_plugin:
         # The records' geometry hashes sit on their meshes (on the objects of placeholders).
-        holders = [holder for obj in objects for holder in (obj, obj.data) if holder is not None]
+        holders = [holder for obj in in_collection for holder in (obj, obj.data) if holder is not None]
         hashes = {int(holder["precombined_hash"], 16) for holder in holders if "precombined_hash" in holder}
         found = find_cell_plugin(cell_path, hashes)
         plugin_paths = [found] if found is not None else []
@@ -42,9 +44,18 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         for plugin in plugins:
             plugin.close()
     # The 18 stored floats: grayscale, rotation rows, translation, scale, bound centre, radius.
-    raw = np.array([list(obj["precombined_instance_raw"]) for obj in objects], np.float64)
+    rows = [np.reshape(obj["precombined_instance_raw"], (1, 18)) for obj in objects]
+    rows += [np.reshape(obj.data["precombined_instances_raw"], (-1, 18)) for obj in points]
+    raw = np.concatenate(rows).astype(np.float64)
     matrices = raw[:, 1:10].reshape(-1, 3, 3) * raw[:, 13, None, None]
     matches = match_instances(cell.references, raw[:, 10:13], matrices)
+    at = len(objects)
+    for obj in points:
+        count = len(obj.data.vertices)
+        ids = np.array([r.form_id if r is not None else 0 for r in matches[at:at + count]], np.uint32)
+        attribute = obj.data.attributes.get("reference_form_id") or obj.data.attributes.new("reference_form_id", "INT", "POINT")
+        attribute.data.foreach_set("value", ids.view(np.int32))  # FormID bits in Blender's signed integers
+        at += count
     for obj, reference in zip(objects, matches):
         if reference is None:
             continue
@@ -61,5 +72,5 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         return []
     given = {plugin.name.lower() for plugin in plugins}
     masters = ", ".join(m for m in plugins[0].masters if m.lower() not in given) or "none"
-    return [f"{missing} of {len(objects)} instances match no reference of {plugins[0].name}: placed by its masters "
+    return [f"{missing} of {len(matches)} instances match no reference of {plugins[0].name}: placed by its masters "
             f"not given ({masters}), left unnamed"]

@@ -89,3 +89,25 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
         assert obj["base_editor_id"] == f"Base{b}x{r}x{i}" and obj.name.startswith(obj["base_editor_id"])
         assert obj["reference_plugin"] == "Test.esp" and obj["base_model"] == f"Test\\Model{number // 2}.nif"
     assert not [m for m in messages if "match no reference" in m]
+
+
+def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(clean_scene, corpus, addon):
+    import bpy
+
+    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
+    csg = str(corpus / "ck-precombined/AlootHomePlate - Geometry.csg")  # geometry nodes need the records' meshes
+    (by_objects,), _ = precombined_import.import_cells(bpy.context, [str(CELLS[1])], plugins=[str(corpus / PLUGIN)],
+                                                       geometry_path=csg)
+    expected = {(o["precombined_block"], o["precombined_object"], o["precombined_instance"]): o.get("reference_form_id")
+                for o in by_objects.all_objects if "precombined_instance" in o}
+    (by_points,), messages = precombined_import.import_cells(bpy.context, [str(CELLS[1])], plugins=[str(corpus / PLUGIN)],
+                                                             instancing="GEOMETRY_NODES", geometry_path=csg)
+    found = {}
+    for obj in by_points.all_objects:
+        if obj.data is not None and "precombined_instances_raw" in obj.data:
+            values = np.zeros(len(obj.data.vertices), np.int32)
+            obj.data.attributes["reference_form_id"].data.foreach_get("value", values)
+            for number, value in enumerate(values.view(np.uint32)):
+                found[(obj["precombined_block"], obj["precombined_object"], number)] = f"{value:08X}" if value else None
+    assert found == expected and sum(v is not None for v in found.values()) == 10
+    assert any("3 of 13 instances match no reference" in m for m in messages)
