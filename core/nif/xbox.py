@@ -2,14 +2,16 @@
 
 Geometry comes back inline from the BSPackedAdditionalGeometryData blocks, skinned triangles
 from the skin partitions' strips, partition weights and bone indices from the packed streams;
-the packed blocks are dropped and every reference renumbered. Every other block is typed, so
-writing it little-endian converts it field by field."""
+the packed blocks are dropped and every reference renumbered; packed Havok triangle meshes
+(hkPackedNiTriStripsData) get back the float vertices PC files hold for their half floats. Every
+other block is typed, so writing it little-endian converts it field by field."""
 
 import numpy as np
 
 from ..errors import FormatError
 from .block import RawBlock
 from .blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData, NiTriShapeData, NiTriStripsData
+from .blocks.legacy_havok import hkPackedNiTriStripsData
 from .blocks.packed_geometry import BSPackedAdditionalGeometryData, decode_streams
 from .blocks.skin import NiSkinInstance, NiSkinPartition
 from .refs import remove_blocks
@@ -38,6 +40,8 @@ def to_pc(nif):
         data.additional_data = -1
         unpacked += 1
     remove_blocks(nif, packed)
+    for _, collision_data in nif.blocks_of(hkPackedNiTriStripsData):
+        collision_data.decompress()
     nif.header.little_endian = 1
     return unpacked
 

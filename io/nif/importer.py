@@ -8,7 +8,7 @@ from mathutils import Matrix
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
-from ..havok import collision_import
+from ..havok import collision_import, legacy_collision_import
 from . import material_import, skin_import
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
@@ -66,7 +66,8 @@ class SceneBuilder:
             for index, obj in list(self.objects.items()):
                 block = self.nif.blocks[index]
                 if getattr(block, "collision_object", -1) >= 0:
-                    collision_import.build_collision(self, index, block, obj)
+                    legacy = self.nif.header.game == "FO3"  # bhkCollisionObject bodies, not packfiles
+                    (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
         return self.objects
 
     keeps_source = True  # the importer keeps the file's bytes as the exporter's template

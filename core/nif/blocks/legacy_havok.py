@@ -1,10 +1,16 @@
 """Fallout 3 / New Vegas Havok collision (bs <= 34): bhkCollisionObject, bhkRigidBody(T) with its
-550/660 construction info, and bhkConvexVerticesShape. Unused padding is kept as its bytes."""
+550/660 construction info, and the shapes a body holds (nif.xml's layouts for 20.2.0.7): convex
+primitives (sphere, box, capsule, convex vertices), shape lists, transforms, triangle meshes
+(bhkNiTriStripsShape, bhkPackedNiTriStripsShape + hkPackedNiTriStripsData) and the MOPP tree
+around a packed mesh. Unused padding is kept as its bytes. Lengths and positions are in Havok
+units (FORMAT-NOTES section 8: one is 6.999125 game units in these games)."""
 
 import numpy as np
 
 from ...errors import FormatError
 from ..block import Block, block_class
+
+GAME_UNITS = 6.999125  # game units per Havok unit in FO3/FNV (FORMAT-NOTES section 8)
 
 # hkWorldObjectCinfo::Property: data, size, capacity and flags.
 EMPTY_PROPERTY = (0, 0, 0x80000000)
@@ -146,3 +152,241 @@ class bhkConvexVerticesShape(Block):
         vec4 = np.dtype((s.dtype("f4"), (4,)))
         self.vertices = s.counted_array(self.vertices, vec4, what="vertices")
         self.normals = s.counted_array(self.normals, vec4, what="normals")
+
+
+def filter_dtype(s):
+    """HavokFilter as a numpy record (lists of filters)."""
+    return np.dtype([("layer", "u1"), ("flags", "u1"), ("group", s.dtype("u2"))])
+
+
+def sync_transform(s, value):
+    """A Matrix44 as Havok stores an hkTransform: the rotation's three columns, then the
+    translation, each four floats. Kept as the 16 floats in file order; ``transform_matrix``
+    gives the 4x4 matrix."""
+    return s.floats(value, 16)
+
+
+def transform_matrix(values):
+    """The 4x4 matrix (column vectors, translation in the last column) of stored Matrix44 floats."""
+    matrix = np.array(values, np.float64).reshape(4, 4).T
+    matrix[3] = (0.0, 0.0, 0.0, 1.0)
+    return matrix
+
+
+def transform_values(matrix, stored=(0.0,) * 16):
+    """Matrix44 floats of a 4x4 matrix; the w entries of the columns keep the stored ones."""
+    columns = np.array(matrix, np.float64).T.copy()
+    columns[:, 3] = np.array(stored, np.float64).reshape(4, 4)[:, 3]
+    return tuple(float(v) for v in columns.reshape(-1))
+
+
+IDENTITY_TRANSFORM = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+
+@block_class("bhkSphereShape")
+class bhkSphereShape(Block):
+    """A sphere about the origin of its space; ``radius`` is its size."""
+
+    material = 0
+    radius = 0.5
+
+    def sync(self, s):
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+
+
+@block_class("bhkBoxShape")
+class bhkBoxShape(Block):
+    """A box about the origin: ``dimensions`` are its half extents; ``radius`` a shell around it."""
+
+    material = 0
+    radius = 0.05
+    unused_1 = b"\0" * 8
+    dimensions = (0.5, 0.5, 0.5)
+    unused_float = 0.0
+
+    def sync(self, s):
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+        self.unused_1 = s.raw(self.unused_1, 8)
+        self.dimensions = s.vec3(self.dimensions)
+        self.unused_float = s.f32(self.unused_float)
+
+
+@block_class("bhkCapsuleShape")
+class bhkCapsuleShape(Block):
+    """The segment ``first``-``second`` grown by ``radius`` (the per-end radii repeat it)."""
+
+    material = 0
+    radius = 0.5
+    unused_1 = b"\0" * 8
+    first = (0.0, 0.0, 0.0)
+    first_radius = 0.5
+    second = (0.0, 0.0, 1.0)
+    second_radius = 0.5
+
+    def sync(self, s):
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+        self.unused_1 = s.raw(self.unused_1, 8)
+        self.first = s.vec3(self.first)
+        self.first_radius = s.f32(self.first_radius)
+        self.second = s.vec3(self.second)
+        self.second_radius = s.f32(self.second_radius)
+
+
+@block_class("bhkTransformShape", "bhkConvexTransformShape")
+class bhkTransformShape(Block):
+    """``shape`` placed by ``transform`` (see sync_transform)."""
+
+    shape = -1
+    material = 0
+    radius = 0.0
+    unused_1 = b"\0" * 8
+    transform = IDENTITY_TRANSFORM
+
+    def sync(self, s):
+        self.shape = s.ref(self.shape)
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+        self.unused_1 = s.raw(self.unused_1, 8)
+        self.transform = sync_transform(s, self.transform)
+
+    @property
+    def matrix(self):
+        return transform_matrix(self.transform)
+
+
+@block_class("bhkListShape")
+class bhkListShape(Block):
+    sub_shapes = ()
+    material = 0
+    child_shape_property = EMPTY_PROPERTY
+    child_filter_property = EMPTY_PROPERTY
+    filters = ()  # HavokFilter per sub shape, zeroed in the game's files
+
+    def sync(self, s):
+        self.sub_shapes = s.ref_list(self.sub_shapes)
+        self.material = s.u32(self.material)
+        self.child_shape_property = sync_property(s, self.child_shape_property)
+        self.child_filter_property = sync_property(s, self.child_filter_property)
+        self.filters = s.counted_array(self.filters, filter_dtype(s), what="filters")
+
+
+@block_class("bhkConvexListShape")
+class bhkConvexListShape(Block):
+    sub_shapes = ()
+    material = 0
+    radius = 0.0
+    unknown_int = 0
+    unknown_float = 0.0
+    child_shape_property = EMPTY_PROPERTY
+    use_cached_aabb = 0
+    closest_point_min_distance = 0.0
+
+    def sync(self, s):
+        self.sub_shapes = s.ref_list(self.sub_shapes)
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+        self.unknown_int = s.u32(self.unknown_int)
+        self.unknown_float = s.f32(self.unknown_float)
+        self.child_shape_property = sync_property(s, self.child_shape_property)
+        self.use_cached_aabb = s.bool8(self.use_cached_aabb)
+        self.closest_point_min_distance = s.f32(self.closest_point_min_distance)
+
+
+@block_class("bhkNiTriStripsShape")
+class bhkNiTriStripsShape(Block):
+    """Triangles of NiTriStripsData blocks (``strips_data``), scaled by ``scale``."""
+
+    material = 0
+    radius = 0.1
+    unused_1 = b"\0" * 20
+    grow_by = 1
+    scale = (1.0, 1.0, 1.0, 0.0)
+    strips_data = ()
+    filters = ()
+
+    def sync(self, s):
+        self.material = s.u32(self.material)
+        self.radius = s.f32(self.radius)
+        self.unused_1 = s.raw(self.unused_1, 20)
+        self.grow_by = s.u32(self.grow_by)
+        self.scale = s.vec4(self.scale)
+        self.strips_data = s.ref_list(self.strips_data)
+        self.filters = s.counted_array(self.filters, filter_dtype(s), what="filters")
+
+
+@block_class("bhkPackedNiTriStripsShape")
+class bhkPackedNiTriStripsShape(Block):
+    user_data = 0
+    unused_1 = b"\0" * 4
+    radius = 0.1
+    unused_2 = b"\0" * 4
+    scale = (1.0, 1.0, 1.0, 0.0)
+    radius_copy = 0.1
+    scale_copy = (1.0, 1.0, 1.0, 0.0)
+    data = -1
+
+    def sync(self, s):
+        self.user_data = s.u32(self.user_data)
+        self.unused_1 = s.raw(self.unused_1, 4)
+        self.radius = s.f32(self.radius)
+        self.unused_2 = s.raw(self.unused_2, 4)
+        self.scale = s.vec4(self.scale)
+        self.radius_copy = s.f32(self.radius_copy)
+        self.scale_copy = s.vec4(self.scale_copy)
+        self.data = s.ref(self.data)
+
+
+def sub_shape_dtype(s):
+    """hkSubPartData: the filter, how many of the vertices (in order) it holds, its material."""
+    return np.dtype([("layer", "u1"), ("flags", "u1"), ("group", s.dtype("u2")),
+                     ("num_vertices", s.dtype("u4")), ("material", s.dtype("u4"))])
+
+
+@block_class("hkPackedNiTriStripsData")
+class hkPackedNiTriStripsData(Block):
+    """``triangles``: (n, 4) u16, three vertex indices and the welding info. ``vertices``: (n, 3)
+    float32, or half floats when ``compressed`` (Xbox 360 files, FORMAT-NOTES section 7)."""
+
+    triangles = np.zeros((0, 4), np.uint16)
+    compressed = 0
+    vertices = np.zeros((0, 3), np.float32)
+    sub_shapes = ()
+
+    def sync(self, s):
+        self.triangles = s.counted_array(self.triangles, np.dtype((s.dtype("u2"), (4,))), what="triangles")
+        n = s.count(len(self.vertices), item_size=6, what="vertices")
+        self.compressed = s.bool8(self.compressed)
+        code = "f2" if self.compressed else "f4"
+        self.vertices = s.array(self.vertices, np.dtype((s.dtype(code), (3,))), n)
+        self.sub_shapes = s.counted_array(self.sub_shapes, sub_shape_dtype(s), kind="u16", what="sub shapes")
+
+    def decompress(self):
+        """Store the vertices as float32 (what PC files hold)."""
+        self.vertices = np.asarray(self.vertices, np.float32)
+        self.compressed = 0
+
+
+@block_class("bhkMoppBvTreeShape")
+class bhkMoppBvTreeShape(Block):
+    """A shape collection with its MOPP code: a Havok-proprietary bounding volume tree over the
+    collection's triangles, kept as its bytes (``offset``: the tree's origin and quantisation)."""
+
+    shape = -1
+    unused_1 = b"\0" * 12
+    scale = 1.0
+    offset = (0.0, 0.0, 0.0, 0.0)
+    build_type = 1  # bs > 34 only
+    code = b""
+
+    def sync(self, s):
+        self.shape = s.ref(self.shape)
+        self.unused_1 = s.raw(self.unused_1, 12)
+        self.scale = s.f32(self.scale)
+        size = s.count(len(self.code), what="MOPP code")
+        self.offset = s.vec4(self.offset)
+        if s.context.bs_version > 34:
+            self.build_type = s.u8(self.build_type)
+        self.code = s.raw(self.code, size)

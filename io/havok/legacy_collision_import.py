@@ -1,0 +1,208 @@
+"""Fallout 3 / New Vegas Havok collision (bhkCollisionObject, bhkRigidBody(T) and its shape
+blocks) as Blender objects under the object of the node owning it, with the same properties and
+panel as Fallout 4 collision (see collision_import).
+
+A body's shapes are in its owner node's space, in Havok units (times GAME_UNITS); a
+bhkRigidBodyT also moves them by its translation and rotation, a bhkRigidBody does not.
+Transform shapes are folded into their child's placement (the exporter writes one back when a
+shape is not at its body's origin); lists become empties holding one object per sub shape; the
+MOPP tree around a packed triangle mesh is not shown (the mesh is). Shapes: ``box`` and
+``capsule`` meshes that measure back to their dimensions, ``sphere`` empties, ``convex`` hulls
+(core, without the convex radius), ``packed_mesh`` (bhkPackedNiTriStripsShape, per-triangle
+materials from its sub shapes in the ``havok_material`` face attribute) and ``strips_mesh``
+(bhkNiTriStripsShape: its NiTriStripsData hold game units, as pynifly's files show), ``list`` and
+``convex_list``. The body's motion system is shown as static (fixed), keyframed or dynamic (the
+others)."""
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Quaternion
+
+from ...core.errors import FormatError
+from ...core.havok.shapes.hull import convex_hull
+from ...core.nif.blocks.geometry import NiTriStripsData
+from ...core.nif.blocks.legacy_havok import (
+    GAME_UNITS,
+    bhkBoxShape,
+    bhkCapsuleShape,
+    bhkCollisionObject,
+    bhkConvexListShape,
+    bhkConvexVerticesShape,
+    bhkListShape,
+    bhkMoppBvTreeShape,
+    bhkNiTriStripsShape,
+    bhkPackedNiTriStripsShape,
+    bhkRigidBody,
+    bhkSphereShape,
+    bhkTransformShape,
+    hkPackedNiTriStripsData,
+)
+from ..mesh_build import build_mesh, drop_degenerate
+from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, _new_object, capsule_mesh, fingerprint, material_text, set_ranges
+
+FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
+
+
+def motion_name(motion_system):
+    return {FIXED: "static", KEYFRAMED: "keyframed"}.get(motion_system, "dynamic")
+
+
+def block_at(blocks, index, kind):
+    block = blocks[index] if 0 <= index < len(blocks) else None
+    return block if isinstance(block, kind) else None
+
+
+def body_matrix(body):
+    """Where a body puts its shapes in its owner's space (game units)."""
+    if body.type_name != "bhkRigidBodyT":
+        return Matrix.Identity(4)
+    x, y, z, w = body.rotation
+    rotation = Quaternion((w, x, y, z))
+    if rotation.magnitude == 0:
+        raise FormatError("its rotation is a zero quaternion")
+    rotation.normalize()
+    return Matrix.Translation([v * GAME_UNITS for v in body.translation[:3]]) @ rotation.to_matrix().to_4x4()
+
+
+def build_collision(builder, owner_index, owner_block, owner):
+    """``owner`` is the owner's object, or (armature, bone name) when the owner is a bone."""
+    blocks = builder.nif.blocks
+    label = owner_block.name or f"{owner_block.type_name}:{owner_index}"
+    index = owner_block.collision_object
+    collision = block_at(blocks, index, bhkCollisionObject)
+    body = block_at(blocks, collision.body, bhkRigidBody) if collision is not None else None
+    if body is None or body.later_info:
+        builder.warn(f"{label}: collision block {index} is not a bhkCollisionObject with a rigid body; its collision is left out")
+        return
+    start = len(builder.created)
+    try:
+        obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision")
+        offset = body_matrix(body) @ offset
+    except FormatError as error:
+        _remove(builder, start)
+        builder.warn(f"{label}: collision not shown ({error.message})")
+        return
+    obj["havok_motion"] = motion_name(body.motion_system)
+    obj["havok_mass"] = float(body.mass)
+    obj["havok_friction"] = float(body.friction)
+    obj["havok_restitution"] = float(body.restitution)
+    obj["havok_layer"] = body.havok_filter[0]
+    set_ranges(obj)
+    obj[BLOCK] = index
+    if isinstance(owner, tuple):  # (armature, bone name)
+        builder.skins.place_under_bone(obj, owner, offset)
+    else:
+        obj.parent = owner
+        obj.matrix_basis = offset
+    obj[SOURCE] = fingerprint(obj)
+
+
+def _remove(builder, start):
+    for datablock in reversed(builder.created[start:]):
+        if isinstance(datablock, bpy.types.Object):
+            bpy.data.objects.remove(datablock)
+        elif isinstance(datablock, bpy.types.Mesh):
+            bpy.data.meshes.remove(datablock)
+    del builder.created[start:]
+
+
+def shape_object(builder, blocks, index, name, within=()):
+    """(object, its placement in the shape's space) of the shape block at ``index``."""
+    if index in within:
+        raise FormatError(f"shape block {index} contains itself")
+    block = blocks[index] if 0 <= index < len(blocks) else None
+    within = (*within, index)
+    if isinstance(block, bhkMoppBvTreeShape):
+        if not isinstance(block_at(blocks, block.shape, bhkPackedNiTriStripsShape), bhkPackedNiTriStripsShape):
+            raise FormatError(f"the MOPP tree of block {index} holds no bhkPackedNiTriStripsShape")
+        return shape_object(builder, blocks, block.shape, name, within)
+    if isinstance(block, bhkTransformShape):
+        obj, offset = shape_object(builder, blocks, block.shape, name, within)
+        matrix = block.matrix
+        matrix[:3, 3] *= GAME_UNITS
+        return obj, Matrix(matrix.tolist()) @ offset
+    if isinstance(block, (bhkListShape, bhkConvexListShape)):
+        obj = _new_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
+        obj.empty_display_type = "PLAIN_AXES"
+        for number, child in enumerate(np.asarray(block.sub_shapes).tolist()):
+            child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}", within)
+            child_obj.parent = obj
+            child_obj.matrix_basis = offset
+    elif isinstance(block, bhkSphereShape):
+        obj = _new_object(builder, name, None, "sphere")
+        obj.empty_display_type = "SPHERE"
+        obj.empty_display_size = block.radius * GAME_UNITS
+    elif isinstance(block, bhkBoxShape):
+        half = np.array(block.dimensions, np.float64) * GAME_UNITS
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
+        obj = _new_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
+        obj[RADIUS] = block.radius * GAME_UNITS
+    elif isinstance(block, bhkCapsuleShape):
+        first, second = (np.array(p, np.float64) * GAME_UNITS for p in (block.first, block.second))
+        obj = _new_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * GAME_UNITS)), "capsule")
+    elif isinstance(block, bhkConvexVerticesShape):
+        vertices = np.asarray(block.vertices, np.float64)[:, :3] * GAME_UNITS
+        obj = _new_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
+        obj[RADIUS] = block.radius * GAME_UNITS
+    elif isinstance(block, bhkPackedNiTriStripsShape):
+        obj = _packed_object(builder, blocks, block, name)
+    elif isinstance(block, bhkNiTriStripsShape):
+        obj = _strips_object(builder, blocks, block, name)
+    else:
+        raise FormatError(f"block {index} ({getattr(block, 'type_name', 'none')}) is not a shape that can be shown")
+    if not isinstance(block, bhkPackedNiTriStripsShape):
+        obj[MATERIAL] = material_text(block.material)
+    set_ranges(obj)
+    return obj, Matrix.Identity(4)
+
+
+def box_mesh(corners):
+    """The 8 corners (x, y, z each -/+ in binary order) and 12 outward triangles of a box."""
+    quads = np.array([[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]])
+    return corners, np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+
+
+def hull_mesh(vertices):
+    """The convex hull of points as vertices and fan-triangulated faces."""
+    points, faces, _ = convex_hull(vertices)
+    triangles = [(face[0], face[i], face[i + 1]) for face in faces for i in range(1, len(face) - 1)]
+    return points, np.array(triangles, np.int64).reshape(-1, 3)
+
+
+def _packed_object(builder, blocks, block, name):
+    data = block_at(blocks, block.data, hkPackedNiTriStripsData)
+    if data is None:
+        raise FormatError(f"its bhkPackedNiTriStripsShape has no hkPackedNiTriStripsData (block {block.data})")
+    vertices = np.asarray(data.vertices, np.float64) * np.array(block.scale[:3]) * GAME_UNITS
+    triangles = drop_degenerate(np.asarray(data.triangles, np.int64)[:, :3])
+    sub_shapes = data.sub_shapes
+    ends = np.cumsum(np.asarray(sub_shapes["num_vertices"], np.int64)) if len(sub_shapes) else np.zeros(0, np.int64)
+    if len(sub_shapes) and ends[-1] != len(vertices):
+        raise FormatError(f"its sub shapes hold {int(ends[-1])} vertices of {len(vertices)}")
+    mesh = build_mesh(name, vertices, triangles)
+    obj = _new_object(builder, name, mesh, "packed_mesh")
+    if len(sub_shapes):
+        materials = np.asarray(sub_shapes["material"], np.uint32)
+        per_face = materials[np.searchsorted(ends, triangles[:, 0], side="right")]
+        attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+        attribute.data.foreach_set("value", per_face.view(np.int32))
+        obj[MATERIAL] = material_text(materials[0])
+    else:
+        obj[MATERIAL] = material_text(0)
+    return obj
+
+
+def _strips_object(builder, blocks, block, name):
+    vertices, triangles = [], []
+    count = 0
+    for index in np.asarray(block.strips_data).tolist():
+        data = block_at(blocks, index, NiTriStripsData)
+        if data is None or data.vertices is None:
+            raise FormatError(f"its strips data block {index} is not NiTriStripsData with vertices")
+        vertices.append(np.asarray(data.vertices, np.float64))
+        triangles.append(np.asarray(data.triangles, np.int64).reshape(-1, 3) + count)
+        count += len(data.vertices)
+    if not vertices:
+        raise FormatError("its bhkNiTriStripsShape holds no strips data")
+    scaled = np.concatenate(vertices) * np.array(block.scale[:3])
+    return _new_object(builder, name, build_mesh(name, scaled, np.concatenate(triangles)), "strips_mesh")
