@@ -5,6 +5,7 @@ import os
 import struct
 import zlib
 
+import lz4.frame
 import numpy as np
 import pytest
 from archive_writer import BLOCK_BYTES, PIXEL_BITS, mip_size, write_ba2_dx10, write_ba2_gnrl, write_bsa
@@ -200,28 +201,48 @@ def test_not_an_archive(tmp_path):
         open_archive(tmp_path / "missing.ba2")
 
 
-def test_two_gigabyte_sparse_archive_is_listed_without_reading_it(tmp_path, monkeypatch):
-    path = tmp_path / "huge.ba2"
-    body = b"far away" * 100
-    far = 2 << 30
-    name = b"meshes/far/away.nif"
+def sparse_ba2(path, name, body, far):
     with open(path, "wb") as handle:
         handle.write(struct.pack("<4sI4sIQ", b"BTDX", 1, b"GNRL", 1, far + len(body)))
         handle.write(struct.pack("<I4sIIQIII", 0, b"nif\0", 0, 0x00100100, far, 0, len(body), 0xBAADF00D))
         handle.seek(far)
-        handle.write(body + struct.pack("<H", len(name)) + name)
+        handle.write(body + struct.pack("<H", len(name)) + name.encode())
+
+
+def sparse_bsa(path, name, body, far):
+    """A Skyrim SE BSA of one LZ4-packed file whose data starts ``far`` into the file."""
+    folder, _, file = name.replace("/", "\\").rpartition("\\")
+    packed = struct.pack("<I", len(body)) + lz4.frame.compress(body)
+    tables = (struct.pack("<QIIQ", 0, 1, 0, 0) + bytes([len(folder) + 1]) + folder.encode() + b"\0"
+              + struct.pack("<QII", 0, len(packed), far) + file.encode() + b"\0")
+    with open(path, "wb") as handle:
+        handle.write(struct.pack("<4sIIIIIIIHH", b"BSA\0", 105, 36, 0x1 | 0x2 | 0x4, 1, 1, len(folder) + 1,
+                                 len(file) + 1, 0, 0) + tables)
+        handle.seek(far)
+        handle.write(packed)
+
+
+@pytest.mark.parametrize("build", [sparse_ba2, sparse_bsa])
+def test_two_gigabyte_sparse_archive_is_listed_without_reading_it(tmp_path, monkeypatch, build):
+    path = tmp_path / "huge.archive"
+    body = np.random.default_rng(2).bytes(64 << 10)
+    far = 2 << 30
+    build(path, "meshes/far/away.nif", body, far)
+    assert path.stat().st_blocks * 512 < 1 << 20  # sparse: the 2 GB are not on the disk
     read = []
     original = Archive.read_at
 
     def counting(self, offset, size, what):
-        read.append(size)
+        read.append((offset, size))
         return original(self, offset, size, what)
 
     monkeypatch.setattr(Archive, "read_at", counting)
     archive = open_archive(path)
     assert archive.file_size > far
     assert archive.names() == ["meshes/far/away.nif"]
-    assert sum(read) < 4096
+    # Listing reads the header and the tables only, none of the file's data.
+    assert sum(size for _, size in read) < 200 and all(offset + size <= 200 or offset > far + len(body) - 1
+                                                       for offset, size in read)
     assert archive.read("MESHES\\FAR\\AWAY.NIF") == body
 
 
