@@ -190,6 +190,10 @@ def test_hostile_counts_fail_before_allocating(tmp_path):
         path.write_bytes(bytes(damaged))
         with pytest.raises(FormatError, match="do not fit"):
             open_archive(path)
+        # The last guard of every read: one past the end is refused before Python allocates its size.
+        path.write_bytes(data)
+        with open_archive(path) as archive, pytest.raises(FormatError, match="runs past the end"):
+            archive.read_at(len(data) - 8, 1 << 40, "a hostile size")
 
 
 def test_not_an_archive(tmp_path):
