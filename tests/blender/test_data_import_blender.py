@@ -49,13 +49,46 @@ def archived_data(corpus, folder):
     return folder
 
 
+def node_values(material):
+    """Every node of a material with its inputs' values and its links: what the shader shows."""
+    def value(socket):
+        default = getattr(socket, "default_value", None)
+        return tuple(default) if hasattr(default, "__len__") and not isinstance(default, str) else default
+
+    nodes = sorted((n.bl_idname, n.name, getattr(n, "operation", None), tuple(value(i) for i in n.inputs))
+                   for n in material.node_tree.nodes)
+    links = sorted((link.from_node.name, link.from_socket.identifier, link.to_node.name, link.to_socket.identifier)
+                   for link in material.node_tree.links)
+    return nodes, links
+
+
+SOURCES = {"nif_file", "bgsm_file", "nif_path"}  # where the data was read from: a loose path or ARCHIVE:inner
+
+
+def properties(holder):
+    """The custom properties of ``holder`` as plain values, those naming the source left out."""
+    def plain(value):
+        for convert in ("to_dict", "to_list"):
+            if hasattr(value, convert):
+                return getattr(value, convert)()
+        return value
+
+    return {key: plain(holder[key]) for key in holder.keys() if key not in SOURCES}
+
+
 def summary(collection):
-    """Everything an import shows: objects, vertices, materials and their images' pixels."""
+    """Everything an import shows: objects, geometry, UVs, properties, materials (their nodes
+    and values) and their images' pixels."""
     out = {}
     for obj in sorted(collection.all_objects, key=lambda o: o.name):
-        entry = {"type": obj.type, "matrix": [list(row) for row in obj.matrix_world]}
+        entry = {"type": obj.type, "matrix": [list(row) for row in obj.matrix_world],
+                 "properties": properties(obj)}
         if obj.type == "MESH":
-            entry["vertices"] = [tuple(v.co) for v in obj.data.vertices]
+            mesh = obj.data
+            entry["vertices"] = [tuple(v.co) for v in mesh.vertices]
+            entry["faces"] = [tuple(p.vertices) for p in mesh.polygons]
+            entry["uvs"] = {layer.name: [tuple(d.uv) for d in layer.data] for layer in mesh.uv_layers}
+            entry["mesh properties"] = properties(mesh)
             materials = []
             for material in obj.data.materials:
                 images = {}
@@ -64,7 +97,8 @@ def summary(collection):
                         image = node.image
                         images[node.name] = None if image is None else (image.name, tuple(round(p, 5) for p in image.pixels[:]))
                 materials.append((material.name, material.get("nif_material_path"), images, material.use_backface_culling,
-                                  material.surface_render_method))
+                                  material.surface_render_method, node_values(material),
+                                  properties(material)))
             entry["materials"] = materials
         out[obj.name] = entry
     return out
