@@ -277,7 +277,9 @@ def every_shape_file(source):
     convex = add("bhkConvexVerticesShape", pack_convex(5, 0.01, TETRA, TETRA_PLANES))
     shifted = np.eye(4)
     shifted[:3, 3] = (0.0, 1.0, 0.0)
-    body(23, add("bhkListShape", pack_list([sphere, capsule, add("bhkTransformShape", pack_transform(convex, 5, shifted))], 0)))
+    # a plain bhkRigidBody's translation and rotation are not applied: these must not move it
+    body(23, add("bhkListShape", pack_list([sphere, capsule, add("bhkTransformShape", pack_transform(convex, 5, shifted))], 0)),
+         translation=(1.0, 2.0, 3.0), rotation=(0.0, 0.6, 0.0, 0.8))
     packed = add("hkPackedNiTriStripsData", pack_packed_data(PACKED_TRIANGLES, PACKED_VERTICES, PACKED_SUB_SHAPES))
     body(28, add("bhkMoppBvTreeShape", pack_mopp(add("bhkPackedNiTriStripsShape", pack_packed_shape(packed)))))
     box2 = add("bhkBoxShape", pack_box(8, 0.05, (0.1, 0.1, 0.1)))
