@@ -5,6 +5,7 @@ import struct
 
 import numpy as np
 from support import corpus_files
+from test_plugin import independent_refrs
 
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
 CELLS = corpus_files("ck-precombined/**/*_OC.NIF")
@@ -22,11 +23,10 @@ def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
         copies = [o for c in collections for o in c.all_objects if "precombined_instance" in o]
         named = [o for o in copies if "reference_form_id" in o]
         assert len(copies) == 116 and len(named) == 84
+        refrs = independent_refrs((corpus / PLUGIN).read_bytes())
         for obj in named:
             refr = plugin.record(int(obj["reference_form_id"], 16))
-            x, y, z, *_ = struct.unpack("<6f", refr.field("DATA"))
-            # The copy sits where its REFR is (import scale 1), within 0.01 units.
-            assert np.abs(np.array(obj.matrix_world.translation) - (x, y, z)).max() <= 0.01
+            assert_placed_by(obj.matrix_world, refrs[int(obj["reference_form_id"], 16)])
             assert obj["base_form_id"] == f"{struct.unpack('<I', refr.field('NAME'))[0]:08X}"
             if "base_editor_id" in obj:
                 assert obj.name.startswith(obj["base_editor_id"])
@@ -34,6 +34,57 @@ def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
     assert len(unnamed) == sum(1 for c in collections
                                if any("precombined_instance" in o and "reference_form_id" not in o for o in c.all_objects))
     assert all("Fallout4.esm" in m for m in unnamed)
+
+
+def refr_rotation(angles):
+    """The game's rotation of a REFR's DATA angles (radians), composed here independently of
+    core.plugin: about x, then y, then z, each by its negated angle."""
+    x, y, z = angles
+    rx = np.array([[1, 0, 0], [0, np.cos(x), np.sin(x)], [0, -np.sin(x), np.cos(x)]])
+    ry = np.array([[np.cos(y), 0, -np.sin(y)], [0, 1, 0], [np.sin(y), 0, np.cos(y)]])
+    rz = np.array([[np.cos(z), np.sin(z), 0], [-np.sin(z), np.cos(z), 0], [0, 0, 1]])
+    return rx @ ry @ rz
+
+
+def assert_placed_by(matrix_world, refr):
+    """The copy sits where its REFR places it (import scale 1): position within 0.01 units,
+    rotation times XSCL scale within 1e-3. ``refr``: (x, y, z, rx, ry, rz, scale) read from the
+    plugin's bytes by test_plugin.independent_refrs."""
+    x, y, z, *angles, scale = refr
+    matrix = np.array(matrix_world)
+    assert np.abs(matrix[:3, 3] - (x, y, z)).max() <= 0.01
+    assert np.abs(matrix[:3, :3] - refr_rotation(angles) * scale).max() <= 1e-3
+
+
+READ_BLEND = """
+import json, sys, bpy
+bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+print(json.dumps({o.name: [o["reference_form_id"], [list(r) for r in o.matrix_world]]
+                  for o in bpy.data.objects if "reference_form_id" in o}))
+"""
+
+
+def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_path, corpus):
+    """``cli.py import CELL... --plugin P`` headless does what the import in Blender does: every
+    named copy saved in the .blend sits at the placement of the REFR it names."""
+    import json
+    import subprocess
+
+    import extension
+    from test_cli_in_blender import blender_cli
+
+    blend = tmp_path / "cells.blend"
+    result = blender_cli("import", *CELLS, "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
+                         "--plugin", corpus / PLUGIN, "--blend", blend)
+    assert result.returncode == 0, result.stderr
+    read = subprocess.run([str(extension.python(extension.VENVS["4.5"])), "-c", READ_BLEND, str(blend)],
+                          capture_output=True, text=True, timeout=180)
+    assert read.returncode == 0, read.stderr
+    placed = json.loads(read.stdout.strip().splitlines()[-1])
+    refrs = independent_refrs((corpus / PLUGIN).read_bytes())
+    assert len(placed) == 84  # as test_plugin finds: 84 of the 116 copies sit at a REFR of the plugin
+    for form_id, matrix in placed.values():
+        assert_placed_by(matrix, refrs[int(form_id, 16)])
 
 
 def test_the_plugin_is_found_in_the_cells_data_folder(clean_scene, corpus, addon):
