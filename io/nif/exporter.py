@@ -23,7 +23,7 @@ from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export
 from ..collection_objects import objects_in
-from . import material_export, skin_export
+from . import extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import source_of, template_collection
 
@@ -132,6 +132,8 @@ class NifExporter:
     # -- the whole export ------------------------------------------------------------------
     def export(self, objects):
         objects = [obj for obj in objects if not collision_export.is_collision(obj)]
+        extras = [obj for obj in objects if extra_empties.is_extra(obj)]
+        objects = [obj for obj in objects if not extra_empties.is_extra(obj)]
         unsupported = sorted({obj.type for obj in objects} - {"EMPTY", "MESH", "ARMATURE"})
         if unsupported:
             self.warn(f"objects of type {', '.join(unsupported)} are not written (only empties, meshes and armatures)")
@@ -155,6 +157,7 @@ class NifExporter:
         if not self.keep_collision:
             for index, owner in self._collision_owners().items():
                 collision_export.write_collision(self, owner, index)
+        extra_empties.write_extras(self, extras)
         if self.template:
             self._drop_unreachable(before)
         return self.nif

@@ -9,7 +9,7 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, legacy_collision_import
-from . import material_import, skin_import
+from . import extra_empties, material_import, skin_import
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
@@ -68,6 +68,7 @@ class SceneBuilder:
                 if getattr(block, "collision_object", -1) >= 0:
                     legacy = self.nif.header.game == "FO3"  # bhkCollisionObject bodies, not packfiles
                     (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
+        extra_empties.build_extras(self)
         return self.objects
 
     keeps_source = True  # the importer keeps the file's bytes as the exporter's template

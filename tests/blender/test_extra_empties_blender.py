@@ -1,0 +1,154 @@
+"""Connect points, furniture markers and BSBound as empties in real Blender: placed where the
+file bytes (read here with struct) put them, written back byte for byte untouched, and moved
+ones written and re-imported with the edit."""
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents
+from precombined_nif.core.nif.blocks.extra_data import BSBound
+from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker
+
+from test_connect_points import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix
+
+FILES = [SHOTGUN, CHAIR, SKELETON, "pynifly/tests/tests/FO4/Shotgun/CombatShotgunBarrel.nif"]
+
+
+def imported(path):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def export(collection, path):
+    import bpy
+
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return NifFile.read(path)
+
+
+def empties(collection, kind):
+    return {obj.name: obj for obj in collection.objects if obj.get("nif_extra_kind") == kind}
+
+
+def local(obj):
+    return np.array(obj.matrix_parent_inverse @ obj.matrix_basis, np.float64)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_untouched_import_writes_back_byte_identical(clean_scene, corpus, tmp_path, name):
+    path = corpus / name
+    collection = imported(path)
+    assert any("nif_extra_kind" in obj for obj in collection.objects)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+def test_connect_points_are_empties_where_the_bytes_put_them(clean_scene, corpus):
+    path = corpus / SHOTGUN
+    expected = points_in_bytes(path.read_bytes(), "WeaponMagazine")
+    collection = imported(path)
+    points = empties(collection, "connect_point")
+    assert set(points) == set(expected)
+    for name, (parent, rotation, translation, scale) in expected.items():
+        obj = points[name]
+        assert obj.parent.name == parent  # the node named as the point's parent
+        matrix = local(obj)
+        assert np.allclose(matrix[:3, 3], translation, atol=1e-5)
+        assert np.allclose(matrix[:3, :3], quaternion_matrix(*rotation) * scale, atol=1e-5)
+    assert set(empties(collection, "connect_child")) == {"C-Receiver", "C-Reciever"}
+
+
+def test_moved_connect_point_is_written_and_reimported(clean_scene, corpus, tmp_path):
+    from mathutils import Matrix
+
+    import bpy
+
+    path = corpus / SHOTGUN
+    collection = imported(path)
+    scope = empties(collection, "connect_point")["P-Scope"]
+    edit = Matrix.Translation((1.5, -2.0, 3.25)) @ Matrix.Rotation(math.radians(30), 4, "X")
+    scope.matrix_basis = edit @ scope.matrix_basis
+    wanted = local(scope)
+    out = tmp_path / "moved.nif"
+    nif = export(collection, out)
+    (block,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    written = {point.name: point for point in block.points}
+    point = written["P-Scope"]
+    assert point.parent == "CombatShotgunReceiver"
+    assert np.allclose(point.translation, wanted[:3, 3], atol=1e-4)
+    assert np.allclose(quaternion_matrix(*point.rotation), wanted[:3, :3], atol=1e-5)
+    # the others are as stored, and the written bytes say the same
+    stored = points_in_bytes(path.read_bytes(), "WeaponMagazine")
+    again = points_in_bytes(out.read_bytes(), "WeaponMagazine")
+    for name, values in stored.items():
+        if name != "P-Scope":
+            assert again[name] == values
+    assert np.allclose(again["P-Scope"][2], wanted[:3, 3], atol=1e-4)
+    for obj in list(collection.objects):
+        bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    reimported = imported(out)
+    assert np.allclose(local(empties(reimported, "connect_point")["P-Scope"]), wanted, atol=1e-4)
+
+
+def test_furniture_markers_and_a_moved_one(clean_scene, corpus, tmp_path):
+    import bpy
+
+    path = corpus / CHAIR
+    data = path.read_bytes()
+    source = NifFile.read(path)
+    (index,) = [i for i, b in enumerate(source.blocks) if isinstance(b, BSFurnitureMarker)]
+    raw = block_bytes(data, source, index)
+    collection = imported(path)
+    markers = empties(collection, "furniture")
+    assert len(markers) == 4
+    for number in range(4):
+        x, y, z, heading, kind, entry = struct.unpack_from("<4f2H", raw, 8 + 20 * number)
+        obj = markers[f"FRN:{number}"]
+        matrix = local(obj)
+        assert np.allclose(matrix[:3, 3], (x, y, z), atol=1e-5)
+        assert math.isclose(math.atan2(matrix[1, 0], matrix[0, 0]), math.remainder(heading, 2 * math.pi), abs_tol=1e-5)
+        assert (obj["nif_animation_type"], obj["nif_entry_points"]) == (kind, entry)
+    marker = markers["FRN:2"]
+    marker.location = (10.0, -20.0, 40.0)
+    marker.rotation_quaternion = (math.cos(0.25), 0.0, 0.0, math.sin(0.25))  # 0.5 rad about Z
+    marker["nif_entry_points"] = 5
+    out = tmp_path / "chair.nif"
+    nif = export(collection, out)
+    (block,) = [b for b in nif.blocks if isinstance(b, BSFurnitureMarker)]
+    moved = block.positions[2]
+    assert np.allclose(moved.offset, (10.0, -20.0, 40.0)) and math.isclose(moved.heading, 0.5, abs_tol=1e-6)
+    assert moved.entry_points == 5
+    assert [p.offset for i, p in enumerate(block.positions) if i != 2] == [
+        p.offset for i, p in enumerate(source.blocks[index].positions) if i != 2
+    ]
+    for obj in list(collection.objects):
+        bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    again = empties(imported(out), "furniture")["FRN:2"]
+    assert np.allclose(local(again)[:3, 3], (10.0, -20.0, 40.0), atol=1e-5)
+    assert again["nif_entry_points"] == 5
+
+
+def test_bound_box_is_a_cube_empty(clean_scene, corpus, tmp_path):
+    path = corpus / SKELETON
+    source = NifFile.read(path)
+    (index,) = [i for i, b in enumerate(source.blocks) if isinstance(b, BSBound)]
+    centre_and_size = struct.unpack_from("<6f", block_bytes(path.read_bytes(), source, index), 4)
+    collection = imported(path)
+    (box,) = empties(collection, "bound").values()
+    assert box.empty_display_type == "CUBE"
+    matrix = local(box)
+    assert np.allclose(matrix[:3, 3], centre_and_size[:3]) and np.allclose(np.diag(matrix)[:3], centre_and_size[3:])
+    box.scale = (30.0, 20.0, 70.0)
+    nif = export(collection, tmp_path / "box.nif")
+    (block,) = [b for b in nif.blocks if isinstance(b, BSBound)]
+    assert np.allclose(block.dimensions, (30.0, 20.0, 70.0)) and np.allclose(block.center, centre_and_size[:3])

@@ -1,0 +1,162 @@
+"""Connect points, furniture markers, BSBound and BSInvMarker blocks: decoded values checked
+against a reading of the file bytes made here with struct, the quaternion convention checked
+against the skeleton (its armour points sit level in the world), layouts not in the corpus built
+here byte by byte, damaged blocks refused with the file named."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from precombined_nif.core.errors import FormatError
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents
+from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker, BSInvMarker
+from precombined_nif.core.nif.scene_graph import world_matrix
+
+FO4 = "pynifly/tests/tests/FO4"
+SHOTGUN = f"{FO4}/Shotgun/CombatShotgun.nif"
+CHAIR = f"{FO4}/FederalistChairOffice01.nif"
+SKELETON = f"{FO4}/skeleton.nif"
+
+
+def sized(data, at):
+    """A u32-length string at ``at``: (text, end)."""
+    (length,) = struct.unpack_from("<I", data, at)
+    return data[at + 4 : at + 4 + length].decode(), at + 4 + length
+
+
+def points_in_bytes(data, first_parent):
+    """Every connect point of the Parents block whose first point hangs from ``first_parent``,
+    read from the file bytes: {name: (parent, (w, x, y, z), translation, scale)}."""
+    # the last occurrence: the first is the node name in the header's string table
+    at = data.rindex(struct.pack("<I", len(first_parent)) + first_parent.encode())
+    (count,) = struct.unpack_from("<I", data, at - 4)
+    found = {}
+    for _ in range(count):
+        parent, at = sized(data, at)
+        name, at = sized(data, at)
+        values = struct.unpack_from("<8f", data, at)
+        at += 32
+        found[name] = (parent, values[:4], values[4:7], values[7])
+    return found
+
+
+def quaternion_matrix(w, x, y, z):
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def test_shotgun_connect_points_match_the_bytes(corpus):
+    path = corpus / SHOTGUN
+    data = path.read_bytes()
+    expected = points_in_bytes(data, "WeaponMagazine")
+    assert set(expected) == {"P-Mag", "P-Grip", "P-Barrel", "P-Casing", "P-Scope"}
+    nif = NifFile.read(path)
+    (block,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    for point in block.points:
+        parent, rotation, translation, scale = expected[point.name]
+        assert (point.parent, point.rotation, point.translation, point.scale) == (parent, rotation, translation, scale)
+    (children,) = [b for b in nif.blocks if isinstance(b, BSConnectPointChildren)]
+    assert children.point_names == ["C-Receiver", "C-Reciever"] and children.skinned == 0
+    assert nif.to_bytes() == data
+
+
+def test_connect_point_rotation_is_a_wxyz_quaternion_in_the_parent_node(corpus):
+    """Armour snaps onto the skeleton's P-Armor* points unrotated: composed with its bone's world
+    rotation, each point's rotation is the identity; read as (w, x, y, z) applied as stored it
+    is, transposed it is not. Translations are game units (the helmet point at head height)."""
+    path = corpus / SKELETON
+    data = path.read_bytes()
+    points = points_in_bytes(data, "LLeg_Thigh")
+    nif = NifFile.read(path)
+    nodes = {block.name: index for index, block in enumerate(nif.blocks) if hasattr(block, "children")}
+    heights = {}
+    for name, (parent, rotation, translation, _) in points.items():
+        world = world_matrix(nif, nodes[parent])
+        local = quaternion_matrix(*rotation)
+        assert np.abs(world[:3, :3] @ local - np.eye(3)).max() < 1e-4, name
+        assert np.abs(world[:3, :3] @ local.T - np.eye(3)).max() > 0.9, name
+        heights[name] = (world[:3, :3] @ translation + world[:3, 3])[2]
+    assert 125 < heights["P-ArmorHelmet"] < 145  # about 1.9 m at 70 units a metre
+    assert heights["P-ArmorLleg"] < heights["P-ArmorTorso"] < heights["P-ArmorHelmet"]
+
+
+def block_bytes(data, nif, index):
+    """The bytes of block ``index``: blocks end where the footer (roots) begins."""
+    sizes = [int(size) for size in nif.header.block_sizes]
+    start = len(data) - 4 - 4 * len(nif.roots) - sum(sizes)
+    start += sum(sizes[:index])
+    return data[start : start + sizes[index]]
+
+
+def test_chair_furniture_positions_match_the_bytes(corpus):
+    path = corpus / CHAIR
+    data = path.read_bytes()
+    nif = NifFile.read(path)
+    (index,) = [i for i, b in enumerate(nif.blocks) if isinstance(b, BSFurnitureMarker)]
+    raw = block_bytes(data, nif, index)
+    (count,) = struct.unpack_from("<I", raw, 4)  # after the name's string index
+    assert count == 4 and len(raw) == 8 + 20 * count
+    block = nif.blocks[index]
+    assert block.type_name == "BSFurnitureMarkerNode"
+    for number, position in enumerate(block.positions):
+        x, y, z, heading, kind, entry = struct.unpack_from("<4f2H", raw, 8 + 20 * number)
+        assert position.offset == (x, y, z) and position.heading == heading
+        assert (position.animation_type, position.entry_points) == (kind, entry)
+    assert nif.to_bytes() == data
+
+
+def _with_extra_block(corpus, type_name, payload, game_file=CHAIR):
+    """A corpus file whose first extra data block is replaced by a block of ``type_name`` with
+    ``payload`` after its name."""
+    nif = NifFile.read(corpus / game_file)
+    nif.header.block_types.append(type_name) if type_name not in nif.header.block_types else None
+    root = nif.blocks[nif.roots[0]]
+    index = int(np.asarray(root.extra_data)[0])
+    old = nif.to_bytes()
+    raw = block_bytes(old, nif, index)
+    from precombined_nif.core.nif.block import RawBlock
+
+    nif.blocks[index] = RawBlock(type_name, raw[:4] + payload)
+    return NifFile.from_bytes(nif.to_bytes()), index
+
+
+def test_fo3_furniture_layout(corpus):
+    payload = struct.pack("<I3fHBB3fHBB", 2, 1.5, -2.0, 30.0, 3, 7, 7, 0.0, 4.0, 8.0, 1, 2, 2)
+    nif, index = _with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
+    block = nif.blocks[index]
+    assert isinstance(block, BSFurnitureMarker) and block.trailing == b""
+    first, second = block.positions
+    assert (first.offset, first.orientation, first.position_ref_1, first.position_ref_2) == ((1.5, -2.0, 30.0), 3, 7, 7)
+    assert (second.offset, second.orientation, second.position_ref_2) == ((0.0, 4.0, 8.0), 1, 2)
+
+
+def test_inventory_marker_layout(corpus):
+    payload = struct.pack("<3Hf", 4712, 959, 0, 1.25)
+    nif, index = _with_extra_block(corpus, "BSInvMarker", payload)
+    block = nif.blocks[index]
+    assert isinstance(block, BSInvMarker) and block.trailing == b""
+    assert (block.rotation_x, block.rotation_y, block.rotation_z, block.zoom) == (4712, 959, 0, 1.25)
+
+
+@pytest.mark.parametrize("cut", [1, 9, 30])
+def test_truncated_connect_points_are_refused_naming_the_file(corpus, tmp_path, cut):
+    path = corpus / SHOTGUN
+    data = bytearray(path.read_bytes())
+    nif = NifFile.read(path)
+    (index,) = [i for i, b in enumerate(nif.blocks) if isinstance(b, BSConnectPointParents)]
+    # the count claims more points than the block holds
+    raw = block_bytes(bytes(data), nif, index)
+    start = bytes(data).index(raw)
+    struct.pack_into("<I", data, start + 4, 5 + cut)
+    damaged = tmp_path / "damaged.nif"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(FormatError) as caught:
+        NifFile.read(damaged)
+    assert str(damaged) in str(caught.value) and caught.value.block == index
