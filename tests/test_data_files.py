@@ -48,9 +48,20 @@ def test_archive_files_are_extracted_to_the_cache_once(data, tmp_path):
     target = files.file("set/t_d.dds", "textures")
     assert target == tmp_path / "cache" / "Textures.bsa" / "textures" / "set" / "t_d.dds"
     assert target.read_bytes() == b"texture"
-    os.utime(target, (1, 1))
-    assert files.file("SET/T_D.DDS", "textures") == target and target.stat().st_mtime == 1
+    extracted = target.stat().st_ino  # a new extraction would be a new file put in its place
+    assert files.file("SET/T_D.DDS", "textures") == target and target.stat().st_ino == extracted
+    assert DataFiles([data], cache_folder=tmp_path / "cache").file("set/t_d.dds", "textures") == target
+    assert target.stat().st_ino == extracted
     assert files.file("materials/set/loose.bgsm", "materials") == data / "Materials/Set/Loose.BGSM"
+
+
+def test_an_archive_updated_in_place_is_extracted_again(data, tmp_path):
+    """A mod's new version replaces its archive: same name, a texture of the same size."""
+    first = DataFiles([data], cache_folder=tmp_path / "cache").file("set/t_d.dds", "textures")
+    write_bsa(data / "Textures.bsa", {"textures/set/t_d.dds": b"TEXTURE"}, version=105)
+    os.utime(data / "Textures.bsa", ns=(1, 1))  # even dated before the first: a change is a change
+    again = DataFiles([data], cache_folder=tmp_path / "cache").file("set/t_d.dds", "textures")
+    assert again == first and again.read_bytes() == b"TEXTURE"
 
 
 def test_load_order_and_archive_paths(data):

@@ -194,9 +194,21 @@ class DataFiles:
     def _cached(self, archive, inner):
         target = self.cache_folder / Path(archive.path).name / Path(*inner.split("/"))
         entry = archive.find(inner)
-        if not (target.is_file() and (entry.size is None or target.stat().st_size == entry.size)):
+        # A copy carries its archive's modification time: an archive replaced in place (a mod's
+        # update, whose textures often keep their sizes) has its files extracted again.
+        try:
+            stamp = os.stat(archive.path).st_mtime_ns
+        except OSError as error:
+            raise archive.error(f"cannot be opened: {error.strerror}") from None
+        try:
+            cached = target.stat()
+            fresh = cached.st_mtime_ns == stamp and (entry.size is None or cached.st_size == entry.size)
+        except OSError:
+            fresh = False
+        if not fresh:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_replacing(target, archive.read(inner))
+            os.utime(target, ns=(stamp, stamp))
         return target
 
     def close(self):
