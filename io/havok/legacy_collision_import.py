@@ -165,8 +165,13 @@ def box_mesh(corners):
 def hull_mesh(vertices):
     """The convex hull of points as vertices and fan-triangulated faces."""
     points, faces, _ = convex_hull(vertices)
+    return points, fan_triangles(faces)
+
+
+def fan_triangles(faces):
+    """Convex polygons (index arrays) as triangle fans."""
     triangles = [(face[0], face[i], face[i + 1]) for face in faces for i in range(1, len(face) - 1)]
-    return points, np.array(triangles, np.int64).reshape(-1, 3)
+    return np.array(triangles, np.int64).reshape(-1, 3)
 
 
 def _packed_object(builder, blocks, block, name):

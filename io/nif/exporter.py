@@ -21,7 +21,7 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
-from ..havok import collision_export
+from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from . import extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
@@ -155,8 +155,9 @@ class NifExporter:
             self._write_tree(obj, None, None if is_file_root else main_root, kids)
         self._rebuild_children()
         if not self.keep_collision:
+            writer = legacy_collision_export if self.game == "FO3" else collision_export  # bhk blocks, not packfiles
             for index, owner in self._collision_owners().items():
-                collision_export.write_collision(self, owner, index)
+                writer.write_collision(self, owner, index)
         extra_empties.write_extras(self, extras)
         if self.template:
             self._drop_unreachable(before)

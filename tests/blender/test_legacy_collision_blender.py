@@ -182,3 +182,127 @@ def test_untouched_corpus_collision_exports_byte_identical(clean_scene, corpus, 
 def test_untouched_every_shape_file_exports_byte_identical(clean_scene, every_shape, tmp_path):
     collection = imported(every_shape)
     assert export(collection, tmp_path / "out.nif") == every_shape.read_bytes()
+
+
+def objects_of(collection):
+    return list(collection.all_objects)
+
+
+def exported_blocks(collection, path):
+    from precombined_nif.io.nif.exporter import export_nif
+
+    nif, messages = export_nif(str(path), objects_of(collection))
+    return NifFile.read(path), messages
+
+
+def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape, tmp_path):
+    import bpy
+
+    from raw_havok import block_bytes
+
+    collection = imported(every_shape)
+    box = bodies_of(collection)[18]
+    box.scale.x *= 2.0
+    bpy.context.view_layer.update()
+    edited = bounds(world_points(box))
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    # read back from the bytes: the body keeps its translation and rotation, the box doubles along x
+    raw = block_bytes(out.read_bytes())
+    bodies, _ = collision_bodies(out)
+    _, body, body_type = bodies[18]
+    assert body_type == "bhkRigidBodyT"
+    np.testing.assert_allclose(body["translation"], (0.25, 0.5, -0.125), atol=1e-6)
+    transform = read_shape(*raw[body["shape"]])
+    box_shape = read_shape(*raw[transform["shape"]])
+    assert raw[body["shape"]][0] == "bhkConvexTransformShape" and raw[transform["shape"]][0] == "bhkBoxShape"
+    np.testing.assert_allclose(box_shape["dimensions"], (0.6, 0.2, 0.1), atol=1e-5)
+    np.testing.assert_allclose(transform["matrix"][:3, 3], (0.5, -0.25, 0.125), atol=1e-5)
+    np.testing.assert_allclose(transform["matrix"][:2, 0], (np.cos(np.radians(30)), np.sin(np.radians(30))), atol=1e-5)
+    np.testing.assert_allclose(bounds(raw_world_points(out, 18)[0]), edited, atol=1e-4)
+    # the other bodies are kept as they were (their blocks renumbered)
+    for owner in (23, 28, 33):
+        np.testing.assert_array_equal(raw_world_points(out, owner)[0], raw_world_points(every_shape, owner)[0])
+    clean_reimport = imported(out)
+    np.testing.assert_allclose(bounds(world_points(bodies_of(clean_reimport)[18])), edited, atol=1e-4)
+
+
+def test_new_convex_collision_on_a_new_vegas_mesh(clean_scene, corpus, tmp_path):
+    import bpy
+
+    from precombined_nif.ui.collision_panel import mark_collision
+
+    collection = imported(corpus / f"{FONV}/9mmscp.nif")
+    scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    cube = bpy.context.active_object
+    for other in cube.users_collection:
+        other.objects.unlink(cube)
+    collection.objects.link(cube)
+    cube.parent = scope_node
+    cube.location = (3.0, 1.0, 2.5)
+    cube.scale = (4.0, 1.0, 1.0)
+    mark_collision(cube, "convex")
+    cube["havok_motion"] = "dynamic"
+    cube["havok_mass"] = 3.0
+    cube["havok_layer"] = 5
+    bpy.context.view_layer.update()
+    expected = bounds(world_points(cube))
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    bodies, raw = collision_bodies(out)
+    assert sorted(bodies) == [0, 39]
+    _, body, body_type = bodies[39]
+    assert body_type == "bhkRigidBody" and body["mass"] == 3.0 and body["layer"] == 5 and body["motion"] == 4
+    assert raw[body["shape"]][0] == "bhkConvexVerticesShape"
+    vertices = read_shape(*raw[body["shape"]])["vertices"] * UNITS
+    np.testing.assert_allclose(bounds(vertices), expected, atol=1e-4)
+    assert len(vertices) == 8
+    nif = NifFile.read(out)
+    written = nif.blocks[nif.blocks[nif.blocks[39].collision_object].body]
+    np.testing.assert_allclose(np.array(written.center[:3]) * UNITS, (3.0, 1.0, 2.5), atol=1e-4)
+    # a solid box of mass 3: inertia m/12 (b^2 + c^2) about each axis, Havok units
+    size = np.array([8.0, 2.0, 2.0]) / UNITS
+    expected_inertia = 3.0 / 12 * (size[[1, 0, 0]] ** 2 + size[[2, 2, 1]] ** 2)
+    np.testing.assert_allclose(np.array(written.inertia).reshape(3, 4)[:, :3], np.diag(expected_inertia), atol=1e-5)
+    reimported = imported(out)
+    body_obj = bodies_of(reimported)[39]
+    assert body_obj["havok_shape"] == "convex" and body_obj["havok_motion"] == "dynamic"
+    np.testing.assert_allclose(bounds(world_points(body_obj)), expected, atol=1e-4)
+
+
+def test_edited_mopp_mesh_is_refused_and_kept(clean_scene, every_shape, tmp_path):
+    from raw_havok import block_bytes
+
+    collection = imported(every_shape)
+    packed = bodies_of(collection)[28]
+    packed.data.vertices[0].co.x += 1.0
+    nif, messages = exported_blocks(collection, tmp_path / "out.nif")
+    assert any("MOPP" in message and packed.name in message for message in messages), messages
+    assert (tmp_path / "out.nif").read_bytes() == every_shape.read_bytes()
+    assert block_bytes(every_shape.read_bytes())  # the file the test compared with is readable
+
+
+def test_deleted_collision_is_dropped(clean_scene, corpus, tmp_path):
+    import bpy
+
+    collection = imported(corpus / f"{FONV}/9mmscp.nif")
+    body = bodies_of(collection)[0]
+    bpy.data.objects.remove(body)
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    nif = NifFile.read(out)
+    assert nif.blocks[0].collision_object == -1
+    assert not [b for b in nif.blocks if b.type_name.startswith("bhk")]
+
+
+def test_dynamic_body_without_mass_is_refused_by_name(clean_scene, corpus, tmp_path):
+    import bpy
+
+    collection = imported(corpus / f"{FONV}/9mmscp.nif")
+    body = bodies_of(collection)[0]
+    body["havok_mass"] = 0.0
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    with pytest.raises(RuntimeError, match=f"{body.name}.*mass"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))

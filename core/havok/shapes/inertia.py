@@ -34,7 +34,7 @@ def shape_mass(shape, within=()):
             rotation = linear / np.cbrt(scale)  # uniform scale assumed here
             placed = linear @ centre + matrix[:3, 3] / GAME_UNITS
             parts.append((volume * scale, placed, rotation @ inertia @ rotation.T * scale ** (5 / 3)))
-        return _combine(parts)
+        return combine_parts(parts)
     vertices = shape.mesh()[0] / GAME_UNITS if hasattr(shape, "mesh") else np.zeros((1, 3))
     low, high = vertices.min(axis=0), vertices.max(axis=0)
     size = np.maximum(high - low, 1e-6)
@@ -57,7 +57,7 @@ def _capsule(a, b, radius):
     return volume, (a + b) / 2, inertia
 
 
-def _combine(parts):
+def combine_parts(parts):
     """Volume, centre and inertia of several bodies together (parallel axis theorem)."""
     volume = sum(part[0] for part in parts)
     if volume <= 0:

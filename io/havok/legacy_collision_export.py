@@ -1,0 +1,224 @@
+"""Collision objects (see legacy_collision_import) back into Fallout 3 / New Vegas Havok blocks.
+
+An owner's collision is kept as stored when it is as imported (same collision block, same
+fingerprint); an edited body gets new shape blocks (the old ones become unreferenced and are
+dropped) and its fields set from the properties, the rest of the rigid body kept; an owner
+without collision gets a new bhkCollisionObject and bhkRigidBody; deleting the objects drops it.
+
+Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation taken out) and
+written in Havok units: a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
+when its centre or axes are not the body's), a sphere empty as a bhkSphereShape, a capsule mesh
+as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
+as bhkListShape / bhkConvexListShape. Triangle meshes are not written anew: a packed mesh needs
+a MOPP tree, whose code format no public document describes, so an edited one is refused with a
+warning and the stored collision kept. A dynamic body's centre of mass and inertia are computed
+from its convex pieces (solid, the mass spread evenly).
+"""
+
+import numpy as np
+from mathutils import Matrix
+
+from ...core.errors import FormatError
+from ...core.havok.shapes.hull import convex_hull
+from ...core.havok.shapes.inertia import combine_parts
+from ...core.havok.shapes.mass import solid_properties
+from ...core.nif.blocks.legacy_havok import (
+    GAME_UNITS,
+    bhkBoxShape,
+    bhkCapsuleShape,
+    bhkCollisionObject,
+    bhkConvexListShape,
+    bhkConvexVerticesShape,
+    bhkListShape,
+    bhkRigidBody,
+    bhkSphereShape,
+    bhkTransformShape,
+    transform_values,
+)
+from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of
+from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
+from .legacy_collision_import import FIXED, KEYFRAMED, block_at, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name
+
+MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
+# hkMotionType / hkQualityType of new bodies: fixed, keyframed, box inertia; fixed, keyframed, moving
+NEW_MOTION = {"static": (FIXED, 1), "keyframed": (KEYFRAMED, 2), "dynamic": (4, 4)}
+FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
+
+
+class Refused(FormatError):
+    """A collision this exporter does not write anew (the stored one is kept)."""
+
+
+def write_collision(exporter, owner, owner_index):
+    """Make ``blocks[owner_index].collision_object`` right for the collision objects parented to
+    ``owner``."""
+    blocks = exporter.nif.blocks
+    block = blocks[owner_index]
+    if not hasattr(block, "collision_object"):
+        return
+    bodies = collision_children(owner)
+    index = block.collision_object
+    existing = block_at(blocks, index, bhkCollisionObject) if exporter.template else None
+    body = block_at(blocks, existing.body, bhkRigidBody) if existing is not None else None
+    if body is not None and body.later_info:
+        body = None
+    if not bodies:
+        if body is not None:
+            block.collision_object = -1  # its blocks become unreferenced and are dropped
+        return
+    obj = bodies[0]
+    label = owner[1] if isinstance(owner, tuple) else owner.name
+    if len(bodies) > 1:
+        exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
+    if body is not None and obj.get(BLOCK) == index and obj.get(SOURCE) == fingerprint(obj):
+        return
+    frame = body_matrix(body) if body is not None else Matrix.Identity(4)
+    placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
+    pieces = []
+    try:
+        shape = write_shape(exporter, obj, placed, pieces)
+    except Refused as error:
+        kept = "the stored collision is kept" if body is not None else "no collision written"
+        exporter.warn(f"collision {obj.name!r}: {error.message}; {kept}")
+        return
+    if body is None:
+        body = bhkRigidBody()
+        motion, quality = NEW_MOTION[_motion(obj)]
+        body.motion_system, body.quality_type = motion, quality
+        block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=1, body=exporter.add(body)))
+    _set_body(body, obj, shape, pieces)
+
+
+def _motion(obj):
+    motion = obj.get("havok_motion", "static")
+    if motion not in MOTIONS:
+        raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
+    return motion
+
+
+def _set_body(body, obj, shape, pieces):
+    motion = _motion(obj)
+    if motion_name(body.motion_system) != motion:
+        body.motion_system, body.quality_type = NEW_MOTION[motion]
+    layer = int(obj.get("havok_layer", 1))
+    if not 0 <= layer <= 255:
+        raise FormatError(f"collision {obj.name!r}: layer {layer} is not 0 to 255")
+    body.shape = shape
+    body.havok_filter = (layer, *body.havok_filter[1:])
+    body.body_filter = (layer, *body.body_filter[1:])
+    body.friction = float(obj.get("havok_friction", 0.5))
+    body.restitution = float(obj.get("havok_restitution", 0.4))
+    mass = float(obj.get("havok_mass", 0.0)) if motion == "dynamic" else 0.0
+    if motion == "dynamic" and not mass > 0:
+        raise FormatError(f"collision {obj.name!r} is dynamic: give it a mass above 0")
+    body.mass = mass
+    volume, centre, inertia = combine_parts([solid_properties(*piece) for piece in pieces]) if pieces else (0.0, np.zeros(3), np.zeros((3, 3)))
+    if mass > 0 and volume > 0:
+        body.center = (*centre.tolist(), 0.0)
+        rows = np.zeros((3, 4))
+        rows[:, :3] = inertia * (mass / volume)
+        body.inertia = tuple(rows.reshape(-1).tolist())
+    else:
+        body.center = (0.0, 0.0, 0.0, 0.0)
+        body.inertia = (0.0,) * 12
+
+
+def write_shape(exporter, obj, matrix, pieces):
+    """The block index of the shape of ``obj`` placed by ``matrix`` (body space, game units);
+    appends each convex piece's (vertices, triangles) in Havok units to ``pieces``."""
+    kind = obj[SHAPE]
+    try:
+        if kind in ("list", "convex_list"):
+            children = collision_children(obj)
+            if not children:
+                raise FormatError("a list needs collision objects parented to it")
+            sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces) for child in children]
+            if kind == "list":
+                filters = np.zeros(len(sub_shapes), FILTER)
+                return exporter.add(bhkListShape(sub_shapes=sub_shapes, material=material_of(obj), filters=filters))
+            radius = exporter.nif.blocks[sub_shapes[0]].radius
+            return exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
+        if kind in MESH_KINDS:
+            raise Refused(f"an edited {kind.replace('_', ' ')} is not written: it needs a MOPP tree, and the MOPP code "
+                          "format is not publicly documented")
+        if kind == "sphere":
+            if obj.type != "EMPTY":
+                raise FormatError("a sphere is an empty (its display size is the radius)")
+            radius = obj.empty_display_size * float(np.linalg.norm(matrix[:3, :3], axis=0).max())
+            vertices, triangles = hull_mesh(_sphere_points(radius))
+            pieces.append(((vertices + matrix[:3, 3]) / GAME_UNITS, triangles))
+            shape = exporter.add(bhkSphereShape(material=material_of(obj), radius=radius / GAME_UNITS))
+            return _placed(exporter, obj, shape, _translation(matrix[:3, 3]))
+        vertices = _mesh_vertices(obj)
+        if kind == "box":
+            return _box(exporter, obj, vertices, matrix, pieces)
+        placed = vertices @ matrix[:3, :3].T + matrix[:3, 3]
+        if kind == "capsule":
+            first, second, radius = fit_capsule(placed)
+            pieces.append(hull_mesh(placed / GAME_UNITS))
+            return exporter.add(bhkCapsuleShape(material=material_of(obj), radius=radius / GAME_UNITS,
+                                                first=tuple(first / GAME_UNITS), first_radius=radius / GAME_UNITS,
+                                                second=tuple(second / GAME_UNITS), second_radius=radius / GAME_UNITS))
+        if kind == "convex":
+            points, faces, planes = convex_hull(placed / GAME_UNITS)
+            pieces.append((points, fan_triangles(faces)))
+            planes = planes[np.lexsort(planes.T[::-1])]  # sorted as the game's files keep them
+            return exporter.add(bhkConvexVerticesShape(
+                material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / GAME_UNITS,
+                vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
+        raise FormatError(f"unknown collision shape {kind!r}")
+    except Refused:
+        raise
+    except FormatError as error:
+        raise FormatError(f"collision {obj.name!r}: {error.message}") from None
+
+
+def _mesh_vertices(obj):
+    if obj.type != "MESH" or not len(obj.data.vertices):
+        raise FormatError(f"a {obj[SHAPE]} collision must be a mesh with vertices")
+    co = np.empty(3 * len(obj.data.vertices), np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    return co.reshape(-1, 3).astype(np.float64)
+
+
+def _sphere_points(radius):
+    directions = np.array([[x, y, z] for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1) if (x, y, z) != (0, 0, 0)], np.float64)
+    return directions / np.linalg.norm(directions, axis=1)[:, None] * radius
+
+
+def _translation(offset):
+    matrix = np.eye(4)
+    matrix[:3, 3] = offset
+    return matrix
+
+
+def _box(exporter, obj, vertices, matrix, pieces):
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    placed = matrix @ _translation((low + high) / 2)
+    scale = np.linalg.norm(placed[:3, :3], axis=0)
+    if not (scale > 0).all():
+        raise FormatError("a box needs size along every axis")
+    rotation = placed[:3, :3] / scale
+    if np.linalg.det(rotation) < 0:
+        raise FormatError("a box cannot be mirrored")
+    half = (high - low) / 2 * scale
+    frame = np.eye(4)
+    frame[:3, :3] = rotation
+    frame[:3, 3] = placed[:3, 3]
+    corners, triangles = box_mesh(np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half)
+    pieces.append(((corners @ rotation.T + placed[:3, 3]) / GAME_UNITS, triangles))
+    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / GAME_UNITS,
+                                     dimensions=tuple(half / GAME_UNITS)))
+    return _placed(exporter, obj, shape, frame)
+
+
+def _placed(exporter, obj, shape, frame):
+    """``shape`` in a bhkConvexTransformShape when ``frame`` is not the identity."""
+    if np.allclose(frame, np.eye(4), atol=1e-6):
+        return shape
+    havok = frame.copy()
+    havok[:3, 3] /= GAME_UNITS
+    child = exporter.nif.blocks[shape]
+    transform = bhkTransformShape("bhkConvexTransformShape", shape=shape, material=material_of(obj), radius=child.radius,
+                                  transform=transform_values(havok, (0.0,) * 15 + (1.0,)))
+    return exporter.add(transform)
