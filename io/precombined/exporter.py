@@ -32,16 +32,56 @@ LITTLE = WriteStream()
 SHARED_TYPE, BAKED_TYPE = "BSPackedCombinedSharedGeomDataExtra", "BSPackedCombinedGeomDataExtra"
 
 
-def kept_vertices(mesh, positions, uvs, normals, used):
+class StoredGeometry:
+    """What the import read for each record (packed vertices and every LOD's triangles), read
+    again at export from the cell file and its .csg. It is not kept on the meshes: Blender copies
+    a mesh's properties into the evaluated mesh of every object using it (270 KB a copy)."""
+
+    def __init__(self, template):
+        self.template = template
+        self.files = {}
+
+    def of(self, mesh, template_block):
+        """(vertex desc, vertex array, triangles, the file's record) of an imported mesh, else None."""
+        index = mesh.get("precombined_object")
+        if self.template is None or template_block is None or index is None or mesh.get("precombined_cell") != str(self.template.path or ""):
+            return None
+        if not 0 <= index < len(template_block.records):
+            return None
+        record = template_block.records[index]
+        if template_block.layout != EXTERNAL:
+            return record.vertex_desc, record.vertex_data, record.triangles, record
+        path = mesh.get("precombined_geometry_file")
+        if not path:
+            return None
+        entry = template_block.objects[index]
+        try:
+            if path not in self.files:
+                self.files[path] = GeometryFile(path)
+            desc, data, triangles = self.files[path].record_geometry(
+                int(entry["data_offset"]), record.vertex_desc, record.num_vertices, record.lod_counts
+            )
+        except (OSError, FormatError) as error:
+            # Without it an untouched record cannot be told from an edited one.
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise FormatError(f"mesh {mesh.name!r} came from {path}, which cannot be read ({reason}): "
+                              f"export needs it to write the record back") from None
+        return desc, data, triangles, record
+
+    def close(self):
+        for file in self.files.values():
+            file.close()
+        self.files.clear()
+
+
+def kept_vertices(stored, positions, uvs, normals, used):
     """The stored packed vertices when the mesh still holds what they decode to, else None."""
-    words = mesh.get("precombined_vertex_words")
-    desc_text = mesh.get("precombined_vertex_desc")
-    if words is None or desc_text is None:
+    if stored is None:
         return None, None
-    desc = int(desc_text, 16)
+    desc, data = stored[0], stored[1]
     full = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
     dtype = vf.vertex_dtype(desc, full)
-    raw = np.frombuffer(bytes(np.frombuffer(words, np.int32).tobytes()), np.uint8)
+    raw = np.frombuffer(data.tobytes(), np.uint8)
     if len(raw) != dtype.itemsize * len(positions):
         return None, None
     record = PackedGeomRecord(inline=True)
@@ -53,11 +93,11 @@ def kept_vertices(mesh, positions, uvs, normals, used):
     if uvs is not None and record.uvs is not None and not np.allclose(record.uvs[used], uvs[used], atol=1e-3):
         return None, None
     if record.normals is not None and used.any():
-        stored = record.normals[used]
-        lengths = np.linalg.norm(stored, axis=1, keepdims=True)
+        stored_normals = record.normals[used]
+        lengths = np.linalg.norm(stored_normals, axis=1, keepdims=True)
         comparable = lengths[:, 0] > 0.5  # quantised near-zero normals have no direction to keep
-        stored = stored[comparable] / lengths[comparable]
-        if len(stored) and np.abs(stored - normals[used][comparable]).max() > 0.05:
+        stored_normals = stored_normals[comparable] / lengths[comparable]
+        if len(stored_normals) and np.abs(stored_normals - normals[used][comparable]).max() > 0.05:
             return None, None
     return desc, record.vertex_data
 
@@ -79,33 +119,33 @@ def encode_vertices(record, desc, arrays):
         record.colors = arrays["colors"] if arrays["colors"] is not None else np.ones((len(arrays["positions"]), 4))
 
 
-def record_from_mesh(mesh, scale, default_desc=DEFAULT_DESC):
-    """The record of a mesh; ``record.kept`` says its vertices and triangles are the imported ones."""
+def record_from_mesh(mesh, scale, default_desc=DEFAULT_DESC, stored=None):
+    """The record of a mesh; ``record.kept`` says its vertices and triangles are the imported
+    ones (``stored``: what StoredGeometry.of gives for it)."""
     arrays = mesh_arrays(mesh, scale)
     positions, triangles, uvs, normals, used = (arrays[k] for k in ("positions", "triangles", "uvs", "normals", "used"))
     if len(positions) > 0xFFFF:
         raise FormatError(f"mesh {mesh.name!r} has {len(positions)} vertices: a record holds at most 65535")
     record = PackedGeomRecord(inline=True)
     record.kept = False
-    desc, data = kept_vertices(mesh, positions, uvs, normals, used)
+    desc, data = kept_vertices(stored, positions, uvs, normals, used)
     if data is not None:
         record.vertex_desc, record.vertex_data = desc, data
         record.full_precision = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
     else:
         desc_text = mesh.get("precombined_vertex_desc")
         encode_vertices(record, int(desc_text, 16) if desc_text else default_desc, arrays)
-    stored = mesh.get("precombined_triangles")
-    lod = int(mesh.get("precombined_lod", 0))
-    counts, offsets = mesh.get("precombined_lod_counts"), mesh.get("precombined_lod_offsets")
-    if stored is not None and counts is not None and offsets is not None:
-        all_triangles = np.frombuffer(bytes(np.frombuffer(stored, np.int32).tobytes()), np.int32).reshape(-1, 3)
+    counts = None
+    if stored is not None:
+        all_triangles, source = np.asarray(stored[2]).reshape(-1, 3), stored[3]
+        counts, offsets, lod = source.lod_counts, source.lod_offsets, int(mesh.get("precombined_lod", 0))
         start = int(offsets[lod]) // 3
         shown = all_triangles[start : start + int(counts[lod])]
         if len(shown) == len(triangles) and np.array_equal(np.sort(shown, axis=None), np.sort(triangles, axis=None)):
             record.triangles = all_triangles.astype(np.uint16)
             record.lod_counts = tuple(int(c) for c in counts)
             record.lod_offsets = tuple(int(o) for o in offsets)
-            record.lod_levels = int(mesh.get("precombined_lod_levels", 3))
+            record.lod_levels = int(source.lod_levels)
             record.kept = data is not None
             return record
     # New or edited faces go to every LOD that had triangles (all three for a new mesh); the
@@ -240,8 +280,9 @@ def cell_groups(objects):
     return blocks
 
 
-def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC):
-    """(records, holders) of one block: imported records in their order, then new ones by name."""
+def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC, stored=None):
+    """(records, holders) of one block: imported records in their order, then new ones by name
+    (``stored``: the StoredGeometry of the template the block comes from)."""
 
     def order(item):
         holder = item[0]
@@ -257,7 +298,8 @@ def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC)
                 entry = template_block.objects[holder[2]]
                 record.entry = (int(entry["filename_hash"]), int(entry["data_offset"]))
         else:
-            record = record_from_mesh(holder, scale, default_desc)
+            kept = stored.of(holder, template_block) if stored is not None else None
+            record = record_from_mesh(holder, scale, default_desc, kept)
         copies = [copy for _, _, group in sorted(entries, key=lambda e: (e[0], e[1])) for copy in group]
         record.instances = np.array([placement(*copy, scale, record) for copy in copies], instance_dtype(LITTLE))
         records.append(record)
@@ -405,15 +447,19 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
     for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
         target = shape_for_material(template, holder) if not isinstance(holder, tuple) else None
         blocks.setdefault(target if target is not None else indices[0], {})[holder] = entries
-    for index in indices:
-        old = template.blocks[index]
-        first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
-        records, holders = block_records(blocks.get(index, {}), scale, old, first)
-        block = build_block(records, holders, layout or old.layout, old, geometry)
-        template.blocks[index] = block
-        shape = owner_of(template, index)
-        if shape is not None and changed(records, old):
-            update_host(shape, block, old)
+    stored = StoredGeometry(template)
+    try:
+        for index in indices:
+            old = template.blocks[index]
+            first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
+            records, holders = block_records(blocks.get(index, {}), scale, old, first, stored)
+            block = build_block(records, holders, layout or old.layout, old, geometry)
+            template.blocks[index] = block
+            shape = owner_of(template, index)
+            if shape is not None and changed(records, old):
+                update_host(shape, block, old)
+    finally:
+        stored.close()
     return template
 
 

@@ -58,18 +58,13 @@ def instance_values(instance):
     return np.frombuffer(instance.tobytes(), instance.dtype.fields["scale"][0]).astype(np.float64).tolist()
 
 
-def keep_for_export(mesh, vertices, all_triangles, record, lod):
-    """What an untouched mesh needs to be written back byte for byte: the packed vertices as
-    stored, every LOD's triangles and the record's header values (ID property arrays hold them
-    compactly). The header's descriptor may differ from the stored vertices' (retail .csg
-    records claim full precision over half-float bytes)."""
+def keep_for_export(mesh, vertices, record, lod):
+    """The record's vertex descriptors and the LOD shown. The geometry itself is read again from
+    the cell and its .csg at export (io.precombined.exporter.StoredGeometry): kept on the mesh,
+    Blender would copy it into every copy's evaluated mesh. The header's descriptor may differ
+    from the stored vertices' (retail .csg records claim full precision over half-float bytes)."""
     mesh["precombined_vertex_desc"] = f"{vertices.vertex_desc:016X}"
     mesh["precombined_record_desc"] = f"{record.vertex_desc:016X}"
-    mesh["precombined_vertex_words"] = np.frombuffer(vertices.vertex_data.tobytes(), np.int32)
-    mesh["precombined_triangles"] = np.ascontiguousarray(all_triangles, np.int32).ravel()
-    mesh["precombined_lod_counts"] = list(record.lod_counts)
-    mesh["precombined_lod_offsets"] = list(record.lod_offsets)
-    mesh["precombined_lod_levels"] = record.lod_levels
     mesh["precombined_lod"] = lod
 
 
@@ -161,7 +156,6 @@ class CellBuilder(SceneBuilder):
         lod = record.nearest_lod(self.lod)
         if block.layout != EXTERNAL:
             vertices, triangles = record, record.lod_triangles(lod)
-            all_triangles = record.triangles
         else:
             entry = block.objects[index]
             geometry = self.geometry.file_for(int(entry["filename_hash"]))
@@ -187,7 +181,7 @@ class CellBuilder(SceneBuilder):
             scale=self.scale,
         )
         self.created.append(mesh)
-        keep_for_export(mesh, vertices, all_triangles, record, lod)
+        keep_for_export(mesh, vertices, record, lod)
         if lod != self.lod:
             self.lod_fallbacks += 1
         if block.layout == EXTERNAL:  # the file edited records of the plugin are added to

@@ -179,3 +179,30 @@ def test_edited_mesh_gets_tangents_like_the_game_files(clean_scene, corpus, tmp_
         return np.median((a * b).sum(axis=1))
     assert agreement(record.tangents, shape.tangents) > 0.95
     assert agreement(record.bitangents, shape.bitangents) > 0.95
+
+
+def test_meshes_hold_no_geometry_copies_and_export_rereads_the_csg(clean_scene, tmp_path):
+    """Blender copies a mesh's ID properties into every copy's evaluated mesh, so the geometry
+    export compares with is read again from the cell and its .csg, not kept on the meshes: an
+    edit is still found, and a .csg gone since the import is named, with nothing written."""
+    import bpy
+
+    space, offsets = geometry_space(OBJECTS)
+    csg = tmp_path / "Fallout4 - Geometry.csg"
+    csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
+    source = write_cell(tmp_path / "ext_OC.nif", SHARED, block_bytes(OBJECTS, "external", offsets=offsets))
+    collection = import_cell(source, geometry_path=str(csg))
+    meshes = {o.data for o in collection.objects if o.type == "MESH"}
+    assert len(meshes) == 3
+    for mesh in meshes:
+        sizes = [len(v) for v in mesh.values() if hasattr(v, "__len__") and not isinstance(v, str)]
+        assert max(sizes, default=0) <= 3, dict(mesh)
+    mesh = sorted(meshes, key=lambda m: m["precombined_object"])[1]
+    mesh.vertices[0].co.z += 1.0  # an edit found by comparing with the .csg's record
+    assert export(collection, tmp_path / "edited.nif", plugin="Edits") == {"FINISHED"}
+    written = NifFile.read(tmp_path / "edited.nif").blocks[1]
+    assert [int(e["filename_hash"]) for e in written.objects].count(0xDDF19A67) == 2
+    csg.unlink()
+    with pytest.raises(RuntimeError, match=r"Fallout4 - Geometry\.csg.*cannot be read"):
+        export(collection, tmp_path / "gone.nif")
+    assert not (tmp_path / "gone.nif").exists()
