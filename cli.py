@@ -181,7 +181,8 @@ def command_import(args):
             if is_bsm2(path):
                 import_one = bsm2.import_bsm2
             else:  # plain NIFs and precombined cells alike
-                import_one = functools.partial(import_nif_looking_beside, builder=CellBuilder, lod=args.lod, geometry=geometry)
+                import_one = functools.partial(import_nif_looking_beside, builder=CellBuilder, lod=args.lod, geometry=geometry,
+                                               instancing=args.instancing.upper().replace("-", "_"))
             imported, messages = nif_import.import_files(bpy.context, [str(path)], import_one)
             if not imported:  # then its one message is its error
                 errors += messages
@@ -221,8 +222,9 @@ def describe_collection(collection):
     meshes = {o.data for o in objects if o.type == "MESH"}
     placed = [o for o in objects if "precombined_object" in o]
     line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
-    if placed:
-        line += f", {len(placed)} precombined instances of {len({o['precombined_object'] for o in placed})} records"
+    if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
+        copies = sum(len(o.data.vertices) if o.data is not None and "precombined_instances_raw" in o.data else 1 for o in placed)
+        line += f", {copies} precombined instances of {len({o['precombined_object'] for o in placed})} records"
         named = sum("reference_form_id" in o for o in placed)
         if named:
             line += f", {named} named after their references"
@@ -451,6 +453,9 @@ def build_parser():
     load.add_argument("--blend", required=True, help="the .blend file to write")
     load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
+    load.add_argument("--instancing", choices=("objects", "geometry-nodes"), default="objects",
+                      help="precombined cells: one object per placed copy, or per record one point cloud whose points "
+                      "geometry nodes instance (very large cells)")
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
                       "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
                       "the cell's Data folder)")

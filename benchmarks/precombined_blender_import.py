@@ -4,12 +4,14 @@ against a floor process that builds the same Blender data from the codec's ready
 bare bpy calls (LOD 0 meshes with UVs and custom normals, one object per placed copy, all
 matrices in one foreach_set) and saves it the same way.
 
-    .venv/bin/python benchmarks/precombined_blender_import.py [OBJECTS VERTICES TRIANGLES INSTANCES] [--runs N]
+    .venv/bin/python benchmarks/precombined_blender_import.py [OBJECTS VERTICES TRIANGLES INSTANCES] [--runs N] [--geometry-nodes]
 
 Default cell: 200 records x 5000 vertices x 8000 triangles x 50 copies (10k copies, 1M
 vertices), measured at 1x and 2x (twice the copies), so cost that grows faster than the work
 shows. Runs alternate import and floor; medians of N (default 3) are printed with the ratios of
-time and peak memory (each process's own maximum resident size).
+time and peak memory (each process's own maximum resident size). With --geometry-nodes it
+measures instead the geometry-nodes instancing mode at 10x the copies (100k by default) against
+objects mode at 1x, alternated.
 """
 
 import os
@@ -91,23 +93,40 @@ def main():
     objects, vertices, triangles, instances = (int(a) for a in args[:4]) if len(args) >= 4 else (200, 5000, 8000, 50)
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="precombined-bench-") as folder:
-        floor_script = Path(folder) / "floor.py"
+        folder = Path(folder)
+
+        def cell(factor):
+            path = folder / f"{factor}x_OC.nif"
+            path.write_bytes(precombined_decode.build_cell(objects, vertices, triangles, instances * factor))
+            return path
+
+        def imported(path, *options):
+            return [python, ROOT / "cli.py", "import", path, "--blend", folder / "out.blend", *options]
+
+        if "--geometry-nodes" in sys.argv:
+            commands = {"objects 1x": imported(cell(1)), "geometry nodes 10x": imported(cell(10), "--instancing", "geometry-nodes")}
+            report(commands, runs, "geometry nodes 10x", "objects 1x", f"{objects} records x {vertices} vertices, {instances} and {instances * 10} copies each")
+            return
+        floor_script = folder / "floor.py"
         floor_script.write_text(FLOOR)
         for factor in (1, 2):
-            cell = Path(folder) / f"{factor}x_OC.nif"
-            cell.write_bytes(precombined_decode.build_cell(objects, vertices, triangles, instances * factor))
-            times = {"import": [], "floor": []}
-            for _ in range(runs):
-                blend = Path(folder) / "out.blend"
-                times["import"].append(measured([python, ROOT / "cli.py", "import", cell, "--blend", blend]))
-                times["floor"].append(measured([python, floor_script, cell, blend, ROOT]))
-            ours = [statistics.median(v[i] for v in times["import"]) for i in (0, 1)]
-            base = [statistics.median(v[i] for v in times["floor"]) for i in (0, 1)]
-            print(f"{factor}x: {objects} records x {vertices} vertices x {triangles} triangles x {instances * factor} copies")
-            print(f"  cli.py import: {ours[0]:6.2f} s, peak {ours[1]:6.0f} MB")
-            print(f"  floor:         {base[0]:6.2f} s, peak {base[1]:6.0f} MB")
-            print(f"  ratio time {ours[0] / base[0]:.2f}x, peak memory {ours[1] / base[1]:.2f}x")
+            path = cell(factor)
+            commands = {"cli.py import": imported(path), "floor": [python, floor_script, path, folder / "out.blend", ROOT]}
+            report(commands, runs, "cli.py import", "floor", f"{factor}x: {objects} records x {vertices} vertices x {triangles} triangles x {instances * factor} copies")
 
+
+def report(commands, runs, measured_name, base_name, title):
+    """Run the commands in turn ``runs`` times; print medians and the ratios of the first to the second."""
+    results = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            results[name].append(measured(command))
+    medians = {name: [statistics.median(v[i] for v in values) for i in (0, 1)] for name, values in results.items()}
+    print(title)
+    for name, (seconds, peak) in medians.items():
+        print(f"  {name + ':':22s} {seconds:6.2f} s, peak {peak:6.0f} MB")
+    ours, base = medians[measured_name], medians[base_name]
+    print(f"  ratio time {ours[0] / base[0]:.2f}x, peak memory {ours[1] / base[1]:.2f}x", flush=True)
 
 if __name__ == "__main__":
     main()
