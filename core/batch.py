@@ -3,7 +3,6 @@ worker processes, each task's outcome reported as one line (or one JSON object),
 bar on a terminal and a summary at the end. A damaged file fails alone: the others finish."""
 
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -113,6 +112,8 @@ def run(task, jobs_list, jobs=1):
             results = map(_run_one, work)
             pool = None
         else:
+            import multiprocessing  # 50 ms that single-file commands do not pay
+
             # spawn under Blender (forking a process holding bpy is unsafe); fork elsewhere
             method = "spawn" if "bpy" in sys.modules or os.name == "nt" else "fork"
             pool = multiprocessing.get_context(method).Pool(jobs)
