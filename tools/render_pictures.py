@@ -110,7 +110,8 @@ PICTURES = [
     Picture(
         "xbox_fnv",
         "An Xbox 360 New Vegas mesh (22smg.nif, written in the console layout by tests/xbox_writer.py: "
-        "big-endian, half floats, strips in the skin partition) imported as the PC file it converts to",
+        "big-endian, half floats, strips in the skin partition) imported as the PC file it converts to, its Havok "
+        "collision as wire",
         ["22smg_xbox360.nif"],
         view=(-60.0, 20.0),
         make=xbox_smg,
