@@ -1,5 +1,5 @@
 """Extra data shown as empties: connect points (connect_points), furniture markers, bounds and
-the inventory marker (markers).
+the inventory marker (markers); Havok constraints (io.havok.constraints) share the export.
 
 Each empty carries ``nif_extra_kind`` (what it shows), ``nif_extra`` (its extra data block) and
 ``nif_extra_item`` (its entry in the block, for blocks listing several), and ``nif_extra_basis``
@@ -127,9 +127,10 @@ def main_root(exporter):
 
 def write_extras(exporter, objects):
     """Write the extra data shown by ``objects`` (empties of ``is_extra``)."""
+    from ..havok import constraints
     from . import connect_points, markers
 
-    writers = {**connect_points.WRITERS, **markers.WRITERS}
+    writers = {**connect_points.WRITERS, **markers.WRITERS, **constraints.WRITERS}
     by_kind = {}
     for obj in sorted(objects, key=lambda o: (o.get(ITEM, 1 << 30), o.name)):
         by_kind.setdefault(obj[KIND], []).append(obj)

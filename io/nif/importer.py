@@ -8,7 +8,7 @@ from mathutils import Matrix
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
-from ..havok import collision_import, legacy_collision_import
+from ..havok import collision_import, constraints, legacy_collision_import
 from . import extra_empties, material_import, skin_import
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
@@ -68,6 +68,7 @@ class SceneBuilder:
                 if getattr(block, "collision_object", -1) >= 0:
                     legacy = self.nif.header.game == "FO3"  # bhkCollisionObject bodies, not packfiles
                     (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
+            constraints.build_constraints(self)
         extra_empties.build_extras(self)
         return self.objects
 

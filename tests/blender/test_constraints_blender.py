@@ -1,0 +1,113 @@
+"""Ragdoll constraints of the corpus skeletons in real Blender: an empty at each pivot, under
+body A's node, naming both bodies' nodes, with its limits; untouched exports keep the system
+byte for byte, an edited limit and a moved pivot are written and re-imported."""
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+from precombined_nif.core.havok import Packfile
+from precombined_nif.core.havok.constraints import ConstraintData
+from precombined_nif.core.nif import NifFile
+
+from test_havok_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
+
+SKELETON = "pynifly/tests/tests/FO4/skeleton.nif"
+
+
+def imported(path):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def export(collection, path):
+    import bpy
+
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return NifFile.read(path)
+
+
+def constraint_empties(collection):
+    return sorted((o for o in collection.objects if o.get("nif_extra_kind") == "constraint"), key=lambda o: o["nif_extra_item"])
+
+
+def ragdoll(nif):
+    (block,) = [b for b in nif.blocks if b.type_name == "bhkRagdollSystem"]
+    return Packfile.from_bytes(block.packfile).root
+
+
+def body_nodes(nif):
+    """{body id: node name} of the ragdoll, read from the collision objects here."""
+    names = {}
+    for block in nif.blocks:
+        ref = getattr(block, "collision_object", -1)
+        if ref >= 0 and nif.blocks[ref].type_name == "bhkNPCollisionObject":
+            if nif.blocks[nif.blocks[ref].data].type_name == "bhkRagdollSystem":
+                names[nif.blocks[ref].body_id] = block.name
+    return names
+
+
+@pytest.mark.parametrize("path", RAGDOLLS, ids=lambda p: p.name)
+def test_constraints_are_empties_at_their_pivots(clean_scene, tmp_path, path):
+    nif = NifFile.read(path)
+    system = ragdoll(nif)
+    nodes = body_nodes(nif)
+    collection = imported(path)
+    empties = constraint_empties(collection)
+    assert len(empties) == len(system.constraints) >= 16
+    for obj, cinfo in zip(empties, system.constraints):
+        raw = cinfo.constraint_data.data
+        where = pivot(system.bodies[cinfo.body_a], struct.unpack_from("<3f", raw, TRANSLATION_A))
+        assert np.allclose(np.array(obj.matrix_world.translation), where, atol=1e-3)
+        assert obj["havok_body_a"] == nodes[cinfo.body_a] and obj["havok_body_b"] == nodes[cinfo.body_b]
+        assert obj.parent.name == nodes[cinfo.body_a] or obj.parent_bone == nodes[cinfo.body_a]
+        if obj["havok_constraint"] == "ragdoll":
+            for name, at in RAGDOLL_LIMITS.items():
+                assert obj[f"havok_{name}"] == struct.unpack_from("<f", raw, at)[0]
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+def test_edited_limit_and_moved_pivot_are_written(clean_scene, corpus, tmp_path):
+    import bpy
+    from mathutils import Matrix
+
+    path = corpus / SKELETON
+    source = ragdoll(NifFile.read(path))
+    collection = imported(path)
+    empties = constraint_empties(collection)
+    first = next(o for o in empties if o["havok_constraint"] == "ragdoll")
+    first["havok_twist_max"] = 0.5
+    hinge = next(o for o in empties if o["havok_constraint"] == "limited_hinge")
+    hinge.matrix_world = Matrix.Translation((2.0, -1.0, 3.0)) @ Matrix.Rotation(math.radians(20), 4, "Z") @ hinge.matrix_world
+    bpy.context.view_layer.update()
+    wanted = np.array(hinge.matrix_world)
+    first_number, hinge_number = first["nif_extra_item"], hinge["nif_extra_item"]
+    out = tmp_path / "edited.nif"
+    system = ragdoll(export(collection, out))
+    for number, (old, new) in enumerate(zip(source.constraints, system.constraints)):
+        if number not in (first["nif_extra_item"], hinge["nif_extra_item"]):
+            assert new.constraint_data.data == old.constraint_data.data
+    edited = ConstraintData.from_object(system.constraints[first["nif_extra_item"]].constraint_data)
+    assert edited.limits["twist_max"] == 0.5
+    cinfo = system.constraints[hinge["nif_extra_item"]]
+    moved = ConstraintData.from_object(cinfo.constraint_data)
+    frame_a, frame_b = moved.frames()
+    assert np.allclose(pivot(system.bodies[cinfo.body_a], frame_a[:3, 3]), wanted[:3, 3], atol=1e-3)
+    # body B's frame moved with it: both bodies still agree on the pivot as closely as before
+    old = ConstraintData.from_object(source.constraints[hinge["nif_extra_item"]].constraint_data)
+    before = np.linalg.norm(pivot(source.bodies[cinfo.body_a], old.frames()[0][:3, 3]) - pivot(source.bodies[cinfo.body_b], old.frames()[1][:3, 3]))
+    after = np.linalg.norm(pivot(system.bodies[cinfo.body_a], frame_a[:3, 3]) - pivot(system.bodies[cinfo.body_b], frame_b[:3, 3]))
+    assert math.isclose(before, after, abs_tol=1e-3)
+    for obj in list(collection.objects):
+        bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+    again = constraint_empties(imported(out))
+    assert again[first_number]["havok_twist_max"] == 0.5
+    assert np.allclose(np.array(again[hinge_number].matrix_world), wanted, atol=1e-3)
