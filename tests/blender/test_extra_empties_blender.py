@@ -152,3 +152,41 @@ def test_bound_box_is_a_cube_empty(clean_scene, corpus, tmp_path):
     nif = export(collection, tmp_path / "box.nif")
     (block,) = [b for b in nif.blocks if isinstance(b, BSBound)]
     assert np.allclose(block.dimensions, (30.0, 20.0, 70.0)) and np.allclose(block.center, centre_and_size[:3])
+
+
+def _connect_point_files():
+    from support import corpus_files
+
+    return [path for path in corpus_files("**/*.nif") if b"BSConnectPoint::Parents" in path.read_bytes()]
+
+
+@pytest.mark.parametrize("path", _connect_point_files(), ids=lambda p: p.name)
+def test_every_connect_point_sits_where_its_parent_node_puts_it(clean_scene, path):
+    """In the world: the parent node's world matrix in the file (the node holding the block when
+    the parent names no node) composed with the point's rotation, translation and scale, the
+    parent a plain node, a shape or a skeleton bone."""
+    from precombined_nif.core.nif.scene_graph import world_matrix
+
+    nif = NifFile.read(path)
+    nodes = {}
+    for index, block in enumerate(nif.blocks):
+        if hasattr(block, "children"):
+            nodes.setdefault(block.name, index)
+    expected = []
+    for index, block in enumerate(nif.blocks):
+        for ref in np.asarray(getattr(block, "extra_data", ())).tolist():
+            if isinstance(nif.blocks[ref], BSConnectPointParents):
+                for point in nif.blocks[ref].points:
+                    parent = nodes.get(point.parent, index)
+                    local = np.eye(4)
+                    local[:3, :3] = quaternion_matrix(*point.rotation) * point.scale
+                    local[:3, 3] = point.translation
+                    expected.append((point.name, world_matrix(nif, parent) @ local))
+    collection = imported(path)
+    points = sorted(
+        (o for o in collection.objects if o.get("nif_extra_kind") == "connect_point"), key=lambda o: o["nif_extra_item"]
+    )
+    assert len(points) == len(expected)
+    for obj, (name, world) in zip(points, expected):
+        assert obj.name.split(".")[0] == name
+        assert np.allclose(np.array(obj.matrix_world), world, atol=1e-3), name
