@@ -280,3 +280,16 @@ def test_cli_refuses_paths_leaving_the_output_folder(tmp_path):
     result = run_cli("extract", path, "*", tmp_path / "out")
     assert result.returncode == 2 and "would leave the output folder" in result.stderr
     assert not (tmp_path / "escape.txt").exists()
+
+
+def test_cli_names_a_damaged_archive_in_one_line(corpus, tmp_path):
+    data = (corpus / CORPUS_BA2).read_bytes()
+    truncated, damaged = tmp_path / "truncated.ba2", tmp_path / "damaged.ba2"
+    truncated.write_bytes(data[:100])
+    damaged.write_bytes(data[:200] + b"\xff" * 10 + data[210:])  # inside the first file's zlib data
+    for args, path in ((("ls", truncated), truncated), (("extract", truncated, "*", tmp_path / "out"), truncated),
+                       (("extract", damaged, "*", tmp_path / "out"), damaged)):
+        result = run_cli(*args)
+        assert result.returncode == 2 and result.stderr.startswith(f"error: {path}: ")
+        assert len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
+    assert "damaged zlib data" in result.stderr
