@@ -95,7 +95,10 @@ def _constraint(builder, system_index, system, bodies, number, cinfo):
     name_a, name_b = _name_of(nif, bodies, cinfo.body_a), _name_of(nif, bodies, cinfo.body_b)
     frame_a, _ = data.frames()
     world = body_matrix(system.bodies[cinfo.body_a]) @ in_game_units(frame_a)
-    local = np.linalg.inv(world_matrix(nif, owner_index)) @ world
+    try:
+        local = np.linalg.inv(world_matrix(nif, owner_index)) @ world
+    except np.linalg.LinAlgError:
+        raise FormatError(f"node {name_a!r} is scaled to nothing: nothing can hang under it") from None
     empty = new_empty(builder, f"{name_a} {data.kind} {name_b}", KIND, system_index, number, size=3.0)
     empty[TYPE] = data.kind
     empty[BODY_A], empty[BODY_B] = name_a, name_b

@@ -190,3 +190,73 @@ def test_every_connect_point_sits_where_its_parent_node_puts_it(clean_scene, pat
     for obj, (name, world) in zip(points, expected):
         assert obj.name.split(".")[0] == name
         assert np.allclose(np.array(obj.matrix_world), world, atol=1e-3), name
+
+
+def test_new_connect_points_join_the_file(clean_scene, corpus, tmp_path):
+    """An empty marked as a connect point joins the root's parent block, hung from its parent's
+    node; a new child name joins the child block; in a new file both blocks are made."""
+    import bpy
+    from mathutils import Matrix
+
+    path = corpus / SHOTGUN
+    collection = imported(path)
+    receiver = bpy.data.objects["CombatShotgunReceiver"]
+    point = bpy.data.objects.new("P-Laser", None)
+    collection.objects.link(point)
+    point["nif_extra_kind"] = "connect_point"
+    point.parent = receiver
+    point.matrix_basis = Matrix.Translation((0.0, 12.0, -1.5))
+    child = bpy.data.objects.new("C-Stock", None)
+    collection.objects.link(child)
+    child["nif_extra_kind"] = "connect_child"
+    nif = export(collection, tmp_path / "new.nif")
+    (parents,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    added = parents.points[-1]
+    assert (added.name, added.parent, added.translation, added.scale) == ("P-Laser", "CombatShotgunReceiver", (0.0, 12.0, -1.5), 1.0)
+    assert np.allclose(added.rotation, (1, 0, 0, 0))
+    assert [p.name for p in parents.points[:-1]] == ["P-Mag", "P-Grip", "P-Barrel", "P-Casing", "P-Scope"]
+    (children,) = [b for b in nif.blocks if isinstance(b, BSConnectPointChildren)]
+    assert children.point_names == ["C-Receiver", "C-Reciever", "C-Stock"]
+
+    cube = bpy.data.objects.new("Gun Part", bpy.data.meshes.new("Gun Part"))
+    cube.data.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [], [(0, 1, 2)])
+    bpy.context.scene.collection.objects.link(cube)
+    fresh = bpy.data.objects.new("P-Fresh", None)
+    bpy.context.scene.collection.objects.link(fresh)
+    fresh["nif_extra_kind"] = "connect_point"
+    fresh.parent = cube
+    fresh.location = (0.25, 0.5, 0.75)
+    bpy.ops.object.select_all(action="DESELECT")
+    cube.select_set(True)
+    fresh.select_set(True)
+    out = tmp_path / "fresh.nif"
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    written = NifFile.read(out)
+    (parents,) = [b for b in written.blocks if isinstance(b, BSConnectPointParents)]
+    root = written.blocks[written.roots[0]]
+    assert written.blocks.index(parents) in np.asarray(root.extra_data).tolist()
+    (point,) = parents.points
+    assert (point.name, point.parent) == ("P-Fresh", "Gun Part") and np.allclose(point.translation, (0.25, 0.5, 0.75))
+
+
+def test_damaged_constraint_is_left_out_and_the_file_kept(clean_scene, corpus, tmp_path):
+    """A constraint whose atoms are not what its class holds is reported, the others shown, and
+    the untouched export is still the file."""
+    import bpy
+
+    from precombined_nif.core.havok import Packfile
+
+    path = corpus / SKELETON
+    data = bytearray(path.read_bytes())
+    nif = NifFile.read(path)
+    (system,) = [b for b in nif.blocks if b.type_name == "bhkRagdollSystem"]
+    constraint = Packfile.from_bytes(system.packfile).root.constraints[0].constraint_data.data
+    at = bytes(data).index(constraint)
+    data[at + 0x20] = 0x33  # the local transforms atom's type
+    damaged = tmp_path / "damaged.nif"
+    damaged.write_bytes(bytes(data))
+    collection = imported(damaged)
+    shown = [o for o in collection.objects if o.get("nif_extra_kind") == "constraint"]
+    assert len(shown) == 16 and 0 not in [o["nif_extra_item"] for o in shown]
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == bytes(data)
