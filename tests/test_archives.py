@@ -196,6 +196,17 @@ def test_hostile_counts_fail_before_allocating(tmp_path):
             archive.read_at(len(data) - 8, 1 << 40, "a hostile size")
 
 
+@pytest.mark.parametrize("offset", [1 << 40, (1 << 64) - 4])  # far past the end; wrapping to 0 when added to
+def test_gnrl_data_outside_the_file_is_refused_on_opening(tmp_path, offset):
+    path = tmp_path / "x.ba2"
+    write_ba2_gnrl(path, sample_files())
+    data = bytearray(path.read_bytes())
+    data[24 + 36 + 16:24 + 36 + 24] = struct.pack("<Q", offset)  # the second record's data offset
+    path.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=f"file 1: its \\d+ bytes at {offset} run past the end"):
+        open_archive(path)
+
+
 def test_not_an_archive(tmp_path):
     path = tmp_path / "x.ba2"
     path.write_bytes(b"NOPE" + bytes(40))

@@ -38,10 +38,16 @@ class Ba2Archive(Archive):
         count = int(header["count"])
         if self.type == "GNRL":
             records = self._records(count, GNRL_RECORD)
-            locations = [(int(r["offset"]), int(r["packed"]), int(r["size"])) for r in records]
-            for index, (offset, packed, size) in enumerate(locations):
-                self._check_data(index, offset, packed or size)
-            sizes = [size for _offset, _packed, size in locations]
+            # Whole columns at once: the base game's archives hold up to some 100k files each.
+            offsets, packed, sizes = records["offset"], records["packed"].astype(np.uint64), records["size"].astype(np.uint64)
+            stored = np.where(packed > 0, packed, sizes)
+            # In unsigned arithmetic that cannot wrap: the offset inside the file, the data after it.
+            outside = (offsets > self.file_size) | (stored > self.file_size - np.minimum(offsets, self.file_size))
+            if outside.any():
+                index = int(np.flatnonzero(outside)[0])
+                self._check_data(index, int(offsets[index]), int(stored[index]))
+            sizes = sizes.tolist()
+            locations = list(zip(offsets.tolist(), packed.tolist(), sizes))
         elif self.type == "DX10":
             locations, sizes = self._textures(count)
         else:
@@ -84,15 +90,17 @@ class Ba2Archive(Archive):
             raise self.error(f"name table offset {offset} lies outside the file ({self.file_size} bytes)")
         # Bounded by the longest names possible, so a damaged count cannot make it read gigabytes.
         table = self.read_at(offset, min(self.file_size - offset, count * (2 + MAX_NAME)), "name table")
-        names, at = [], 0
+        # Decoded once: cp1252 gives one character per byte, so the text's offsets are the bytes'.
+        text = table.decode("cp1252", "replace").replace("\\", "/")
+        names, at, end = [], 0, len(table)
         for index in range(count):
-            if at + 2 > len(table):
+            if at + 2 > end:
                 raise self.error(f"name table ends after {index} of {count} names")
-            length = int.from_bytes(table[at:at + 2], "little")
-            if at + 2 + length > len(table):
+            start = at + 2
+            at = start + (table[at] | table[at + 1] << 8)
+            if at > end:
                 raise self.error(f"name {index} runs past the end of the file")
-            names.append(table[at + 2:at + 2 + length].decode("cp1252", "replace").replace("\\", "/"))
-            at += 2 + length
+            names.append(text[start:at])
         return names
 
     @staticmethod
