@@ -67,6 +67,7 @@ def sample_files(seed=1):
 @pytest.mark.parametrize("packed", [True, False])
 def test_built_gnrl_extracts_exactly(tmp_path, version, packed):
     files = sample_files()
+    files["meshes/" + "long folder name/" * 18 + "x.nif"] = b"a name over 255 bytes: its length's high byte counts"
     path = tmp_path / "test.ba2"
     write_ba2_gnrl(path, files, version=version, packed=packed)
     archive = open_archive(path)
