@@ -144,7 +144,7 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
     assert not [m for m in messages if "match no reference" in m]
 
 
-def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(clean_scene, corpus, addon):
+def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(clean_scene, corpus, addon, tmp_path):
     import bpy
 
     precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
@@ -164,3 +164,8 @@ def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(c
                 found[(obj["precombined_block"], obj["precombined_object"], number)] = f"{value:08X}" if value else None
     assert found == expected and sum(v is not None for v in found.values()) == 10
     assert any("3 of 13 instances match no reference" in m for m in messages)
+    # The attribute is the import's own: the cell still exports as the Creation Kit wrote it.
+    from test_precombined_export import export
+
+    assert export(by_points, tmp_path / "out.nif") == {"FINISHED"}
+    assert (tmp_path / "out.nif").read_bytes() == CELLS[1].read_bytes()
