@@ -62,7 +62,7 @@ for index, record in enumerate(block.records):
         collection.objects.link(bpy.data.objects.new(f"{index:04d} #{number:05d}", mesh))
     matrices.append(instance_matrices(record.instances))
 flat = np.concatenate(matrices).astype(np.float32).transpose(0, 2, 1).ravel()
-collection.objects.foreach_set("matrix_world", flat)
+collection.objects.foreach_set("matrix_basis", flat)  # "matrix_world" in bulk does not stay
 bpy.ops.wm.save_as_mainfile(filepath=sys.argv[2])
 """
 

@@ -4,7 +4,6 @@ path. Knows core objects and bpy, never file bytes."""
 
 import bpy
 import numpy as np
-from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
@@ -146,11 +145,32 @@ class CellBuilder(SceneBuilder):
         owners = block_owners(self.nif)
         blocks = self.nif.blocks_of(BSPackedCombinedGeomDataExtra)
         names = record_names(blocks)
+        self.placed = []  # (objects, their world matrices) of every record
         for index, block in blocks:
             self.collection["precombined_layout"] = block.layout
             for record_index, record in enumerate(block.records):
                 self._build_record(block, index, record_index, record, owners.get(index), names[(index, record_index)])
+        self._place_copies()
         return self.objects
+
+    def _place_copies(self):
+        """Every copy's matrix in one foreach_set, through a collection holding only the copies
+        (setting them one by one costs a Matrix and an RNA call each)."""
+        if not self.placed:
+            return
+        staging = bpy.data.collections.new("precombined staging")
+        try:
+            for objects, _ in self.placed:
+                for obj in objects:
+                    staging.objects.link(obj)
+            matrices = np.concatenate([m for _, m in self.placed]).astype(np.float32)
+            flat = matrices.transpose(0, 2, 1).ravel()  # Blender's matrices are column-major
+            # The basis is what Blender keeps (a copy has no parent); the world matrix too, so
+            # it reads right before the next scene update.
+            staging.objects.foreach_set("matrix_basis", flat)
+            staging.objects.foreach_set("matrix_world", flat)
+        finally:
+            bpy.data.collections.remove(staging)
 
     def _record_mesh(self, block, index, record, name):
         lod = record.nearest_lod(self.lod)
@@ -202,11 +222,12 @@ class CellBuilder(SceneBuilder):
             self._build_instancer(name, block_index, index, record, mesh, matrices)
             self._keep_record_source(block, block_index, index, [mesh])
             return
-        for number, (instance, matrix) in enumerate(zip(record.instances, matrices)):
+        copies = []
+        for number, instance in enumerate(record.instances):
             obj = bpy.data.objects.new(f"{name} #{number}", mesh)
             self.created.append(obj)
             self.collection.objects.link(obj)
-            obj.matrix_world = Matrix(matrix.tolist())
+            copies.append(obj)
             obj["precombined_cell"] = str(self.nif.path or "")
             obj["precombined_block"] = block_index
             obj["precombined_object"] = index
@@ -216,7 +237,8 @@ class CellBuilder(SceneBuilder):
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
-        self._keep_record_source(block, block_index, index, [mesh] if mesh is not None else self.created[-len(record.instances) :])
+        self.placed.append((copies, matrices))
+        self._keep_record_source(block, block_index, index, [mesh] if mesh is not None else copies)
 
     def _keep_record_source(self, block, block_index, index, holders):
         """Which record of which block of which file the holders stand for, and what the
