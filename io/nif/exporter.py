@@ -23,7 +23,7 @@ from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
-from . import extra_empties, material_export, skin_export
+from . import animation_export, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import source_of, template_collection
 
@@ -160,6 +160,7 @@ class NifExporter:
                 writer.write_collision(self, owner, index)
         extra_empties.write_extras(self, extras)
         if self.template:
+            animation_export.write_animations(self, exported)
             self._drop_unreachable(before)
         return self.nif
 
@@ -268,7 +269,8 @@ class NifExporter:
         name = plain_name(obj.name, block if kept else None, index)
         if name != block.name:
             block.name = name
-        if not kept or moved(obj):
+        # An object its imported sequence moves shows the current frame: the node keeps its own.
+        if not kept or moved(obj) and not animation_export.drives_transform(obj):
             block.translation, block.rotation, block.scale = transform_fields(matrix, obj.name)
 
     def _rebuild_children(self):

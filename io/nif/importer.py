@@ -9,7 +9,7 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
-from . import extra_empties, material_import, skin_import
+from . import animation_import, extra_empties, material_import, skin_import
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
@@ -70,6 +70,7 @@ class SceneBuilder:
                     (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
             constraints.build_constraints(self)
         extra_empties.build_extras(self)
+        animation_import.import_animations(self, bpy.context.scene)
         return self.objects
 
     keeps_source = True  # the importer keeps the file's bytes as the exporter's template

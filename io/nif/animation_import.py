@@ -1,0 +1,299 @@
+"""NIF animation sequences as Blender actions: one action per NiControllerSequence (on 4.2/4.3
+one per sequence and animated object), its transform keys as F-curves of the nodes' objects or
+armature bones, its text keys as the action's pose markers.
+
+What a sequence is made of stays on the action for export (animation_export.py):
+``nif_sequence`` (the sequence block), ``nif_fps`` (frame = time * fps), ``nif_cycle_type``
+(0 loop, 1 reverse, 2 clamp), ``nif_frequency``; its start and stop times are the action's
+manual frame range. ``nif_channels`` (JSON) lists each F-curve set made from a key group with a
+fingerprint of its keyframes as imported: untouched ones leave their keys as stored.
+
+A node's keys are its local transform L(t). Blender's channels hold A @ L(t) @ B, with A and B
+what the import made of the node's placement: for objects A is the import scale on roots (else
+identity) and B identity; for bones, basis = A @ L(t) @ B with B = inv(bind rest) @ bone rest
+(the bind's scale) and A taken from the pose the import gave the bone. So translation keys map
+to s_a R_a t + t_a, quaternion keys to q_a q, scale keys to s_a s s_b: each key group stays
+its own set of keys (XYZ Euler keys too, as rotation mode 'ZYX' = Rx Ry Rz, the file's order,
+when R_a is the identity, which it is for objects).
+"""
+
+import hashlib
+import json
+
+import bpy
+import numpy as np
+
+from ...core.nif.blocks.animation import XYZ_ROTATION, NiTransformData, NiTransformInterpolator
+from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
+from .. import compat
+from . import animation_keys as ak
+from .node_transform import local_matrix
+
+KEYFRAME = bpy.types.Keyframe.bl_rna.properties
+INTERPOLATION = {item.identifier: item.value for item in KEYFRAME["interpolation"].enum_items}
+FREE = KEYFRAME["handle_left_type"].enum_items["FREE"].value
+AUTO_CLAMPED = KEYFRAME["handle_left_type"].enum_items["AUTO_CLAMPED"].value
+SIMILARITY = 1e-4  # what A may stray from a rotation times a uniform scale
+
+
+def fps_of(scene):
+    return scene.render.fps / scene.render.fps_base
+
+
+def fingerprint(fcurves):
+    """What the keyframes of F-curves hold (frames, values, handles, interpolation)."""
+    digest = hashlib.sha1()
+    for fcurve in fcurves:
+        points = fcurve.keyframe_points
+        for field, width in (("co", 2), ("handle_left", 2), ("handle_right", 2), ("interpolation", 1)):
+            data = np.zeros(len(points) * width, np.float32 if width == 2 else np.int32)
+            points.foreach_get(field, data)
+            digest.update(data.tobytes())
+    return digest.hexdigest()[:16]
+
+
+def similarity(matrix):
+    """(scale, rotation quaternion w x y z, translation) of a 4x4 matrix, or None when it is not
+    a rotation times a uniform scale."""
+    from mathutils import Matrix
+
+    m = np.array(matrix, np.float64)
+    linear = m[:3, :3]
+    det = np.linalg.det(linear)
+    if det <= 0:
+        return None
+    scale = float(np.cbrt(det))
+    rotation = linear / scale
+    if not np.allclose(rotation @ rotation.T, np.eye(3), atol=SIMILARITY):
+        return None
+    quaternion = tuple(Matrix(rotation.tolist()).to_quaternion())
+    return scale, quaternion, tuple(m[:3, 3])
+
+
+class Target:
+    """What a node's keys animate: an object, or a bone of an armature object, and the map
+    (A, s_b) from the node's local transform to Blender's channels."""
+
+    def __init__(self, obj, bone_name, a, scale_b):
+        self.obj = obj
+        self.bone_name = bone_name
+        self.scale_a, self.rotation_a, self.translation_a = a
+        self.scale_b = scale_b
+        self.prefix = f'pose.bones["{bone_name}"].' if bone_name else ""
+
+    @property
+    def euler_exact(self):
+        return np.allclose(self.rotation_a, (1.0, 0.0, 0.0, 0.0), atol=1e-6)
+
+    def set_rotation_mode(self, mode):
+        owner = self.obj.pose.bones[self.bone_name] if self.bone_name else self.obj
+        owner.rotation_mode = mode
+
+
+def _target(builder, index, node):
+    """The Target of the node at ``index``, or None when the import made nothing of it."""
+    made = builder.objects.get(index)
+    if made is None:
+        return None
+    local = np.array(local_matrix(node), np.float64)
+    if isinstance(made, tuple):  # (armature object, bone name)
+        obj, bone_name = made
+        bone = obj.data.bones[bone_name]
+        rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+        b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
+        basis = np.array(obj.pose.bones[bone_name].matrix_basis, np.float64)
+        a = basis @ np.linalg.inv(b) @ np.linalg.inv(local)
+        scale_b = float(np.cbrt(np.linalg.det(b[:3, :3])))
+    else:
+        obj, bone_name = made, None
+        a = np.array(obj.matrix_basis, np.float64) @ np.linalg.inv(local)
+        scale_b = 1.0
+    parts = similarity(a)
+    return None if parts is None else Target(obj, bone_name, parts, scale_b)
+
+
+class SequenceImport:
+    """The action(s) of one sequence: on 4.4+ one action with a slot per animated object, before
+    that one action per object."""
+
+    def __init__(self, builder, index, sequence, fps):
+        self.builder = builder
+        self.index = index
+        self.sequence = sequence
+        self.fps = fps
+        self.name = sequence.name or f"NiControllerSequence:{index}"
+        self.slots = {}  # object -> (action, slot)
+        self.channels = {}  # action -> [channel records]
+
+    def slot(self, obj):
+        found = self.slots.get(obj)
+        if found is not None:
+            return found
+        if compat.SLOTTED_ACTIONS and self.slots:
+            action = next(iter(self.slots.values()))[0]
+            slot = action.slots.new(id_type="OBJECT", name=obj.name)
+        else:
+            action, slot = compat.new_action(self.name)
+            self.builder.created.append(action)
+            self._describe(action)
+            self.channels[action] = []
+        self.slots[obj] = (action, slot)
+        return action, slot
+
+    def _describe(self, action):
+        sequence = self.sequence
+        action["nif_sequence"] = self.index
+        action["nif_fps"] = self.fps
+        action["nif_cycle_type"] = sequence.cycle_type
+        action["nif_frequency"] = sequence.frequency
+        if sequence.start_time <= sequence.stop_time:
+            action.use_frame_range = True
+            action.frame_start = sequence.start_time * self.fps
+            action.frame_end = max(sequence.stop_time * self.fps, action.frame_start + 1e-3)
+            action["nif_frame_range"] = (action.frame_start, action.frame_end)
+        action.use_cyclic = sequence.cycle_type == LOOP
+        self._markers(action)
+
+    def _markers(self, action):
+        nif = self.builder.nif
+        text_keys = nif.blocks[self.sequence.text_keys] if 0 <= self.sequence.text_keys < len(nif.blocks) else None
+        if not isinstance(text_keys, NiTextKeyExtraData):
+            return
+        for key in text_keys.keys:
+            marker = action.pose_markers.new(key.text or "")
+            marker.frame = int(round(key.time * self.fps))
+
+    def add(self, target, block_index, kind, components, curves):
+        """F-curves of one key group: ``curves`` [(data path, array index, keyframe arrays)]."""
+        action, slot = self.slot(target.obj)
+        group = target.bone_name or target.obj.name
+        fcurves = []
+        for path, array_index, (frames, values, left, right, interpolation) in curves:
+            fcurve = compat.new_fcurve(action, slot, target.prefix + path, array_index, group)
+            points = fcurve.keyframe_points
+            points.add(len(frames))
+            points.foreach_set("co", np.column_stack([frames, values]).astype(np.float32).ravel())
+            points.foreach_set("interpolation", np.full(len(frames), INTERPOLATION[interpolation], np.int32))
+            handle_type = FREE if interpolation == "BEZIER" and left is not None and not np.array_equal(left, right) else AUTO_CLAMPED
+            points.foreach_set("handle_left_type", np.full(len(frames), handle_type, np.int32))
+            points.foreach_set("handle_right_type", np.full(len(frames), handle_type, np.int32))
+            if handle_type == FREE:
+                points.foreach_set("handle_left", left.astype(np.float32).ravel())
+                points.foreach_set("handle_right", right.astype(np.float32).ravel())
+            fcurve.update()
+            fcurves.append(fcurve)
+        self.channels[action].append(
+            {
+                "block": block_index,
+                "kind": kind,
+                "slot": slot.handle if slot is not None else 0,
+                "paths": [[fcurve.data_path, fcurve.array_index] for fcurve in fcurves],
+                "map": [target.scale_a, *target.rotation_a, *target.translation_a, target.scale_b],
+                "fingerprint": fingerprint(fcurves),
+            }
+        )
+
+    def finish(self):
+        for action, channels in self.channels.items():
+            action["nif_channels"] = json.dumps(channels)
+        for obj, (action, slot) in self.slots.items():
+            compat.stash_action(obj, action, slot, 0)
+
+
+def import_animations(builder, scene):
+    """Every NiControllerSequence of the file as actions; the first sequence of each object
+    plays (is its active action), the others wait in muted NLA tracks."""
+    nif = builder.nif
+    names = {}
+    for index, obj in builder.objects.items():
+        name = nif.blocks[index].name
+        if name is not None:
+            names.setdefault(str(name), index)
+    fps = fps_of(scene)
+    targets = {}
+    missing = 0
+    for index, sequence in nif.blocks_of(NiControllerSequence):
+        imported = SequenceImport(builder, index, sequence, fps)
+        for number, controlled in enumerate(sequence.controlled_blocks):
+            interpolator = nif.blocks[controlled.interpolator] if 0 <= controlled.interpolator < len(nif.blocks) else None
+            if not isinstance(interpolator, NiTransformInterpolator):
+                continue
+            data = nif.blocks[interpolator.data] if 0 <= interpolator.data < len(nif.blocks) else None
+            node_index = names.get(str(controlled.node_name))
+            if not isinstance(data, NiTransformData):
+                continue
+            if node_index is None:
+                missing += 1
+                continue
+            if node_index not in targets:
+                targets[node_index] = _target(builder, node_index, nif.blocks[node_index])
+            target = targets[node_index]
+            if target is None:
+                builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
+                continue
+            _transform_keys(imported, target, number, data, fps)
+        imported.finish()
+        for obj, (action, slot) in imported.slots.items():
+            if obj.animation_data.action is None:
+                compat.assign_action(obj, action, slot)
+    if missing:
+        builder.warn(f"{missing} animated values name nodes this file does not have: kept, not shown")
+
+
+def _transform_keys(imported, target, number, data, fps):
+    translations = data.translations
+    if len(translations.keys):
+        keys = translations.keys
+        values = target.scale_a * _rotate(target.rotation_a, keys["value"]) + target.translation_a
+        forward = backward = None
+        if "forward" in keys.dtype.names:
+            forward = target.scale_a * _rotate(target.rotation_a, keys["forward"])
+            backward = target.scale_a * _rotate(target.rotation_a, keys["backward"])
+        tbc = keys["tbc"] if "tbc" in keys.dtype.names else None
+        curves = []
+        for axis in range(3):
+            arrays = ak.keyframes(
+                keys["time"], values[:, axis], translations.interpolation, fps,
+                None if backward is None else backward[:, axis], None if forward is None else forward[:, axis], tbc,
+            )  # fmt: skip
+            curves.append(("location", axis, arrays))
+        imported.add(target, number, "translation", 3, curves)
+    if data.rotation_type == XYZ_ROTATION:
+        if not target.euler_exact:
+            imported.builder.warn(f"{target.bone_name}: Euler rotation keys on a turned bone are not shown")
+        else:
+            target.set_rotation_mode("ZYX")
+            for axis, group in enumerate(data.xyz_rotations):
+                if len(group.keys):
+                    curve = _float_curve(group, fps, 1.0)
+                    imported.add(target, number, f"euler{axis}", 1, [("rotation_euler", axis, curve)])
+    elif len(data.rotation_keys):
+        keys = data.rotation_keys
+        values = ak.quaternion_multiply(target.rotation_a, ak.quaternion_continuity(keys["value"]))
+        curves = []
+        for component in range(4):
+            arrays = ak.keyframes(keys["time"], values[:, component], data.rotation_type, fps)
+            curves.append(("rotation_quaternion", component, arrays))
+        imported.add(target, number, "rotation", 4, curves)
+    if len(data.scales.keys):
+        factor = target.scale_a * target.scale_b
+        arrays = _float_curve(data.scales, fps, factor)
+        imported.add(target, number, "scale", 3, [("scale", axis, arrays) for axis in range(3)])
+
+
+def _float_curve(group, fps, factor):
+    keys = group.keys
+    names = keys.dtype.names
+    return ak.keyframes(
+        keys["time"], keys["value"][:, 0] * factor, group.interpolation, fps,
+        keys["backward"][:, 0] * factor if "backward" in names else None,
+        keys["forward"][:, 0] * factor if "forward" in names else None,
+        keys["tbc"] if "tbc" in names else None,
+    )  # fmt: skip
+
+
+def _rotate(quaternion, vectors):
+    from mathutils import Quaternion
+
+    matrix = np.array(Quaternion(quaternion).to_matrix(), np.float64)
+    return np.asarray(vectors, np.float64) @ matrix.T

@@ -1,0 +1,102 @@
+"""Animation sequences read straight from a NIF's bytes with struct, apart from the product's
+block decoders: what animation tests compare Blender with. Blocks are cut out by
+tests/nif_rewriter.RawNif (header, types, sizes, strings); each one's fields are unpacked here
+(little-endian PC files, 20.2.0.7, bs version above 28: FO3 to FO4)."""
+
+import struct
+
+from nif_rewriter import RawNif
+
+
+class Reader:
+    def __init__(self, data, strings):
+        self.data, self.at, self.strings = data, 0, strings
+
+    def take(self, fmt):
+        values = struct.unpack_from("<" + fmt, self.data, self.at)
+        self.at += struct.calcsize("<" + fmt)
+        return values if len(values) > 1 else values[0]
+
+    def string(self):
+        index = self.take("i")
+        return None if index < 0 else self.strings[index]
+
+
+def key_group(r, width, quaternion=False):
+    """(interpolation, [(time, value tuple, extra tuple)]) of a KeyGroup (or quaternion keys)."""
+    n = r.take("I")
+    if not n:
+        return None, []
+    kind = r.take("I")
+    return kind, keys(r, n, kind, width, quaternion)
+
+
+def keys(r, n, kind, width, quaternion=False):
+    out = []
+    for _ in range(n):
+        time = r.take("f")
+        value = r.take(f"{width}f")
+        value = value if isinstance(value, tuple) else (value,)
+        extra = ()
+        if kind == 2 and not quaternion:
+            extra = (r.take(f"{width}f"), r.take(f"{width}f"))  # forward, backward
+        elif kind == 3:
+            extra = r.take("3f")
+        out.append((time, value, extra))
+    return out
+
+
+class Sequence:
+    def __init__(self, name, blocks, text_key_ref, cycle_type, frequency, start, stop):
+        self.name, self.blocks, self.text_key_ref = name, blocks, text_key_ref
+        self.cycle_type, self.frequency, self.start, self.stop = cycle_type, frequency, start, stop
+
+
+def read_sequences(path_or_bytes):
+    """(RawNif, [Sequence]) where each Sequence.blocks is [(node name, controller type,
+    interpolator index)]."""
+    raw = RawNif(path_or_bytes.read_bytes() if hasattr(path_or_bytes, "read_bytes") else path_or_bytes)
+    sequences = []
+    for index, data in enumerate(raw.blocks):
+        if raw.type_of(index) != "NiControllerSequence":
+            continue
+        r = Reader(data, raw.strings)
+        name = r.string()
+        count = r.take("I")
+        r.take("I")  # array grow by
+        blocks = []
+        for _ in range(count):
+            interpolator, _controller, _priority = r.take("iiB")
+            node, _prop, controller_type, _cid, _iid = (r.string() for _ in range(5))
+            blocks.append((node, controller_type, interpolator))
+        _weight, text_keys, cycle_type, frequency, start, stop = r.take("fiIfff")
+        sequences.append(Sequence(name, blocks, text_keys, cycle_type, frequency, start, stop))
+    return raw, sequences
+
+
+def transform_data(raw, interpolator_index):
+    """{"rotation": (type, keys) or "xyz": [(type, keys)] * 3, "translation": ..., "scale": ...}
+    of a NiTransformInterpolator's NiTransformData, or None."""
+    r = Reader(raw.blocks[interpolator_index], raw.strings)
+    r.take("3f4ff")
+    data = r.take("i")
+    if data < 0 or raw.type_of(data) != "NiTransformData":
+        return None
+    r = Reader(raw.blocks[data], raw.strings)
+    out = {}
+    n = r.take("I")
+    kind = r.take("I") if n else None
+    if kind == 4:
+        out["xyz"] = [key_group(r, 1) for _ in range(3)]
+    else:
+        out["rotation"] = (kind, keys(r, n, kind, 4, quaternion=True))
+    out["translation"] = key_group(r, 3)
+    out["scale"] = key_group(r, 1)
+    return out
+
+
+def text_keys(raw, index):
+    """[(time, text)] of a NiTextKeyExtraData."""
+    r = Reader(raw.blocks[index], raw.strings)
+    r.string()
+    return [(r.take("f"), r.string()) for _ in range(r.take("I"))]
