@@ -90,24 +90,34 @@ class Target:
         owner.rotation_mode = mode
 
 
-def _target(builder, index, node):
-    """The Target of the node at ``index``, or None when the import made nothing of it."""
+def _targets(builder, index, node):
+    """The Targets of the node at ``index``: its object, or its bone in every armature showing
+    it (skins with different bind poses get armatures of their own); None for one whose
+    placement is sheared."""
     made = builder.objects.get(index)
     if made is None:
-        return None
+        return []
     local = np.array(local_matrix(node), np.float64)
-    if isinstance(made, tuple):  # (armature object, bone name)
-        obj, bone_name = made
+    if not isinstance(made, tuple):
+        a = np.array(made.matrix_basis, np.float64) @ np.linalg.inv(local)
+        return [_similar_target(made, None, a, 1.0)]
+    found = [made] + [
+        (armature.object, armature.names[index])
+        for armature in builder.skins.armatures
+        if index in armature.names and armature.object is not None and (armature.object, armature.names[index]) != made
+    ]
+    targets = []
+    for obj, bone_name in found:
         bone = obj.data.bones[bone_name]
         rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
         b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
         basis = np.array(obj.pose.bones[bone_name].matrix_basis, np.float64)
         a = basis @ np.linalg.inv(b) @ np.linalg.inv(local)
-        scale_b = float(np.cbrt(np.linalg.det(b[:3, :3])))
-    else:
-        obj, bone_name = made, None
-        a = np.array(obj.matrix_basis, np.float64) @ np.linalg.inv(local)
-        scale_b = 1.0
+        targets.append(_similar_target(obj, bone_name, a, float(np.cbrt(np.linalg.det(b[:3, :3])))))
+    return targets
+
+
+def _similar_target(obj, bone_name, a, scale_b):
     parts = similarity(a)
     return None if parts is None else Target(obj, bone_name, parts, scale_b)
 
@@ -226,12 +236,12 @@ def import_animations(builder, scene):
                 missing += 1
                 continue
             if node_index not in targets:
-                targets[node_index] = _target(builder, node_index, nif.blocks[node_index])
-            target = targets[node_index]
-            if target is None:
-                builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
-                continue
-            _transform_keys(imported, target, number, data, fps)
+                targets[node_index] = _targets(builder, node_index, nif.blocks[node_index])
+            for target in targets[node_index]:
+                if target is None:
+                    builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
+                else:
+                    _transform_keys(imported, target, number, data, fps)
         imported.finish()
         for obj, (action, slot) in imported.slots.items():
             if obj.animation_data.action is None:
