@@ -17,6 +17,10 @@ class Reader:
         self.at += struct.calcsize("<" + fmt)
         return values if len(values) > 1 else values[0]
 
+    def take_tuple(self, width):
+        value = self.take(f"{width}f")
+        return value if isinstance(value, tuple) else (value,)
+
     def string(self):
         index = self.take("i")
         return None if index < 0 else self.strings[index]
@@ -35,11 +39,10 @@ def keys(r, n, kind, width, quaternion=False):
     out = []
     for _ in range(n):
         time = r.take("f")
-        value = r.take(f"{width}f")
-        value = value if isinstance(value, tuple) else (value,)
+        value = r.take_tuple(width)
         extra = ()
         if kind == 2 and not quaternion:
-            extra = (r.take(f"{width}f"), r.take(f"{width}f"))  # forward, backward
+            extra = (r.take_tuple(width), r.take_tuple(width))  # forward, backward
         elif kind == 3:
             extra = r.take("3f")
         out.append((time, value, extra))

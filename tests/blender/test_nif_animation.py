@@ -177,6 +177,23 @@ def _placement(armature, bone_name):
     return pose @ np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ bind
 
 
+def hermite(kind, keys, time):
+    """The game's value of a float key group at ``time``: linear, or quadratic keys as Hermite
+    segments (key i's forward and key i+1's backward tangent spanning the interval)."""
+    times = [k[0] for k in keys]
+    if time <= times[0]:
+        return keys[0][1][0]
+    if time >= times[-1]:
+        return keys[-1][1][0]
+    i = max(j for j, t in enumerate(times) if t <= time)
+    (t0, (p0,), extra0), (t1, (p1,), extra1) = keys[i], keys[i + 1]
+    u = (time - t0) / (t1 - t0)
+    if kind != 2:
+        return p0 + (p1 - p0) * u
+    m0, m1 = extra0[0][0], extra1[1][0]  # forward of key i, backward of key i + 1
+    return (2 * u**3 - 3 * u**2 + 1) * p0 + (u**3 - 2 * u**2 + u) * m0 + (-2 * u**3 + 3 * u**2) * p1 + (u**3 - u**2) * m1
+
+
 def quaternion_rows(q):
     """The rotation rows of a file quaternion (w x y z), computed here."""
     w, x, y, z = q
@@ -187,6 +204,31 @@ def quaternion_rows(q):
             [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
         ]
     )
+
+
+@pytest.mark.parametrize("name", ["CigaretteMachine.nif", "Workshop_BldWoodPDoor02.nif"])
+def test_between_keys_the_curves_follow_the_games_segments(clean_scene, corpus, name):
+    """Quadratic keys: at four points inside every interval, each Euler F-curve holds the
+    Hermite value computed here from the file's keys and tangents."""
+    import bpy
+
+    path = corpus / FO4 / name
+    raw, sequences = read_sequences(path)
+    collection = imported(path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    checked = 0
+    for sequence, entries in sequence_blocks(raw, sequences):
+        for node, data in entries:
+            obj, _bone = find_target(collection, node)
+            action, slot = sequence_action(obj, sequence.name)
+            for axis, (kind, keys) in enumerate(data["xyz"]):
+                fcurve = fcurve_of(action, slot, "rotation_euler", axis)
+                for (t0, _v0, _e0), (t1, _v1, _e1) in zip(keys, keys[1:]):
+                    for u in (0.2, 0.4, 0.6, 0.8):
+                        time = t0 + (t1 - t0) * u
+                        assert fcurve.evaluate(time * fps) == pytest.approx(hermite(kind, keys, time), abs=2e-5)
+                        checked += 1
+    assert checked
 
 
 def test_euler_keys_turn_the_object_as_the_game_does(clean_scene, corpus):
@@ -210,10 +252,10 @@ def test_euler_keys_turn_the_object_as_the_game_does(clean_scene, corpus):
             action, slot = sequence_action(obj, sequence.name)
             compat.assign_action(obj, action, slot)
             angles = [{time: value[0] for time, value, _e in keys} for _kind, keys in data["xyz"]]
-            for time in sorted(set(angles[0]) & set(angles[1]) & set(angles[2])):
+            for time in sorted(set(angles[0]) | set(angles[1]) | set(angles[2])):
                 set_time(scene, time * fps)
                 rotation = np.array(obj.matrix_basis.to_3x3().normalized(), np.float64)
-                expected = euler_rows(*(axis[time] for axis in angles))
+                expected = euler_rows(*(hermite(kind, keys, time) for kind, keys in data["xyz"]))
                 np.testing.assert_allclose(rotation, expected, atol=1e-5)
                 checked += 1
             first = min(angles[2])
@@ -242,7 +284,7 @@ def test_untouched_animated_import_exports_byte_identical_after_playing(clean_sc
 
 
 def test_retimed_key_exports_and_imports_again_with_the_edit(clean_scene, corpus, tmp_path):
-    """CigaretteMachine 'Open': its last X angle key moved 3 frames later and turned further.
+    """CigaretteMachine 'Close': its last X angle key moved 3 frames later and turned further.
     The file gets the key at (frame + 3) / fps with the new value, quadratic tangents kept
     from the handles; every other sequence's keys keep their bytes; a new import shows it."""
     import bpy
@@ -252,7 +294,7 @@ def test_retimed_key_exports_and_imports_again_with_the_edit(clean_scene, corpus
     collection = imported(path)
     fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
     obj, _ = find_target(collection, "Object003")
-    action, slot = sequence_action(obj, "Open")
+    action, slot = sequence_action(obj, "Close")
     fcurve = fcurve_of(action, slot, "rotation_euler", 0)
     key = fcurve.keyframe_points[-1]
     old_frame, old_value = key.co.x, key.co.y
@@ -265,24 +307,28 @@ def test_retimed_key_exports_and_imports_again_with_the_edit(clean_scene, corpus
 
     raw_out, sequences_out = read_sequences(out)
     edited = {s.name: s for s in sequences_out}
-    (_node, _ctrl, interpolator) = edited["Open"].blocks[0]
+    (_node, _ctrl, interpolator) = edited["Close"].blocks[0]
     kind, keys = transform_data(raw_out, interpolator)["xyz"][0]
-    (_kind0, original) = transform_data(*[(raw, s.blocks[0][2]) for s in sequences if s.name == "Open"][0])["xyz"][0]
+    (_kind0, original) = transform_data(*[(raw, s.blocks[0][2]) for s in sequences if s.name == "Close"][0])["xyz"][0]
     assert kind == 2 and len(keys) == len(original)
     time, value, (forward, backward) = keys[-1]
     assert time == pytest.approx((old_frame + 3.0) / fps, abs=1e-6)
     assert value[0] == pytest.approx(old_value + 0.25, abs=1e-6)
-    assert (forward, backward) == pytest.approx(original[-1][2], abs=1e-5)  # the handles moved with the key
-    assert keys[:-1] == original[:-1]  # the other keys as they were
+    np.testing.assert_allclose([forward, backward], original[-1][2], atol=1e-5)  # the handles moved with the key
+    # The first key keeps its time, value and slopes: its tangents span the longer interval now.
+    assert len(keys) == 2 and keys[0][:2] == original[0][:2]
+    stretch = (keys[1][0] - keys[0][0]) / (original[1][0] - original[0][0])
+    assert original[0][2][0] != original[0][2][1]  # forward and backward differ: their order counts
+    np.testing.assert_allclose(np.ravel(keys[0][2]), np.ravel(original[0][2]) * stretch, rtol=1e-5)
     # the other sequences' key data keep their bytes
     for sequence, before in zip(sequences_out, sequences):
-        if sequence.name != "Open":
+        if sequence.name != "Close":
             data_out = raw_out.blocks[_data_of(raw_out, sequence.blocks[0][2])]
             assert data_out == raw.blocks[_data_of(raw, before.blocks[0][2])]
 
     again = imported_as(out, "again")
     obj2, _ = find_target(again, "Object003")
-    action2, slot2 = sequence_action(obj2, "Open")
+    action2, slot2 = sequence_action(obj2, "Close")
     fcurve2 = fcurve_of(action2, slot2, "rotation_euler", 0)
     assert fcurve2.keyframe_points[-1].co.x == pytest.approx(old_frame + 3.0, abs=1e-4)
     assert fcurve2.evaluate(old_frame + 3.0) == pytest.approx(old_value + 0.25, abs=1e-5)
