@@ -211,8 +211,9 @@ class SequenceImport:
 
 
 def import_animations(builder, scene):
-    """Every NiControllerSequence of the file as actions; the first sequence of each object
-    plays (is its active action), the others wait in muted NLA tracks."""
+    """Every NiControllerSequence of the file as actions, each kept with its objects in a muted
+    NLA track: none plays, so the scene shows every node where the file puts it (make one the
+    active action, or unmute its track, to play it)."""
     nif = builder.nif
     names = {}
     for index, obj in builder.objects.items():
@@ -243,9 +244,6 @@ def import_animations(builder, scene):
                 else:
                     _transform_keys(imported, target, number, data, fps)
         imported.finish()
-        for obj, (action, slot) in imported.slots.items():
-            if obj.animation_data.action is None:
-                compat.assign_action(obj, action, slot)
     if missing:
         builder.warn(f"{missing} animated values name nodes this file does not have: kept, not shown")
 
