@@ -118,3 +118,16 @@ def test_trees_of_a_new_20k_triangle_mesh_hold_their_contents():
     shape = build_compressed_mesh(vertices, triangles)
     assert len(shape.data.sections) > 100
     check_trees(shape)
+
+
+def test_a_box_sticking_out_of_its_parent_ends_at_the_whole_parent():
+    """Rounding can leave a child box a hair outside its parent: encoding stops at nibble 0 (the
+    whole parent) instead of stepping below it for ever."""
+    from precombined_nif.core.havok.shapes.static_tree import _encode_boxes
+
+    parents = np.array([[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]], np.float32)
+    boxes = np.array([[[-0.5, 0.2, 0.2], [0.5, 1.5, 0.8]]], np.float32)
+    codes, decoded = _encode_boxes(parents, boxes)
+    assert codes.shape == (1, 3)
+    assert (codes[0, 0] >> 4) == 0 and (codes[0, 1] & 0xF) == 0  # the sides that stick out
+    assert decoded[0, 0, 0] == 0.0 and decoded[0, 1, 1] == 1.0

@@ -45,8 +45,9 @@ def _encode_boxes(parents, boxes):
     lo[flat] = 0
     while True:  # float32 rounding may overshoot by one step
         decoded = _decode_boxes(parents, (hi << 4) | lo)
-        low_out = decoded[:, 0] > boxes[:, 0]
-        high_out = decoded[:, 1] < boxes[:, 1]
+        low_out = (decoded[:, 0] > boxes[:, 0]) & (hi > 0)
+        high_out = (decoded[:, 1] < boxes[:, 1]) & (lo > 0)
+        # Nibble 0 is the whole parent: a box sticking out of it (rounding) gets no more.
         if not (low_out.any() or high_out.any()):
             return ((hi << 4) | lo).astype(np.uint8), decoded
         hi = np.where(low_out, hi - 1, hi)
