@@ -315,3 +315,48 @@ def test_data_folder_imports_on_other_blender_versions(extension_zip, corpus, tm
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Blender {version}." in result.stdout and "imported from archives, references named" in result.stdout
+
+
+def clear_imported_data():
+    import bpy
+
+    for kind in ("collections", "objects", "meshes", "materials", "images"):  # so names come out the same
+        for datablock in list(getattr(bpy.data, kind)):
+            getattr(bpy.data, kind).remove(datablock)
+
+
+@pytest.mark.parametrize("nif, meshes_bsa, textures_bsa, version, shown", [
+    ("pynifly/tests/tests/FONV/22smg.nif", "Fallout - Meshes.bsa", "Fallout - Textures.bsa", 104, 10),
+    # The corpus' one Skyrim SE NIF: its shape keeps its triangles in the skin partition, so no
+    # mesh shows a texture; it still comes out of the LZ4 archive as from the loose file.
+    ("pynifly/tests/tests/FO4/VaaMaleScarR04.nif", "Skyrim - Meshes0.bsa", "Skyrim - Textures0.bsa", 105, 0),
+])
+def test_bsa_archives_alone_give_what_loose_files_give(clean_scene, corpus, addon, tmp_path, nif, meshes_bsa,
+                                                      textures_bsa, version, shown):
+    """New Vegas (zlib) and Skyrim SE (LZ4) NIFs and their textures from BSAs, as from loose files."""
+    from archive_writer import write_bsa
+
+    nif_module = importlib.import_module(f"{addon.__name__}.core.nif")
+    source = corpus / nif
+    names = {t for b in nif_module.NifFile.read(source).blocks if type(b).__name__ == "BSShaderTextureSet"
+             for t in b.textures if t}
+    # Lower case, as BSAs store their names (Blender names images after their files).
+    textures = {name.replace("\\", "/").lower(): make_dds(87, 4, 4, 1, seed=n) for n, name in enumerate(sorted(names))}
+    inner = f"meshes/test/{source.name.lower()}"
+    loose, archived = tmp_path / "Loose" / "Data", tmp_path / "Archived" / "Data"
+    for name, body in {inner: source.read_bytes(), **textures}.items():
+        (loose / name).parent.mkdir(parents=True, exist_ok=True)
+        (loose / name).write_bytes(body)
+    archived.mkdir(parents=True)
+    write_bsa(archived / meshes_bsa, {inner: source.read_bytes()}, version=version)
+    write_bsa(archived / textures_bsa, textures, version=version)
+    from_loose, loose_warnings = import_nif(addon, loose / inner, data_folders=[str(loose)], cache_folder=str(tmp_path / "cache"))
+    expected = summary(from_loose)
+    loaded = [image for entry in expected.values() for _, _, images, *_ in entry.get("materials", ())
+              for image in images.values() if image]
+    assert len(loaded) == shown and not [w for w in loose_warnings if "not found" in w]
+    clear_imported_data()
+    from_archive, archive_warnings = import_nif(addon, f"{archived / meshes_bsa}:{inner.upper()}",
+                                                cache_folder=str(tmp_path / "cache"))
+    assert summary(from_archive) == expected
+    assert archive_warnings == loose_warnings
