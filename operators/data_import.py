@@ -1,6 +1,8 @@
 """File > Import > NIF from Data: a searchable list of the meshes in the preferences' Data
 folders' archives; the chosen one imports like a file (precombined cells as cells)."""
 
+import os
+
 import bpy
 
 from ..core.archives.data import DataFiles, split_archive_path
@@ -12,15 +14,25 @@ def mesh_items(self, context):
     from ..ui import preferences  # here: ui's menus import this module
 
     folders = [folder for game in preferences.SETTINGS for folder in preferences.data_folders(context, game)]
-    if _listing["folders"] != folders:
+    # A folder's modification time changes when an archive is added, removed or replaced (a mod
+    # installed meanwhile): then the list is made again. Blender asks for the items often.
+    stamps = [(folder, _modified(folder)) for folder in folders]
+    if _listing["folders"] != stamps:
         data = DataFiles(folders)
         try:
             paths = data.archive_paths("meshes/*.nif")
         finally:
             data.close()
-        _listing.update(folders=folders, paths=paths,
+        _listing.update(folders=stamps, paths=paths,
                         items=[(str(i), split_archive_path(path)[1], path) for i, path in enumerate(paths)])
     return _listing["items"]
+
+
+def _modified(folder):
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 class IMPORT_SCENE_OT_nif_from_data(bpy.types.Operator):

@@ -194,6 +194,9 @@ def test_import_from_data_lists_archived_meshes_and_imports_one(clean_scene, cor
         assert bpy.ops.import_scene.precombined_nif_from_data(mesh="0") == {"FINISHED"}
         cell = bpy.data.collections["00001E58_1200ADBE_OC"]
         assert sum("precombined_instance" in o for o in cell.all_objects) == 13
+        # A mod installed while Blender runs is listed the next time.
+        write_ba2_gnrl(data / "BMod - Main.ba2", {"Meshes/BMod/Lamp.nif": (corpus / ALARM).read_bytes()})
+        assert "Meshes/BMod/Lamp.nif" in [item[1] for item in data_import.mesh_items(None, bpy.context)]
     finally:
         settings.fo4_data = ""
 
