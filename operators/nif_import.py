@@ -142,6 +142,8 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
 
     bl_idname = "import_scene.precombined_nif"
     bl_label = "Import NIF"
+    # .kf: standalone animations, their sequences going to the scene's objects named like their nodes
+    filter_glob: bpy.props.StringProperty(default="*.nif;*.kf", options={"HIDDEN"})
 
     def execute(self, context):
         from .precombined_import import import_cells  # here: that module builds on this one

@@ -31,6 +31,17 @@ def drives_transform(obj):
     return animation is not None and animation.action is not None and "nif_sequence" in animation.action
 
 
+def export_kf(exporter, collection):
+    """A standalone animation (.kf) imported into ``collection``: its sequences from the actions
+    its import made, wherever they are now."""
+    import bpy
+
+    for action in bpy.data.actions:
+        if action.get("nif_kf") == collection.name and "nif_sequence" in action:
+            _write_action(exporter, action)
+    return exporter.nif
+
+
 def write_animations(exporter, objects):
     seen = set()
     for obj in objects:

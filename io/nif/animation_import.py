@@ -19,15 +19,18 @@ when R_a is the identity, which it is for objects).
 
 import hashlib
 import json
+import re
 
 import bpy
 import numpy as np
 
 from ...core.nif.blocks.animation import XYZ_ROTATION, NiTransformData, NiTransformInterpolator
+from ...core.nif.blocks.objects import NiAVObject
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
 from .. import compat
 from . import animation_keys as ak
 from .node_transform import local_matrix
+from .source import source_of, template_collection
 
 KEYFRAME = bpy.types.Keyframe.bl_rna.properties
 INTERPOLATION = {item.identifier: item.value for item in KEYFRAME["interpolation"].enum_items}
@@ -99,27 +102,79 @@ def _targets(builder, index, node):
         return []
     local = np.array(local_matrix(node), np.float64)
     if not isinstance(made, tuple):
-        a = np.array(made.matrix_basis, np.float64) @ np.linalg.inv(local)
-        return [_similar_target(made, None, a, 1.0)]
+        return [_object_target(made, local)]
     found = [made] + [
         (armature.object, armature.names[index])
         for armature in builder.skins.armatures
         if index in armature.names and armature.object is not None and (armature.object, armature.names[index]) != made
     ]
-    targets = []
-    for obj, bone_name in found:
-        bone = obj.data.bones[bone_name]
-        rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
-        b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
-        basis = np.array(obj.pose.bones[bone_name].matrix_basis, np.float64)
-        a = basis @ np.linalg.inv(b) @ np.linalg.inv(local)
-        targets.append(_similar_target(obj, bone_name, a, float(np.cbrt(np.linalg.det(b[:3, :3])))))
-    return targets
+    return [_bone_target(obj, bone_name, local) for obj, bone_name in found]
+
+
+def _object_target(obj, local):
+    return _similar_target(obj, None, np.array(obj.matrix_basis, np.float64) @ np.linalg.inv(local), 1.0)
+
+
+def _bone_target(obj, bone_name, local):
+    bone = obj.data.bones[bone_name]
+    rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+    b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
+    basis = np.array(obj.pose.bones[bone_name].matrix_basis, np.float64)
+    a = basis @ np.linalg.inv(b) @ np.linalg.inv(local)
+    return _similar_target(obj, bone_name, a, float(np.cbrt(np.linalg.det(b[:3, :3]))))
 
 
 def _similar_target(obj, bone_name, a, scale_b):
     parts = similarity(a)
     return None if parts is None else Target(obj, bone_name, parts, scale_b)
+
+
+def is_kf(nif):
+    """A standalone animation (.kf): its roots are sequences, it has no scene of its own."""
+    roots = [nif.blocks[root] for root in nif.roots if 0 <= root < len(nif.blocks)]
+    return bool(roots) and all(isinstance(root, NiControllerSequence) for root in roots)
+
+
+class SceneTargets:
+    """Where a .kf's node names point: objects of the scene named so (or so with Blender's
+    '.001' suffix), else bones of its armatures; each node's own local transform comes from the
+    file the object was imported from, else from what Blender shows."""
+
+    def __init__(self, scene, skip):
+        self.objects, self.bones = {}, {}
+        for obj in scene.objects:
+            if skip in obj.users_collection:
+                continue
+            self.objects.setdefault(re.sub(r"\.\d{3,}$", "", obj.name), obj)
+            if obj.type == "ARMATURE":
+                for bone in obj.data.bones:
+                    self.bones.setdefault(bone.name, []).append((obj, bone.name))
+        self.sources = {}
+
+    def find(self, name):
+        obj = self.objects.get(name)
+        if obj is not None:
+            return [_object_target(obj, self._local(obj, obj.get("nif_block"), np.array(obj.matrix_basis, np.float64)))]
+        targets = []
+        for armature, bone_name in self.bones.get(name, []):
+            bone = armature.data.bones[bone_name]
+            if "nif_rest" not in bone:
+                continue
+            rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+            parent = np.asarray(bone.parent["nif_rest"], np.float64).reshape(4, 4) if bone.parent and "nif_rest" in bone.parent else np.eye(4)
+            targets.append(_bone_target(armature, bone_name, self._local(armature, bone.get("nif_block"), np.linalg.inv(parent) @ rest)))
+        return targets
+
+    def _local(self, obj, index, fallback):
+        """The node's stored local transform in the file ``obj`` came from, else ``fallback``."""
+        collection = template_collection([obj])
+        if collection is None or not isinstance(index, int):
+            return fallback
+        if collection.name not in self.sources:
+            self.sources[collection.name] = source_of(collection)
+        nif = self.sources[collection.name]
+        block = nif.blocks[index] if 0 <= index < len(nif.blocks) else None
+        return np.array(local_matrix(block), np.float64) if isinstance(block, NiAVObject) else fallback
 
 
 class SequenceImport:
@@ -132,6 +187,7 @@ class SequenceImport:
         self.sequence = sequence
         self.fps = fps
         self.name = sequence.name or f"NiControllerSequence:{index}"
+        self.kf = None  # the .kf's collection name, for a standalone animation
         self.slots = {}  # object -> (action, slot)
         self.channels = {}  # action -> [channel records]
 
@@ -153,6 +209,8 @@ class SequenceImport:
     def _describe(self, action):
         sequence = self.sequence
         action["nif_sequence"] = self.index
+        if self.kf is not None:
+            action["nif_kf"] = self.kf
         action["nif_fps"] = self.fps
         action["nif_cycle_type"] = sequence.cycle_type
         action["nif_frequency"] = sequence.frequency
@@ -223,29 +281,39 @@ def import_animations(builder, scene):
     fps = fps_of(scene)
     targets = {}
     missing = 0
+    kf = is_kf(nif)
+    if kf:  # its actions go to the scene's objects; an empty stands for the file (export it to write it)
+        scene_targets = SceneTargets(scene, builder.collection)
+        handle = builder.link(bpy.data.objects.new(f"{builder.collection.name} (kf)", None))
+        handle["nif_kf"] = builder.collection.name
     for index, sequence in nif.blocks_of(NiControllerSequence):
         imported = SequenceImport(builder, index, sequence, fps)
+        imported.kf = builder.collection.name if kf else None
         for number, controlled in enumerate(sequence.controlled_blocks):
             interpolator = nif.blocks[controlled.interpolator] if 0 <= controlled.interpolator < len(nif.blocks) else None
             if not isinstance(interpolator, NiTransformInterpolator):
                 continue
             data = nif.blocks[interpolator.data] if 0 <= interpolator.data < len(nif.blocks) else None
-            node_index = names.get(str(controlled.node_name))
             if not isinstance(data, NiTransformData):
                 continue
-            if node_index is None:
+            name = str(controlled.node_name)
+            if name not in targets:
+                if kf:
+                    targets[name] = scene_targets.find(name)
+                else:
+                    node_index = names.get(name)
+                    targets[name] = [] if node_index is None else _targets(builder, node_index, nif.blocks[node_index])
+            if not targets[name]:
                 missing += 1
-                continue
-            if node_index not in targets:
-                targets[node_index] = _targets(builder, node_index, nif.blocks[node_index])
-            for target in targets[node_index]:
+            for target in targets[name]:
                 if target is None:
                     builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
                 else:
                     _transform_keys(imported, target, number, data, fps)
         imported.finish()
     if missing:
-        builder.warn(f"{missing} animated values name nodes this file does not have: kept, not shown")
+        where = "the scene has" if kf else "this file has"
+        builder.warn(f"{missing} animated values name nodes {where} no object or bone for: kept, not shown")
 
 
 def _transform_keys(imported, target, number, data, fps):

@@ -23,7 +23,7 @@ from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
-from . import animation_export, extra_empties, material_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import source_of, template_collection
 
@@ -485,6 +485,8 @@ def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
 
 def _export(objects, collection, template, game, scale, full_precision):
     exporter = NifExporter(game, scale, template, full_precision)
+    if template is not None and animation_import.is_kf(template):
+        return animation_export.export_kf(exporter, collection), exporter.messages
     if template is not None:
         exporter.keep_collision = not collection.get("nif_built_collision", True)
         exporter.keep_skin = not collection.get("nif_built_skin", True)

@@ -344,3 +344,87 @@ def imported_as(path, stem):
     target = path.with_name(f"{stem}.nif")
     path.rename(target)
     return imported(target)
+
+
+SKELETON = "pynifly/io_scene_nifly/skeletons/FONV/skeleton.nif"
+PELVIS_ROTATIONS = [(0.0, (1.0, 0.0, 0.0, 0.0), (0.2, 0.1, -0.3)), (0.5, (0.7071068, 0.0, 0.7071068, 0.0), (0.0, 0.0, 0.0)),
+                    (1.0, (0.0, 0.0, 0.0, 1.0), (-0.5, 0.0, 0.25))]  # fmt: skip
+PELVIS_TRANSLATIONS = [(0.0, (0.0, 1.0, 2.0), (0.0, 0.0, 0.0)), (0.4, (3.0, -1.0, 2.5), (0.5, 0.2, -0.1)), (1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))]
+SPINE_X = [(0.0, (0.1,), (0.0, 0.3)), (0.3, (0.4,), (0.2, -0.1)), (1.0, (-0.2,), (0.0, 0.0))]
+SPINE_Z = [(0.0, (0.0,), ()), (0.6, (1.2,), ())]
+SPINE_SCALE = [(0.0, (1.0,), ()), (0.5, (1.5,), ())]
+
+
+def build_kf():
+    """Pelvis: TBC quaternion and translation keys; Spine: quadratic X and linear Z Euler keys,
+    constant scale keys; text keys at the start and end."""
+    from kf_writer import KfWriter
+
+    kf = KfWriter()
+    pelvis = kf.interpolator(kf.transform_data(rotation=(3, PELVIS_ROTATIONS), translation=(3, PELVIS_TRANSLATIONS)))
+    spine = kf.interpolator(kf.transform_data(xyz=[(2, SPINE_X), (1, []), (1, SPINE_Z)], scale=(5, SPINE_SCALE)))
+    text = kf.text_keys([(0.0, "start"), (1.0, "end")])
+    sequence = kf.sequence("Walk", [("Bip01 Pelvis", pelvis), ("Bip01 Spine", spine)], text, 0.0, 1.0, cycle_type=0)
+    return kf.to_bytes(sequence)
+
+
+def test_standalone_kf_animates_the_scenes_nodes_and_writes_back(clean_scene, corpus, tmp_path):
+    """A New Vegas .kf (written by tests/kf_writer.py) imported over the New Vegas skeleton: its
+    sequence is an action on the nodes' objects with the file's key values at the file's times
+    (TBC, quadratic, linear and constant keys); the .kf writes back byte for byte untouched, and
+    a retimed quaternion key is written at its new time."""
+    import bpy
+
+    from precombined_nif.io import compat
+
+    imported(corpus / SKELETON)
+    kf_path = tmp_path / "walk.kf"
+    kf_path.write_bytes(build_kf())
+    collection = imported(kf_path)
+    raw, sequences = read_sequences(kf_path)
+    assert [s.name for s in sequences] == ["Walk"]
+    scene = bpy.context.scene
+    fps = scene.render.fps / scene.render.fps_base
+    pelvis = bpy.data.objects["Bip01 Pelvis"]
+    spine = bpy.data.objects["Bip01 Spine"]
+    action, slot = sequence_action(pelvis, "Walk")
+    assert action.get("nif_kf") == collection.name and action.use_cyclic  # cycle type loop
+    assert sorted((m.frame, m.name) for m in action.pose_markers) == [(0, "start"), (round(fps), "end")]
+    for time, value, _tbc in PELVIS_ROTATIONS:
+        got = [fcurve_of(action, slot, "rotation_quaternion", i).evaluate(time * fps) for i in range(4)]
+        assert abs(np.dot(got, value)) == pytest.approx(1.0, abs=1e-6)
+    for time, value, _tbc in PELVIS_TRANSLATIONS:
+        got = [fcurve_of(action, slot, "location", i).evaluate(time * fps) for i in range(3)]
+        np.testing.assert_allclose(got, value, atol=1e-5)
+    action2, slot2 = sequence_action(spine, "Walk")
+    assert spine.rotation_mode == "ZYX"
+    for axis, keys, kind in ((0, SPINE_X, 2), (2, SPINE_Z, 1)):
+        fcurve = fcurve_of(action2, slot2, "rotation_euler", axis)
+        for time, value, _extra in keys:
+            assert fcurve.evaluate(time * fps) == pytest.approx(value[0], abs=1e-6)
+        for u in (0.25, 0.5, 0.75):  # between keys, the game's segments
+            time = keys[0][0] + (keys[1][0] - keys[0][0]) * u
+            expected = hermite(kind, [(t, v, (e[:1], e[1:]) if e else ()) for t, v, e in keys], time)
+            assert fcurve.evaluate(time * fps) == pytest.approx(expected, abs=1e-5)
+    scale = fcurve_of(action2, slot2, "scale", 0)
+    assert scale.evaluate(0.49 * fps) == pytest.approx(1.0) and scale.evaluate(0.5 * fps) == pytest.approx(1.5)
+
+    handle = next(o for o in collection.objects)
+    bpy.ops.object.select_all(action="DESELECT")
+    handle.select_set(True)
+    out = tmp_path / "out.kf"
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    assert out.read_bytes() == kf_path.read_bytes()
+
+    fcurves = [fcurve_of(action, slot, "rotation_quaternion", i) for i in range(4)]
+    for fcurve in fcurves:
+        key = fcurve.keyframe_points[1]
+        for point in (key.co, key.handle_left, key.handle_right):
+            point.x += 2.0
+        fcurve.update()
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    kind, keys = transform_data(raw_out, sequences_out[0].blocks[0][2])["rotation"]
+    assert kind == 3 and [k[0] for k in keys] == pytest.approx([0.0, 0.5 + 2.0 / fps, 1.0], abs=1e-6)
+    np.testing.assert_allclose([k[2] for k in keys], [k[2] for k in PELVIS_ROTATIONS], atol=1e-7)  # each key's TBC kept
+    np.testing.assert_allclose(keys[1][1], PELVIS_ROTATIONS[1][1], atol=1e-6)
