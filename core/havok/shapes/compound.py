@@ -75,9 +75,18 @@ class DynamicCompoundShapeData(HavokObject):
         self.tail = s.raw(self.tail, 12)
 
 
-@havok_class("hknpDynamicCompoundShape")
-class DynamicCompoundShape(CompositeShape):
+def alias(name):
+    """Another name for an attribute: each compound calls its bounding-volume data its own way."""
+    return property(lambda self: getattr(self, name), lambda self, value: setattr(self, name, value))
+
+
+class CompoundShape(CompositeShape):
+    """hknpCompoundShape, the layout the dynamic and static compounds share: the instances and
+    the free list head, the AABB of all instances, 32 bytes of mutation data, the pointer to the
+    bounding-volume data (a BVH, or the static compound's tree)."""
+
     flags = 0x0004
+    mutation_default = bytes(32)
 
     def __init__(self):
         super().__init__()
@@ -85,9 +94,9 @@ class DynamicCompoundShape(CompositeShape):
         self.first_free = -1
         self.free_padding = bytes(12)
         self.aabb = np.zeros((2, 4), np.float32)
-        self.mutable = b"\x01" + bytes(31)
-        self.bvh = None
-        self.bvh_padding = bytes(8)
+        self.mutation = self.mutation_default
+        self.volume = None
+        self.volume_padding = bytes(8)
 
     def sync(self, s):
         self.sync_composite(s)
@@ -95,13 +104,19 @@ class DynamicCompoundShape(CompositeShape):
         self.first_free = s.i32(self.first_free)
         self.free_padding = s.raw(self.free_padding, 12)
         self.aabb = s.array(self.aabb, np.dtype(("<f4", (4,))), 2)
-        self.mutable = s.raw(self.mutable, 32)
-        self.bvh = s.pointer(self.bvh)
-        self.bvh_padding = s.raw(self.bvh_padding, 8)
+        self.mutation = s.raw(self.mutation, 32)
+        self.volume = s.pointer(self.volume)
+        self.volume_padding = s.raw(self.volume_padding, 8)
 
     @property
     def children(self):
         return [instance.shape for instance in self.instances]
+
+
+@havok_class("hknpDynamicCompoundShape")
+class DynamicCompoundShape(CompoundShape):
+    mutation_default = b"\x01" + bytes(31)  # the mutable flag
+    bvh = alias("volume")
 
     def summary(self, within=()):
         return {"type": "compound", "children": [summary_of(child, (*within, self)) for child in self.children]}

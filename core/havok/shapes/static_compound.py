@@ -16,8 +16,8 @@ import numpy as np
 
 from ...errors import FormatError
 from ..objects import HavokObject, havok_class
-from .base import CompositeShape, summary_of
-from .compound import ShapeInstance, instance_box, make_instance
+from .base import summary_of
+from .compound import CompoundShape, alias, instance_box, make_instance
 from .static_tree import build_trees, decode_tree
 
 NODE = np.dtype(("u1", (6,)))
@@ -43,32 +43,8 @@ class StaticCompoundShapeData(HavokObject):
 
 
 @havok_class("hknpStaticCompoundShape")
-class StaticCompoundShape(CompositeShape):
-    flags = 0x0004
-
-    def __init__(self):
-        super().__init__()
-        self.instances = []
-        self.first_free = -1
-        self.free_padding = bytes(12)
-        self.aabb = np.zeros((2, 4), np.float32)
-        self.reserved = bytes(32)
-        self.tree = None
-        self.tree_padding = bytes(8)
-
-    def sync(self, s):
-        self.sync_composite(s)
-        self.instances = s.hk_array(self.instances, ShapeInstance, what="shape instances")
-        self.first_free = s.i32(self.first_free)
-        self.free_padding = s.raw(self.free_padding, 12)
-        self.aabb = s.array(self.aabb, np.dtype(("<f4", (4,))), 2)
-        self.reserved = s.raw(self.reserved, 32)
-        self.tree = s.pointer(self.tree)
-        self.tree_padding = s.raw(self.tree_padding, 8)
-
-    @property
-    def children(self):
-        return [instance.shape for instance in self.instances]
+class StaticCompoundShape(CompoundShape):
+    tree = alias("volume")
 
     def summary(self, within=()):
         return {
