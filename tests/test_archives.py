@@ -198,14 +198,26 @@ def test_hostile_counts_fail_before_allocating(tmp_path):
 
 
 @pytest.mark.parametrize("offset", [1 << 40, (1 << 64) - 4])  # far past the end; wrapping to 0 when added to
-def test_gnrl_data_outside_the_file_is_refused_on_opening(tmp_path, offset):
+@pytest.mark.parametrize("kind", ["GNRL", "DX10"])
+def test_data_outside_the_file_is_refused_on_opening(tmp_path, offset, kind):
     path = tmp_path / "x.ba2"
-    write_ba2_gnrl(path, sample_files())
+    if kind == "GNRL":
+        write_ba2_gnrl(path, sample_files())
+        at = 24 + 36 + 16  # the second record's data offset
+    else:
+        write_ba2_dx10(path, {"textures/a.dds": make_dds(71, 64, 64, 7), "textures/b.dds": make_dds(71, 64, 64, 7)})
+        at = 24 + 24 + 3 * 24 + 24 + 24  # the second texture's second chunk (after the first's 3)
     data = bytearray(path.read_bytes())
-    data[24 + 36 + 16:24 + 36 + 24] = struct.pack("<Q", offset)  # the second record's data offset
+    data[at:at + 8] = struct.pack("<Q", offset)
     path.write_bytes(bytes(data))
     with pytest.raises(FormatError, match=f"file 1: its \\d+ bytes at {offset} run past the end"):
         open_archive(path)
+
+
+def test_empty_archives_list_nothing(tmp_path):
+    for name, write in (("gnrl.ba2", write_ba2_gnrl), ("dx10.ba2", write_ba2_dx10)):
+        write(tmp_path / name, {})
+        assert open_archive(tmp_path / name).names() == []
 
 
 def test_not_an_archive(tmp_path):

@@ -23,6 +23,10 @@ DX10_CHUNK = np.dtype([
     ("offset", "<u8"), ("packed", "<u4"), ("size", "<u4"), ("first_mip", "<u2"), ("last_mip", "<u2"), ("sentinel", "<u4"),
 ])
 CUBEMAP_FLAG = 0x1
+CHUNK_COUNT_AT = DX10_RECORD.fields["chunk_count"][1]
+TEXTURE_GUESS = DX10_RECORD.itemsize + 4 * DX10_CHUNK.itemsize  # table bytes a texture takes, first guess
+# The .dds header's length per format: the legacy one, or with the DX10 extension.
+HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}
 MAX_NAME = 0xFFFF
 
 
@@ -65,27 +69,47 @@ class Ba2Archive(Archive):
             raise self.error(f"file {index}: its {size} bytes at {offset} run past the end of the file ({self.file_size} bytes)")
 
     def _textures(self, count):
-        # Records have their chunks after them, so the table is walked record by record.
+        # Records have their chunks after them: the table is read in one piece (more when the
+        # textures have more chunks than guessed), walked over the chunk counts to find the
+        # records, then taken apart as whole arrays (the base game's archives hold thousands).
         if HEADER.itemsize + count * DX10_RECORD.itemsize > self.file_size:
             raise self.error(f"{count} DX10 records do not fit in the file ({self.file_size} bytes)")
-        locations, sizes = [], []
-        at = HEADER.itemsize
+        table, at, starts = b"", 0, []
         for index in range(count):
-            record = np.frombuffer(self.read_at(at, DX10_RECORD.itemsize, f"texture record {index}"), DX10_RECORD)[0]
-            at += DX10_RECORD.itemsize
-            chunk_count = int(record["chunk_count"])
-            chunks = np.frombuffer(self.read_at(at, chunk_count * DX10_CHUNK.itemsize, f"texture {index}'s chunks"), DX10_CHUNK)
-            at += chunk_count * DX10_CHUNK.itemsize
-            for chunk in chunks:
-                self._check_data(index, int(chunk["offset"]), int(chunk["packed"] or chunk["size"]))
-            texture = (record, chunks)
-            dxgi = int(record["format"])
-            header_size = len(self._header(record)) if dxgi in FORMATS else 0
-            locations.append(texture)
-            sizes.append(header_size + int(chunks["size"].sum(dtype=np.int64)))
-        return locations, sizes
+            if at + DX10_RECORD.itemsize > len(table):
+                table = self._texture_table(max(2 * len(table), count * TEXTURE_GUESS), at + DX10_RECORD.itemsize, index)
+            starts.append(at)
+            at += DX10_RECORD.itemsize + table[at + CHUNK_COUNT_AT] * DX10_CHUNK.itemsize
+        if at > len(table):
+            table = self._texture_table(at, at, count - 1)
+        data = np.frombuffer(table, np.uint8)
+        starts = np.array(starts, np.int64)
+        records = data[starts[:, None] + np.arange(DX10_RECORD.itemsize)].view(DX10_RECORD)[:, 0]
+        counts = records["chunk_count"].astype(np.int64)
+        owners = np.repeat(np.arange(count), counts)  # the texture of each chunk
+        numbers = np.arange(len(owners)) - np.repeat(np.cumsum(counts) - counts, counts)
+        chunk_starts = starts[owners] + DX10_RECORD.itemsize + numbers * DX10_CHUNK.itemsize
+        chunks = data[chunk_starts[:, None] + np.arange(DX10_CHUNK.itemsize)].view(DX10_CHUNK)[:, 0]
+        offsets, packed, size = chunks["offset"], chunks["packed"].astype(np.uint64), chunks["size"].astype(np.uint64)
+        stored = np.where(packed > 0, packed, size)
+        outside = (offsets > self.file_size) | (stored > self.file_size - np.minimum(offsets, self.file_size))
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            self._check_data(int(owners[first]), int(offsets[first]), int(stored[first]))
+        headers = np.array([HEADER_SIZES.get(int(dxgi), 0) for dxgi in records["format"]], np.int64)
+        sizes = headers + np.bincount(owners, weights=size, minlength=count).astype(np.int64)
+        locations = list(zip(records, np.split(chunks, np.cumsum(counts)[:-1])))
+        return locations, sizes.tolist()
+
+    def _texture_table(self, wanted, needed, index):
+        """The texture table's first ``wanted`` bytes (fewer if the file ends sooner, never fewer
+        than ``needed``, which ends inside texture ``index``'s record or chunks)."""
+        size = max(needed, min(wanted, self.file_size - HEADER.itemsize))
+        return self.read_at(HEADER.itemsize, size, f"texture {index}'s record and chunks")
 
     def _names(self, offset, count):
+        if count == 0:  # an empty archive may end before its (empty) name table
+            return []
         if offset == 0 or offset >= self.file_size:
             raise self.error(f"name table offset {offset} lies outside the file ({self.file_size} bytes)")
         # Bounded by the longest names possible, so a damaged count cannot make it read gigabytes.
