@@ -188,12 +188,4 @@ class OBJECT_PT_havok_collision(bpy.types.Panel):
 
 CLASSES = (OBJECT_OT_havok_mark_collision, OBJECT_OT_havok_set_motion, MESH_OT_havok_assign_material, OBJECT_PT_havok_collision)
 
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -67,12 +67,4 @@ class OBJECT_PT_precombined(bpy.types.Panel):
 
 CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)
 
-
-def register():
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister():
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)
