@@ -111,3 +111,59 @@ def test_edited_limit_and_moved_pivot_are_written(clean_scene, corpus, tmp_path)
     again = constraint_empties(imported(out))
     assert again[first_number]["havok_twist_max"] == 0.5
     assert np.allclose(np.array(again[hinge_number].matrix_world), wanted, atol=1e-3)
+
+
+def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_path, monkeypatch):
+    """No corpus physics system holds a hinge or a ball and socket: DiamondCrossbeams01's system
+    (two bodies owned by two nodes) gets both, their objects' bytes built here atom by atom, and
+    body 1 moved and turned so the pivots go through its placement."""
+    import bpy
+
+    from precombined_nif.core.havok import GAME_UNITS
+    from precombined_nif.core.havok.classes.physics_system import ConstraintCinfo
+    from precombined_nif.core.havok.classnames import SIGNATURES
+
+    from test_havok_constraints import atom, built, transforms
+
+    path = corpus / "pynifly/tests/tests/FO4/Meshes/Architecture/DiamondCity/Stadium_Ext/DiamondCrossbeams01.nif"
+    nif = NifFile.read(path)
+    (block,) = [b for b in nif.blocks if b.type_name == "bhkPhysicsSystem"]
+    packfile = Packfile.from_bytes(block.packfile)
+    system = packfile.root
+    turn = math.sqrt(0.5)
+    system.bodies[1].position = (1.0, 2.0, 0.5, 0.0)
+    system.bodies[1].orientation = (0.0, 0.0, turn, turn)  # 90 degrees about Z
+    stabilization = atom(0x17, b"\x01", 0x10)
+    hinge = built("hkpHingeConstraintData", [transforms((0.1, 0.2, 0.3), (0.0, 0.0, 0.0)), stabilization,
+                                             atom(0x0C, b"", 0x10), atom(5, b"", 0x10)])  # fmt: skip
+    pivots = atom(1, bytes(14) + struct.pack("<8f", 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), 0x30)
+    ball = built("hkpBallAndSocketConstraintData", [pivots, stabilization, atom(5, b"", 0x10)])
+    for data, body_a, body_b in ((hinge, 0, 1), (ball, 1, 0)):
+        cinfo = ConstraintCinfo()
+        cinfo.constraint_data, cinfo.body_a, cinfo.body_b = data, body_a, body_b
+        system.constraints.append(cinfo)
+    for name in ("hkpHingeConstraintData", "hkpBallAndSocketConstraintData"):
+        monkeypatch.setitem(SIGNATURES, name, 0)  # the packfile lists the new classes (signature unknown here)
+    block.packfile = packfile.to_bytes()
+    source = tmp_path / "DiamondCrossbeams01.nif"
+    nif.write(source)
+    collection = imported(source)
+    first, second = constraint_empties(collection)
+    assert (first["havok_constraint"], first["havok_body_a"], first["havok_body_b"]) == ("hinge", "DiamondCrossbeams01", "TransDummy")
+    assert np.allclose(np.array(first.matrix_world.translation), np.array([0.1, 0.2, 0.3]) * GAME_UNITS, atol=1e-4)
+    assert (second["havok_constraint"], second["havok_body_a"]) == ("ball_and_socket", "TransDummy")
+    assert second.parent.name == "TransDummy"
+    # body 1 turned a quarter about Z takes (0.5, 0, 0) to (0, 0.5, 0)
+    assert np.allclose(np.array(second.matrix_world.translation), np.array([1.0, 2.5, 0.5]) * GAME_UNITS, atol=1e-4)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
+    second.location.z += 7.0
+    bpy.context.view_layer.update()
+    moved = ragdoll_or_physics(export(collection, tmp_path / "moved.nif"))
+    frames = ConstraintData.from_object(moved.constraints[1].constraint_data).frames()
+    assert np.allclose(pivot(moved.bodies[1], frames[0][:3, 3]), np.array([1.0, 2.5, 0.5]) * GAME_UNITS + (0, 0, 7), atol=1e-3)
+
+
+def ragdoll_or_physics(nif):
+    (block,) = [b for b in nif.blocks if b.type_name in ("bhkRagdollSystem", "bhkPhysicsSystem")]
+    return Packfile.from_bytes(block.packfile).root
