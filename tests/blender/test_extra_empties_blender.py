@@ -260,3 +260,45 @@ def test_damaged_constraint_is_left_out_and_the_file_kept(clean_scene, corpus, t
     assert len(shown) == 16 and 0 not in [o["nif_extra_item"] for o in shown]
     export(collection, tmp_path / "out.nif")
     assert (tmp_path / "out.nif").read_bytes() == bytes(data)
+
+
+def test_inventory_marker_and_fo3_furniture(clean_scene, corpus, tmp_path):
+    """Neither is in the corpus: an INV marker on the chair and an FO3-layout FRN marker on an FNV
+    mesh, their block bytes built here, shown, turned and moved, written back."""
+    import bpy
+    from mathutils import Euler
+
+    from test_connect_points import _with_extra_block
+
+    nif, index = _with_extra_block(corpus, "BSInvMarker", struct.pack("<3Hf", 4712, 959, 0, 1.25))
+    source = tmp_path / "inv.nif"
+    nif.write(source)
+    collection = imported(source)
+    (marker,) = empties(collection, "inventory_marker").values()
+    assert np.allclose(local(marker)[:3, :3], np.array(Euler((4.712, 0.959, 0.0), "XYZ").to_matrix()), atol=1e-6)
+    assert marker["nif_zoom"] == 1.25
+    export(collection, tmp_path / "same.nif")
+    assert (tmp_path / "same.nif").read_bytes() == source.read_bytes()
+    marker.rotation_mode = "XYZ"
+    marker.rotation_euler = (0.5, 0.0, 1.5)
+    marker["nif_zoom"] = 2.0
+    block = export(collection, tmp_path / "turned.nif").blocks[index]
+    assert (block.rotation_x, block.rotation_y, block.rotation_z, block.zoom) == (500, 0, 1500, 2.0)
+
+    payload = struct.pack("<I3fHBB", 1, 1.5, -2.0, 30.0, 3, 7, 7)
+    nif, index = _with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
+    source = tmp_path / "frn.nif"
+    nif.write(source)
+    collection = imported(source)
+    (marker,) = empties(collection, "furniture").values()
+    assert np.allclose(local(marker)[:3, 3], (1.5, -2.0, 30.0))
+    assert (marker["nif_orientation"], marker["nif_position_ref_1"], marker["nif_position_ref_2"]) == (3, 7, 7)
+    export(collection, tmp_path / "same.nif")
+    assert (tmp_path / "same.nif").read_bytes() == source.read_bytes()
+    marker.location.x = 4.0
+    marker["nif_position_ref_1"] = 300
+    with pytest.raises(RuntimeError, match="position_ref_1"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "bad.nif"))
+    marker["nif_position_ref_1"] = 8
+    position = export(collection, tmp_path / "moved.nif").blocks[index].positions[0]
+    assert (position.offset, position.position_ref_1, position.orientation) == ((4.0, -2.0, 30.0), 8, 3)
