@@ -67,9 +67,11 @@ def build_extras(builder):
 
     builders = {**connect_points.BUILDERS, **markers.BUILDERS}
     blocks = builder.nif.blocks
+    shown = set()  # a block listed by several nodes is shown once, under the first
     for index, owner in list(builder.objects.items()):
         for ref in np.asarray(getattr(blocks[index], "extra_data", ())).tolist():
-            if 0 <= ref < len(blocks) and type(blocks[ref]) in builders:
+            if 0 <= ref < len(blocks) and type(blocks[ref]) in builders and ref not in shown:
+                shown.add(ref)
                 builders[type(blocks[ref])](builder, owner, index, ref, blocks[ref])
 
 
