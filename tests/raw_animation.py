@@ -103,3 +103,17 @@ def text_keys(raw, index):
     r = Reader(raw.blocks[index], raw.strings)
     r.string()
     return [(r.take("f"), r.string()) for _ in range(r.take("I"))]
+
+
+def bool_data(raw, interpolator_index):
+    """(interpolation, [(time, value)]) of a NiBoolInterpolator's NiBoolData, or (None, pose
+    value) for one without keys."""
+    r = Reader(raw.blocks[interpolator_index], raw.strings)
+    pose = r.take("B")
+    data = r.take("i")
+    if data < 0 or raw.type_of(data) != "NiBoolData":
+        return None, pose
+    r = Reader(raw.blocks[data], raw.strings)
+    n = r.take("I")
+    kind = r.take("I") if n else None
+    return kind, [r.take("fB") for _ in range(n)]

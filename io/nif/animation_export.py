@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiTransformData, key_dtype
+from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
 from .. import compat
 from . import animation_keys as ak
@@ -66,11 +66,20 @@ def _write_action(exporter, action):
         if len(fcurves) == len(channel["paths"]) and fingerprint(fcurves) == channel["fingerprint"]:
             continue
         controlled = sequence.controlled_blocks[channel["block"]]
-        data = nif.blocks[nif.blocks[controlled.interpolator].data]
-        if not isinstance(data, NiTransformData):
-            continue
+        interpolator = nif.blocks[controlled.interpolator]
+        data = nif.blocks[interpolator.data] if interpolator.data >= 0 else None
         exporter.require_writable(f"the keys of {action.name!r}")
-        _write_channel(data, channel, fcurves, fps)
+        if channel["kind"] == "visibility_pose" and fcurves:
+            frames = _points(fcurves[0])[0]
+            interpolator.value = int(fcurves[0].evaluate(frames[0] if len(frames) else 0.0) < 0.5)
+        elif isinstance(data, NiTransformData):
+            _write_channel(data, channel, fcurves, fps)
+        elif isinstance(data, NiBoolData) and channel["kind"] == "visibility":
+            frames, hidden, _backward, _forward = _sampled(fcurves[:1], 1)
+            group = data.keys
+            keys = np.zeros(len(frames), key_dtype(_LittleEndian, 1, group.interpolation, code="u1"))
+            keys["time"], keys["value"][:, 0] = frames / fps, hidden[:, 0] < 0.5
+            group.keys = keys
     _write_settings(sequence, action, fps)
     _write_text_keys(nif, sequence, action, fps)
 

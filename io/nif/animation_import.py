@@ -24,7 +24,7 @@ import re
 import bpy
 import numpy as np
 
-from ...core.nif.blocks.animation import XYZ_ROTATION, NiTransformData, NiTransformInterpolator
+from ...core.nif.blocks.animation import CONSTANT, XYZ_ROTATION, NiBoolData, NiBoolInterpolator, NiTransformData, NiTransformInterpolator
 from ...core.nif.blocks.objects import NiAVObject
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
 from .. import compat
@@ -291,10 +291,12 @@ def import_animations(builder, scene):
         imported.kf = builder.collection.name if kf else None
         for number, controlled in enumerate(sequence.controlled_blocks):
             interpolator = nif.blocks[controlled.interpolator] if 0 <= controlled.interpolator < len(nif.blocks) else None
-            if not isinstance(interpolator, NiTransformInterpolator):
-                continue
-            data = nif.blocks[interpolator.data] if 0 <= interpolator.data < len(nif.blocks) else None
-            if not isinstance(data, NiTransformData):
+            data = nif.blocks[interpolator.data] if 0 <= getattr(interpolator, "data", -1) < len(nif.blocks) else None
+            transform = isinstance(interpolator, NiTransformInterpolator) and isinstance(data, NiTransformData)
+            visibility = controlled.controller_type == "NiVisController" and isinstance(interpolator, NiBoolInterpolator) and (
+                isinstance(data, NiBoolData) or interpolator.value in (0, 1)  # keys, or one value for the whole sequence
+            )
+            if not (transform or visibility):
                 continue
             name = str(controlled.node_name)
             if name not in targets:
@@ -308,8 +310,10 @@ def import_animations(builder, scene):
             for target in targets[name]:
                 if target is None:
                     builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
-                else:
+                elif transform:
                     _transform_keys(imported, target, number, data, fps)
+                elif target.bone_name is None:
+                    _visibility_keys(imported, target, number, interpolator, data, fps)
         imported.finish()
     if missing:
         where = "the scene has" if kf else "this file has"
@@ -355,6 +359,22 @@ def _transform_keys(imported, target, number, data, fps):
         factor = target.scale_a * target.scale_b
         arrays = _float_curve(data.scales, fps, factor)
         imported.add(target, number, "scale", 3, [("scale", axis, arrays) for axis in range(3)])
+
+
+def _visibility_keys(imported, target, number, interpolator, data, fps):
+    """NiVisController keys: the object hidden (viewport and render) where the file says not
+    visible, stepping at each key as the game does; an interpolator without keys holds one
+    value for the whole sequence, a single key at its start."""
+    if isinstance(data, NiBoolData):
+        keys = data.keys.keys
+        if not len(keys):
+            return
+        times, visible, kind = keys["time"], keys["value"][:, 0], "visibility"
+    else:
+        start = imported.sequence.start_time if imported.sequence.start_time <= imported.sequence.stop_time else 0.0
+        times, visible, kind = np.array([start]), np.array([interpolator.value]), "visibility_pose"
+    arrays = ak.keyframes(times, (visible == 0).astype(np.float64), CONSTANT, fps)
+    imported.add(target, number, kind, 2, [("hide_viewport", 0, arrays), ("hide_render", 0, arrays)])
 
 
 def _float_curve(group, fps, factor):

@@ -428,3 +428,59 @@ def test_standalone_kf_animates_the_scenes_nodes_and_writes_back(clean_scene, co
     assert kind == 3 and [k[0] for k in keys] == pytest.approx([0.0, 0.5 + 2.0 / fps, 1.0], abs=1e-6)
     np.testing.assert_allclose([k[2] for k in keys], [k[2] for k in PELVIS_ROTATIONS], atol=1e-7)  # each key's TBC kept
     np.testing.assert_allclose(keys[1][1], PELVIS_ROTATIONS[1][1], atol=1e-6)
+
+
+VISIBILITY = [FO4 + "Workshop_HighTechLightFloor05_On.nif", FO4 + "AnimatronicSpaceMan.nif"]
+
+
+@pytest.mark.parametrize("name", VISIBILITY)
+def test_visibility_keys_hide_the_object_where_the_file_says(clean_scene, corpus, name):
+    """NiVisController keys: hide_viewport and hide_render step to 'not visible' at each key;
+    a key turned over in Blender is written back with the other value."""
+    import bpy
+
+    from raw_animation import bool_data
+
+    path = corpus / name
+    raw, sequences = read_sequences(path)
+    collection = imported(path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    checked, edited = 0, None
+    for sequence in sequences:
+        for number, (node, controller, interpolator) in enumerate(sequence.blocks):
+            if controller != "NiVisController" or interpolator < 0 or raw.type_of(interpolator) != "NiBoolInterpolator":
+                continue
+            obj, bone = find_target(collection, node)
+            action, slot = sequence_action(obj, sequence.name)
+            kind, keys = bool_data(raw, interpolator)
+            if kind is None:  # one value for the whole sequence: a key at its start
+                keys = [(sequence.start, keys)]
+            for path_name in ("hide_viewport", "hide_render"):
+                fcurve = fcurve_of(action, slot, path_name, 0)
+                for time, value in keys:
+                    assert fcurve.evaluate(time * fps) == (0.0 if value else 1.0), (sequence.name, node)
+                    checked += 1
+            if edited is None or edited[4] is None and kind is not None:  # edit keys where there are some
+                edited = (sequence.name, number, fcurve_of(action, slot, "hide_viewport", 0), keys, kind)
+    assert checked
+    sequence_name, number, fcurve, keys, kind = edited
+    fcurve.keyframe_points[0].co.y = 1.0 - fcurve.keyframe_points[0].co.y
+    out = tmp_path_of(collection) / "vis.nif"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    sequence = next(s for s in sequences_out if s.name == sequence_name)
+    kind_out, written = bool_data(raw_out, sequence.blocks[number][2])
+    if kind is None:  # the interpolator's own value turned over
+        assert kind_out is None and written == 1 - keys[0][1]
+        return
+    assert [v for _t, v in written] == [1 - keys[0][1]] + [v for _t, v in keys[1:]]
+    assert [t for t, _v in written] == pytest.approx([t for t, _v in keys])
+
+
+def tmp_path_of(collection):
+    import tempfile
+    from pathlib import Path
+
+    return Path(tempfile.mkdtemp(prefix=f"{collection.name}-"))
