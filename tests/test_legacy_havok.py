@@ -3,6 +3,9 @@ every other shape kind (packed by hand in tests/raw_havok.py) decode to what an 
 struct reading gets, write back byte for byte in either byte order, and Xbox 360 packed triangle
 meshes convert to the PC file's values."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from raw_havok import (
@@ -15,7 +18,7 @@ from raw_havok import (
     pack_packed_data,
     read_shape,
 )
-from support import CORPUS
+from support import CORPUS, ROOT
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.nif import NifFile, RawBlock
@@ -128,17 +131,22 @@ def test_truncated_or_damaged_havok_blocks_fail_cleanly(every_shape):
             assert str(error)
 
 
-def test_xbox_packed_collision_converts_to_the_pc_values(every_shape):
+def xbox_file(every_shape):
     """The packed triangle data written by hand in the console layout (big-endian, half-float
-    vertices, FORMAT-NOTES section 7) and the rest of the file big-endian: the converter gives the
-    PC file's collision back."""
-    pc = NifFile.from_bytes(every_shape)
-    index = next(i for i, b in enumerate(pc.blocks) if b.type_name == "hkPackedNiTriStripsData")
+    vertices, FORMAT-NOTES section 7), the rest of the file big-endian."""
     xbox = NifFile.from_bytes(every_shape)
+    index = next(i for i, b in enumerate(xbox.blocks) if b.type_name == "hkPackedNiTriStripsData")
     xbox.header.little_endian = 0
     xbox.blocks[index] = RawBlock("hkPackedNiTriStripsData", pack_packed_data(
         PACKED_TRIANGLES, PACKED_VERTICES, PACKED_SUB_SHAPES, order=">", compressed=True), big_endian=True)
-    console = NifFile.from_bytes(xbox.to_bytes())
+    return xbox.to_bytes(), index
+
+
+def test_xbox_packed_collision_converts_to_the_pc_values(every_shape):
+    """The converter gives the PC file's collision back."""
+    pc = NifFile.from_bytes(every_shape)
+    data, index = xbox_file(every_shape)
+    console = NifFile.from_bytes(data)
     assert console.header.big_endian and console.blocks[index].compressed
     to_pc(console)
     converted = NifFile.from_bytes(console.to_bytes())
@@ -154,3 +162,13 @@ def test_xbox_packed_collision_converts_to_the_pc_values(every_shape):
 
 def test_units_are_format_notes_value():
     assert legacy_havok.GAME_UNITS == 6.999125
+
+
+def test_cli_convert_gives_the_pc_file(every_shape, tmp_path):
+    data, _ = xbox_file(every_shape)
+    xbox = tmp_path / "xbox.nif"
+    xbox.write_bytes(data)
+    result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "convert", str(xbox), str(tmp_path / "pc.nif")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "pc.nif").read_bytes() == every_shape

@@ -175,7 +175,7 @@ class OBJECT_PT_havok_collision(bpy.types.Panel):
                     layout.prop(obj, f'["{name}"]', text=label)
         if MATERIAL in obj:
             layout.prop(obj, f'["{MATERIAL}"]', text="Material")
-        if obj[SHAPE] == "convex" and RADIUS in obj:
+        if obj[SHAPE] in ("convex", "box") and RADIUS in obj:  # boxes: Fallout 3 / New Vegas
             layout.prop(obj, f'["{RADIUS}"]', text="Convex Radius")
         if obj[SHAPE] == "compressed_mesh" and obj.type == "MESH":
             box = layout.box()

@@ -139,8 +139,9 @@ def write_shape(exporter, obj, matrix, pieces):
             radius = exporter.nif.blocks[sub_shapes[0]].radius
             return exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
         if kind in MESH_KINDS:
-            raise Refused(f"an edited {kind.replace('_', ' ')} is not written: it needs a MOPP tree, and the MOPP code "
-                          "format is not publicly documented")
+            raise Refused(f"an edited {kind.replace('_', ' ')} is not written: Fallout 3 / New Vegas triangle mesh "
+                          "collision needs a MOPP tree (bhkMoppBvTreeShape), whose code format is not publicly "
+                          "documented; use convex, box, sphere or capsule shapes")
         if kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")

@@ -306,3 +306,57 @@ def test_dynamic_body_without_mass_is_refused_by_name(clean_scene, corpus, tmp_p
     bpy.context.view_layer.active_layer_collection = layer
     with pytest.raises(RuntimeError, match=f"{body.name}.*mass"):
         bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_damaged_collision_blocks_import_or_fail_naming_the_file(clean_scene, every_shape, tmp_path):
+    """Bytes of the Havok blocks overwritten: the import shows what it can (a body it cannot show
+    is a warning) or fails naming the file; never an internal error."""
+    import random
+    import struct
+
+    import bpy
+
+    data = every_shape.read_bytes()
+    rng = random.Random(13)
+    tail = 1400  # the appended Havok blocks and the footer
+    failed = 0
+    for number in range(30):
+        damaged = bytearray(data)
+        at = len(data) - rng.randrange(8, tail)
+        value = rng.choice((0x7FFFFFFF, 0xFFFFFFFF, 0x80000000, 0x10000, 0x7FC00000, 3))
+        struct.pack_into("<I", damaged, at, value)
+        path = tmp_path / "damaged.nif"
+        path.write_bytes(damaged)
+        try:
+            bpy.ops.import_scene.precombined_nif(filepath=str(path))
+        except RuntimeError as error:
+            failed += 1
+            assert "internal error" not in str(error) and "damaged.nif" in str(error), str(error)
+        for collection in [c for c in bpy.data.collections if c.name.startswith("damaged")]:
+            for obj in list(collection.all_objects):
+                bpy.data.objects.remove(obj)
+            bpy.data.collections.remove(collection)
+    assert failed < 30
+
+
+def test_panel_draws_every_legacy_kind(clean_scene, every_shape):
+    """The Fallout 4 collision panel draws the legacy kinds with the same fields."""
+    import bpy
+    from test_collision_blender import Layout
+
+    panel_class = bpy.types.OBJECT_PT_havok_collision
+    kinds = set()
+    for obj in imported(every_shape).all_objects:
+        if "havok_shape" not in obj:
+            continue
+        drawn = []
+        panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        texts = [text for _, text in drawn]
+        kinds.add(obj["havok_shape"])
+        assert "Material" in texts or obj["havok_shape"] in ("list", "convex_list")
+        if "havok_motion" in obj:
+            assert {"Friction", "Restitution", "Layer"} <= set(texts)
+            assert ("Mass (kg)" in texts) == (obj["havok_motion"] == "dynamic")
+        assert ("Convex Radius" in texts) == (obj["havok_shape"] in ("convex", "box"))
+    assert kinds == {"box", "list", "sphere", "capsule", "convex", "packed_mesh", "convex_list"}
