@@ -214,6 +214,26 @@ def test_data_outside_the_file_is_refused_on_opening(tmp_path, offset, kind):
         open_archive(path)
 
 
+@pytest.mark.parametrize("version", [104, 105])
+def test_bsa_data_outside_the_file_is_refused_on_opening(tmp_path, version):
+    path = tmp_path / "x.bsa"
+    write_bsa(path, {"a/x.nif": b"1" * 10, "a/y.nif": b"2" * 10}, version=version, compressed=False)
+    data = bytearray(path.read_bytes())
+    at = 36 + (16 if version == 104 else 24) + 3 + 16 + 12  # the second file record's offset
+    data[at:at + 4] = struct.pack("<I", 0xFFFFFFF0)
+    path.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=f"file 1 \\(a/y.nif\\): its 10 bytes at {0xFFFFFFF0} run past the end"):
+        open_archive(path)
+
+
+def test_bsa_folder_names_running_past_the_table_fail_cleanly(tmp_path):
+    """Two folders of no files: the first name's length byte leads exactly to the table's end."""
+    path = tmp_path / "x.bsa"
+    path.write_bytes(struct.pack("<4sIIIIIIIHH", b"BSA\0", 105, 36, 0x3, 2, 0, 0, 0, 0, 0) + bytes(48) + b"\x01\x00")
+    with pytest.raises(FormatError, match="folder 1: its name runs past the table"):
+        open_archive(path)
+
+
 def test_empty_archives_list_nothing(tmp_path):
     for name, write in (("gnrl.ba2", write_ba2_gnrl), ("dx10.ba2", write_ba2_dx10)):
         write(tmp_path / name, {})

@@ -47,28 +47,41 @@ class BsaArchive(Archive):
         counts = np.frombuffer(table, folder_record, folders)["count"].astype(np.int64)
         if counts.sum() != files:
             raise self.error(f"the folders hold {counts.sum()} files, the header says {files}")
-        file_names = table[len(table) - names_length:].split(b"\0")
+        # Decoded once: cp1252 gives one character per byte.
+        file_names = table[len(table) - names_length:].decode("cp1252", "replace").split("\0")
         if len(file_names) < files + 1:
             raise self.error(f"{len(file_names) - 1} file names for {files} files")
         at = folders * folder_record.itemsize
-        index = 0
-        for folder, count in enumerate(counts):
+        folder_names, record_starts = [], []
+        for folder, count in enumerate(counts.tolist()):
+            if at >= len(table) - names_length:
+                raise self.error(f"folder {folder}: its name runs past the table")
             length = table[at]
-            folder_name = table[at + 1:at + length].rstrip(b"\0").decode("cp1252", "replace")
+            folder_names.append(table[at + 1:at + length].rstrip(b"\0").decode("cp1252", "replace"))
             at += 1 + length
             if at + count * FILE_RECORD.itemsize > len(table) - names_length:
-                raise self.error(f"folder {folder} ({folder_name}): its file records run past the table")
-            records = np.frombuffer(table, FILE_RECORD, int(count), at)
-            at += int(count) * FILE_RECORD.itemsize
-            for record in records:
-                name = file_names[index].decode("cp1252", "replace")
-                self._add_file(index, f"{folder_name}/{name}".replace("\\", "/"), int(record["size"]), int(record["offset"]))
-                index += 1
+                raise self.error(f"folder {folder} ({folder_names[-1]}): its file records run past the table")
+            record_starts.append(at)
+            at += count * FILE_RECORD.itemsize
+        # The file records of every folder as whole columns (the base games' archives hold up to
+        # some 100k files).
+        owners = np.repeat(np.arange(folders), counts)  # the folder of each file
+        numbers = np.arange(files) - np.repeat(np.cumsum(counts) - counts, counts)
+        starts = np.array(record_starts, np.int64)[owners] + numbers * FILE_RECORD.itemsize
+        data = np.frombuffer(table, np.uint8)
+        records = data[starts[:, None] + np.arange(FILE_RECORD.itemsize)].view(FILE_RECORD)[:, 0]
+        size_fields, offsets = records["size"].astype(np.int64), records["offset"].astype(np.int64)
+        outside = np.flatnonzero(offsets + (size_fields & SIZE_MASK) > self.file_size)
+        if len(outside):
+            index = int(outside[0])
+            path = f"{folder_names[owners[index]]}/{file_names[index]}"
+            raise self.error(f"file {index} ({path}): its {size_fields[index] & SIZE_MASK} bytes at {offsets[index]} "
+                             f"run past the end of the file")
+        for owner, name, size_field, offset in zip(owners.tolist(), file_names, size_fields.tolist(), offsets.tolist()):
+            self._add_file(f"{folder_names[owner]}/{name}".replace("\\", "/"), size_field, offset)
 
-    def _add_file(self, index, path, size_field, offset):
+    def _add_file(self, path, size_field, offset):
         stored = size_field & SIZE_MASK
-        if offset + stored > self.file_size:
-            raise self.error(f"file {index} ({path}): its {stored} bytes at {offset} run past the end of the file")
         packed = bool(self.flags & COMPRESSED) != bool(size_field & COMPRESSION_TOGGLE)
         # A packed file's size sits in its data: unknown until it is extracted.
         size = None if packed or self.flags & EMBEDDED_NAMES else stored
