@@ -33,6 +33,9 @@ from .collision_import import BLOCK, MATERIAL, RADIUS, SHAPE, SOURCE, collision_
 
 COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files
 MOTIONS = ("static", "dynamic", "keyframed")
+# Fallout 3 / New Vegas kinds (legacy_collision_import) as the Fallout 4 shape that holds them
+FO4_KIND = {"box": "convex", "list": "compound", "convex_list": "compound", "packed_mesh": "compressed_mesh",
+            "strips_mesh": "compressed_mesh"}
 
 
 def is_collision(obj):
@@ -125,7 +128,7 @@ def local_matrix(obj):
 
 def shape_of(obj, matrix=np.eye(4)):
     """The Havok shape of a collision object, its geometry placed by ``matrix`` (owner space)."""
-    kind = obj[SHAPE]
+    kind = FO4_KIND.get(obj[SHAPE], obj[SHAPE])
     try:
         if kind in ("compound", "static_compound"):
             shape = _compound(obj, matrix, StaticCompoundShape if kind == "static_compound" else DynamicCompoundShape)
@@ -158,7 +161,7 @@ def _compound(obj, matrix, kind):
         raise FormatError("a compound needs collision objects parented to it")
     placed = []
     for child in children:
-        if child[SHAPE] in ("compound", "static_compound"):
+        if FO4_KIND.get(child[SHAPE], child[SHAPE]) in ("compound", "static_compound"):
             raise FormatError(f"compound child {child.name!r} is itself a compound")
         placed.append((shape_of(child), matrix @ np.array(local_matrix(child), np.float64)))
     return kind.build(placed)

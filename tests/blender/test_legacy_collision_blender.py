@@ -360,3 +360,33 @@ def test_panel_draws_every_legacy_kind(clean_scene, every_shape):
             assert ("Mass (kg)" in texts) == (obj["havok_motion"] == "dynamic")
         assert ("Convex Radius" in texts) == (obj["havok_shape"] in ("convex", "box"))
     assert kinds == {"box", "list", "sphere", "capsule", "convex", "packed_mesh", "convex_list"}
+
+
+def test_legacy_kinds_export_as_fallout_4_collision(clean_scene, every_shape, tmp_path):
+    """A New Vegas import written as Fallout 4: each body becomes a physics system body of the
+    nearest FO4 shape (boxes as polytopes, lists as compounds, triangle meshes as compressed
+    meshes), where Blender shows it."""
+    from precombined_nif.core.havok import Packfile
+    from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
+    from precombined_nif.io.nif.exporter import export_nif
+
+    collection = imported(every_shape)
+    bodies = bodies_of(collection)
+    nif, messages = export_nif(str(tmp_path / "fo4.nif"), objects_of(collection), game="FO4")
+    nif = NifFile.read(tmp_path / "fo4.nif")
+    assert nif.header.game == "FO4"
+    kinds = {}
+    for _, collision in nif.blocks_of(bhkNPCollisionObject):
+        system = Packfile.from_bytes(nif.blocks[collision.data].packfile).root
+        owner = nif.blocks[collision.target].name
+        kinds[owner] = system.bodies[collision.body_id].shape.class_name
+    assert len(kinds) == len(bodies) == 5
+    assert sorted(kinds.values()) == sorted(["hknpConvexPolytopeShape", "hknpConvexPolytopeShape", "hknpDynamicCompoundShape",
+                                             "hknpCompressedMeshShape", "hknpDynamicCompoundShape"]), kinds
+    expected = {body.parent.name: bounds(world_points(body)) for body in bodies.values()}
+    again = imported(tmp_path / "fo4.nif")
+    placed = {body.parent.name.split(".")[0]: bounds(world_points(body)) for body in bodies_of(again).values()}
+    assert placed.keys() == expected.keys()
+    for name, got in placed.items():
+        # compressed meshes quantise their vertices; the rest comes back to float precision
+        np.testing.assert_allclose(got, expected[name], atol=2e-3, err_msg=name)
