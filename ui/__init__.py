@@ -1,8 +1,8 @@
 """Menus, panels and preferences (Blender side)."""
 
-from . import collision_panel, menus, precombined_panel, preferences
+from . import collision_panel, markers_panel, menus, precombined_panel, preferences
 
-_modules = (preferences, menus, collision_panel, precombined_panel)
+_modules = (preferences, menus, collision_panel, markers_panel, precombined_panel)
 
 
 def register():

@@ -104,6 +104,8 @@ def _constraint(builder, system_index, system, bodies, number, cinfo):
     empty[BODY_A], empty[BODY_B] = name_a, name_b
     for limit, value in data.limits.items():
         empty[f"havok_{limit}"] = value
+        if limit != "max_friction_torque":  # radians, shown in degrees
+            empty.id_properties_ui(f"havok_{limit}").update(subtype="ANGLE")
     place(builder, empty, owner, owner_index, Matrix(local.tolist()))
 
 

@@ -302,3 +302,45 @@ def test_inventory_marker_and_fo3_furniture(clean_scene, corpus, tmp_path):
     marker["nif_position_ref_1"] = 8
     position = export(collection, tmp_path / "moved.nif").blocks[index].positions[0]
     assert (position.offset, position.position_ref_1, position.orientation) == ((4.0, -2.0, 30.0), 8, 3)
+
+
+def test_panel_and_add_connect_point_operator(clean_scene, corpus, tmp_path):
+    """The NIF Markers panel is registered; the operator adds a parent point under the active
+    object, which the export writes into the file's parent block."""
+    import bpy
+
+    assert hasattr(bpy.types, "OBJECT_PT_nif_markers")
+    collection = imported(corpus / SHOTGUN)
+    receiver = bpy.data.objects["CombatShotgunReceiver"]
+    bpy.context.view_layer.objects.active = receiver
+    assert bpy.ops.object.nif_add_connect_point(kind="connect_point", name="P-Light") == {"FINISHED"}
+    added = bpy.data.objects["P-Light"]
+    assert added.parent == receiver and added.get("nif_extra_kind") == "connect_point"
+    added.location = (0.0, 5.0, 1.0)
+    nif = export(collection, tmp_path / "light.nif")
+    (block,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    assert (block.points[-1].name, block.points[-1].parent, block.points[-1].translation) == ("P-Light", "CombatShotgunReceiver", (0.0, 5.0, 1.0))
+
+
+def test_panel_draws_every_kind(clean_scene, corpus):
+    import bpy
+
+    from test_collision_blender import Layout
+
+    panel = bpy.types.OBJECT_PT_nif_markers
+    objects = [obj for name in (SHOTGUN, CHAIR, SKELETON) for obj in imported(corpus / name).objects]
+    kinds = set()
+    for obj in objects:
+        drawn = []
+        panel.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        if "nif_extra_kind" not in obj:
+            assert drawn == [("menu", "object.nif_add_connect_point")]
+            continue
+        kinds.add(obj["nif_extra_kind"])
+        texts = [text for _, text in drawn]
+        if obj["nif_extra_kind"] == "furniture":
+            assert {"Animation Type", "Entry Points"} <= set(texts)
+        if obj.get("havok_constraint") == "ragdoll":
+            assert {"Twist Min", "Cone Max", "Plane Max", "Max Friction Torque"} <= set(texts)
+            assert f"Body B: {obj['havok_body_b']}" in texts
+    assert kinds == {"connect_point", "connect_child", "furniture", "bound", "constraint"}
