@@ -81,8 +81,8 @@ def write_parents(exporter, empties):
     for index, objs in groups.items():
         block = exporter.nif.blocks[index]
         block.points = [_point(exporter, obj, _stored(block.points, obj)) for obj in objs]
-    if new:
-        index = _root_block(exporter, BSConnectPointParents, groups)
+    index = _root_block(exporter, BSConnectPointParents, groups) if new else None
+    if index is not None:
         block = exporter.nif.blocks[index]
         block.points = [*block.points, *(_point(exporter, obj, None) for obj in new)]
 
@@ -98,8 +98,8 @@ def write_children(exporter, empties):
         skinned = [bool(obj.get(SKINNED, False)) for obj in objs]
         if any(skinned) != bool(block.skinned):
             block.skinned = int(any(skinned))
-    if new:
-        index = _root_block(exporter, BSConnectPointChildren, groups)
+    index = _root_block(exporter, BSConnectPointChildren, groups) if new else None
+    if index is not None:
         block = exporter.nif.blocks[index]
         block.point_names = [*block.point_names, *(plain(obj.name) for obj in new)]
         block.skinned = int(bool(block.skinned) or any(obj.get(SKINNED, False) for obj in new))
@@ -116,7 +116,10 @@ def _child_name(obj, stored):
 
 def _root_block(exporter, cls, groups):
     """The block of class ``cls`` on the root node (among ``groups``' or the root's own), or a
-    new one there."""
+    new one there; None (with a warning) in a file of another game than Fallout 4."""
+    if exporter.game != "FO4":
+        exporter.warn("connect points are written only in Fallout 4 files: new ones left out")
+        return None
     root = main_root(exporter)
     if root is None:
         raise FormatError("connect points need a root node to hang from")

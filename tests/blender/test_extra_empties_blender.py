@@ -344,3 +344,16 @@ def test_panel_draws_every_kind(clean_scene, corpus):
             assert {"Twist Min", "Cone Max", "Plane Max", "Max Friction Torque"} <= set(texts)
             assert f"Body B: {obj['havok_body_b']}" in texts
     assert kinds == {"connect_point", "connect_child", "furniture", "bound", "constraint"}
+
+
+def test_connect_points_are_left_out_of_fo3_files(clean_scene, corpus, tmp_path):
+    import bpy
+
+    collection = imported(corpus / SHOTGUN)
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    out = tmp_path / "fo3.nif"
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), game="FO3") == {"FINISHED"}
+    nif = NifFile.read(out)
+    assert nif.header.game == "FO3"
+    assert not [b for b in nif.blocks if "ConnectPoint" in b.type_name]
