@@ -357,3 +357,28 @@ def test_connect_points_are_left_out_of_fo3_files(clean_scene, corpus, tmp_path)
     nif = NifFile.read(out)
     assert nif.header.game == "FO3"
     assert not [b for b in nif.blocks if "ConnectPoint" in b.type_name]
+
+
+def test_moved_connect_point_under_a_bone(clean_scene, corpus, tmp_path):
+    """A point hung from a skeleton bone of a skinned mesh, moved in the world: written in its
+    bone node's space, where the file's node world matrix puts it back."""
+    import bpy
+    from mathutils import Matrix
+
+    from precombined_nif.core.nif.scene_graph import world_matrix
+
+    path = corpus / "pynifly/tests/tests/FO4/AnimatronicNormalWoman-simple.nif"
+    collection = imported(path)
+    helmet = empties(collection, "connect_point")["P-ArmorHelmet"]
+    assert helmet.parent_type == "BONE" and helmet.parent_bone == "HEAD"
+    helmet.matrix_world = Matrix.Translation((0.0, 2.0, 5.0)) @ helmet.matrix_world
+    bpy.context.view_layer.update()
+    wanted = np.array(helmet.matrix_world)
+    nif = export(collection, tmp_path / "helmet.nif")
+    (block,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    point = next(p for p in block.points if p.name == "P-ArmorHelmet")
+    assert point.parent == "HEAD"
+    head = next(i for i, b in enumerate(nif.blocks) if getattr(b, "name", None) == "HEAD" and hasattr(b, "children"))
+    placed = world_matrix(nif, head)
+    placed_point = placed @ np.block([[quaternion_matrix(*point.rotation) * point.scale, np.array(point.translation)[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
+    assert np.allclose(placed_point, wanted, atol=1e-3)
