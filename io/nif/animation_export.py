@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 
+from ...core.errors import FormatError
 from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
 from .. import compat
@@ -52,6 +53,15 @@ def write_animations(exporter, objects):
 
 
 def _write_action(exporter, action):
+    """One action's sequence; what the import stored on it, damaged (edited by hand, or from
+    another file), is reported by the action's name."""
+    try:
+        _write_sequence(exporter, action)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise FormatError(f"action {action.name!r}: its NIF sequence records do not fit this file ({type(error).__name__}: {error})") from None
+
+
+def _write_sequence(exporter, action):
     nif = exporter.nif
     index = action["nif_sequence"]
     sequence = nif.blocks[index] if isinstance(index, int) and 0 <= index < len(nif.blocks) else None

@@ -484,3 +484,28 @@ def tmp_path_of(collection):
     from pathlib import Path
 
     return Path(tempfile.mkdtemp(prefix=f"{collection.name}-"))
+
+
+def test_damaged_records_are_reported_by_name_not_raised(clean_scene, corpus, tmp_path):
+    """A .kf whose sequence points past its blocks imports without its keys; an action whose
+    stored records were damaged stops the export with a message naming it."""
+    import bpy
+
+    from kf_writer import KfWriter
+
+    kf = KfWriter()
+    kf.text_keys([(0.0, "start")])
+    kf_path = tmp_path / "bad.kf"
+    kf_path.write_bytes(kf.to_bytes(kf.sequence("Broken", [("Bip01 Pelvis", 99)], 1, 0.0, 1.0)))
+    imported(corpus / SKELETON)
+    imported(kf_path)  # nothing to animate, nothing raised
+    assert not [a for a in bpy.data.actions if a.get("nif_kf") == "bad"]
+
+    collection = imported(corpus / FO4 / "CigaretteMachine.nif")
+    obj, _ = find_target(collection, "Object003")
+    action, _slot = sequence_action(obj, "Open")
+    action["nif_channels"] = '[{"block": 7, "kind": "translation", "slot": 0, "paths": [], "map": [], "fingerprint": ""}]'
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    with pytest.raises(RuntimeError, match="action 'Open'"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))
