@@ -117,3 +117,13 @@ def bool_data(raw, interpolator_index):
     n = r.take("I")
     kind = r.take("I") if n else None
     return kind, [r.take("fB") for _ in range(n)]
+
+
+def float_data(raw, interpolator_index):
+    """(interpolation, [(time, value, extra)]) of a NiFloatInterpolator's NiFloatData, or None."""
+    r = Reader(raw.blocks[interpolator_index], raw.strings)
+    r.take("f")  # pose value
+    data = r.take("i")
+    if data < 0 or raw.type_of(data) != "NiFloatData":
+        return None
+    return key_group(Reader(raw.blocks[data], raw.strings), 1)

@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from ...core.errors import FormatError
-from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiTransformData, key_dtype
+from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiFloatData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
 from .. import compat
 from . import animation_keys as ak
@@ -46,10 +46,13 @@ def export_kf(exporter, collection):
 def write_animations(exporter, objects):
     seen = set()
     for obj in objects:
-        for action, _slot in compat.animations(obj):
-            if "nif_sequence" in action and action.name not in seen:
-                seen.add(action.name)
-                _write_action(exporter, action)
+        materials = obj.data.materials if obj.type == "MESH" else ()
+        trees = [material.node_tree for material in materials if material is not None and material.node_tree is not None]
+        for owner in [obj, *trees]:  # shader keys live on the materials' node trees
+            for action, _slot in compat.animations(owner):
+                if "nif_sequence" in action and action.name not in seen:
+                    seen.add(action.name)
+                    _write_action(exporter, action)
 
 
 def _write_action(exporter, action):
@@ -84,6 +87,9 @@ def _write_sequence(exporter, action):
             interpolator.value = int(fcurves[0].evaluate(frames[0] if len(frames) else 0.0) < 0.5)
         elif isinstance(data, NiTransformData):
             _write_channel(data, channel, fcurves, fps)
+        elif isinstance(data, NiFloatData) and channel["kind"] == "shader_float":
+            frames, values, backward, forward = _sampled(fcurves[:1], 1)
+            data.keys.keys = _keys(data.keys, 1, frames / fps, values, backward, forward)
         elif isinstance(data, NiBoolData) and channel["kind"] == "visibility":
             frames, hidden, _backward, _forward = _sampled(fcurves[:1], 1)
             group = data.keys

@@ -24,7 +24,7 @@ import re
 import bpy
 import numpy as np
 
-from ...core.nif.blocks.animation import CONSTANT, XYZ_ROTATION, NiBoolData, NiBoolInterpolator, NiTransformData, NiTransformInterpolator
+from ...core.nif.blocks.animation import CONSTANT, XYZ_ROTATION, NiBoolData, NiBoolInterpolator, NiFloatData, NiTransformData, NiTransformInterpolator
 from ...core.nif.blocks.objects import NiAVObject
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
 from .. import compat
@@ -77,6 +77,8 @@ class Target:
     """What a node's keys animate: an object, or a bone of an armature object, and the map
     (A, s_b) from the node's local transform to Blender's channels."""
 
+    id_type = "OBJECT"
+
     def __init__(self, obj, bone_name, a, scale_b):
         self.obj = obj
         self.bone_name = bone_name
@@ -127,6 +129,46 @@ def _bone_target(obj, bone_name, local):
 def _similar_target(obj, bone_name, a, scale_b):
     parts = similarity(a)
     return None if parts is None else Target(obj, bone_name, parts, scale_b)
+
+
+class ShaderTarget:
+    """A shader value's socket on the Principled BSDF of a shape's material (the material's node
+    tree holds its F-curves)."""
+
+    id_type = "NODETREE"
+    bone_name = None
+    scale_a, rotation_a, translation_a, scale_b = 1.0, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 1.0  # values as stored
+
+    def __init__(self, tree, node):
+        self.obj = tree
+        self.node = node
+        self.prefix = f'nodes["{node.name}"].'
+
+
+# Shader controller variables Blender shows (the controller ID is the variable's number):
+# (controller type, variable) -> Principled BSDF input.
+SHADER_SOCKETS = {
+    ("BSEffectShaderPropertyFloatController", 0): "Emission Strength",  # emissive multiple
+    ("BSEffectShaderPropertyFloatController", 5): "Alpha",  # alpha transparency
+    ("BSLightingShaderPropertyFloatController", 11): "Emission Strength",
+    ("BSLightingShaderPropertyFloatController", 12): "Alpha",
+}
+
+
+def _shader_socket(controlled):
+    try:
+        variable = int(str(controlled.controller_id))
+    except ValueError:
+        return None
+    return SHADER_SOCKETS.get((str(controlled.controller_type), variable))
+
+
+def _shader_target(obj):
+    """The ShaderTarget of a shape object's first material, or None."""
+    material = obj.data.materials[0] if obj.type == "MESH" and len(obj.data.materials) and obj.data.materials[0] else None
+    tree = material.node_tree if material is not None else None
+    node = next((n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"), None) if tree is not None else None
+    return None if node is None else ShaderTarget(tree, node)
 
 
 def is_kf(nif):
@@ -191,19 +233,20 @@ class SequenceImport:
         self.slots = {}  # object -> (action, slot)
         self.channels = {}  # action -> [channel records]
 
-    def slot(self, obj):
-        found = self.slots.get(obj)
+    def slot(self, owner, id_type="OBJECT"):
+        """The action and slot animating ``owner`` (an object, or a material's node tree)."""
+        found = self.slots.get(owner)
         if found is not None:
             return found
         if compat.SLOTTED_ACTIONS and self.slots:
             action = next(iter(self.slots.values()))[0]
-            slot = action.slots.new(id_type="OBJECT", name=obj.name)
+            slot = action.slots.new(id_type=id_type, name=owner.name)
         else:
-            action, slot = compat.new_action(self.name)
+            action, slot = compat.new_action(self.name, id_type)
             self.builder.created.append(action)
             self._describe(action)
             self.channels[action] = []
-        self.slots[obj] = (action, slot)
+        self.slots[owner] = (action, slot)
         return action, slot
 
     def _describe(self, action):
@@ -233,7 +276,7 @@ class SequenceImport:
 
     def add(self, target, block_index, kind, components, curves):
         """F-curves of one key group: ``curves`` [(data path, array index, keyframe arrays)]."""
-        action, slot = self.slot(target.obj)
+        action, slot = self.slot(target.obj, target.id_type)
         group = target.bone_name or target.obj.name
         fcurves = []
         for path, array_index, (frames, values, left, right, interpolation) in curves:
@@ -296,7 +339,8 @@ def import_animations(builder, scene):
             visibility = controlled.controller_type == "NiVisController" and isinstance(interpolator, NiBoolInterpolator) and (
                 isinstance(data, NiBoolData) or interpolator.value in (0, 1)  # keys, or one value for the whole sequence
             )
-            if not (transform or visibility):
+            socket = _shader_socket(controlled) if isinstance(data, NiFloatData) else None
+            if not (transform or visibility or socket):
                 continue
             name = str(controlled.node_name)
             if name not in targets:
@@ -312,6 +356,8 @@ def import_animations(builder, scene):
                     builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
                 elif transform:
                     _transform_keys(imported, target, number, data, fps)
+                elif socket is not None:
+                    _shader_keys(imported, target, number, socket, data, fps)
                 elif target.bone_name is None:
                     _visibility_keys(imported, target, number, interpolator, data, fps)
         imported.finish()
@@ -375,6 +421,19 @@ def _visibility_keys(imported, target, number, interpolator, data, fps):
         times, visible, kind = np.array([start]), np.array([interpolator.value]), "visibility_pose"
     arrays = ak.keyframes(times, (visible == 0).astype(np.float64), CONSTANT, fps)
     imported.add(target, number, kind, 2, [("hide_viewport", 0, arrays), ("hide_render", 0, arrays)])
+
+
+def _shader_keys(imported, target, number, socket, data, fps):
+    """A shader float's keys on its Principled BSDF input, values as stored."""
+    shader = _shader_target(target.obj) if target.bone_name is None else None
+    if shader is None or not len(data.keys.keys):
+        return
+    index = next(i for i, s in enumerate(shader.node.inputs) if s.name == socket)
+    path = f"inputs[{index}].default_value"
+    action, slot = imported.slot(shader.obj, shader.id_type)
+    if any(f.data_path == shader.prefix + path for f in compat.fcurves(action, slot)):
+        return  # a material shared by several shapes: the first one's keys
+    imported.add(shader, number, "shader_float", 1, [(path, 0, _float_curve(data.keys, fps, 1.0))])
 
 
 def _float_curve(group, fps, factor):

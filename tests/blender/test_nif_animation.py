@@ -509,3 +509,70 @@ def test_damaged_records_are_reported_by_name_not_raised(clean_scene, corpus, tm
     bpy.context.view_layer.active_layer_collection = layer
     with pytest.raises(RuntimeError, match="action 'Open'"):
         bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))
+
+
+SHADER_FLOATS = [FO4 + "WorkshopLightbulbHanging01.nif", FO4 + "GlowingOneTEST.nif", FO4 + "Workshop_HighTechLightFloor05_On.nif"]
+SOCKETS = {("BSEffectShaderPropertyFloatController", "0"): "Emission Strength", ("BSEffectShaderPropertyFloatController", "5"): "Alpha"}
+
+
+@pytest.mark.parametrize("name", SHADER_FLOATS)
+def test_shader_float_keys_animate_the_materials_inputs(clean_scene, corpus, name, tmp_path):
+    """Emissive multiple and alpha keys of effect shaders: the shape's material's Principled BSDF
+    input holds each key's value at its time (and between keys the file's Hermite segment); an
+    edited value is written back."""
+    import bpy
+
+    from raw_animation import float_data
+
+    path = corpus / name
+    raw, sequences = read_sequences(path)
+    collection = imported(path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    checked, edited = 0, None
+    for sequence in sequences:
+        for number, (node, controller, interpolator) in enumerate(sequence.blocks):
+            cid = _controller_id(raw, sequence, number)
+            socket = SOCKETS.get((controller, cid))
+            found = float_data(raw, interpolator) if socket and interpolator >= 0 else None
+            if not found or not found[1]:
+                continue
+            kind, keys = found
+            obj, _ = find_target(collection, node)
+            tree = obj.data.materials[0].node_tree
+            action, slot = sequence_action(tree, sequence.name)
+            bsdf = next(n for n in tree.nodes if n.type == "BSDF_PRINCIPLED")
+            index = [s.name for s in bsdf.inputs].index(socket)
+            fcurve = fcurve_of(action, slot, f'nodes["{bsdf.name}"].inputs[{index}].default_value', 0)
+            if fcurve is None:
+                continue  # a material shared with an earlier shape carries that shape's keys
+            for time, value, _extra in keys:
+                assert fcurve.evaluate(time * fps) == pytest.approx(value[0], abs=1e-5)
+                checked += 1
+            for (t0, _v, _e), (t1, _w, _f) in zip(keys, keys[1:]):
+                time = (t0 + t1) / 2
+                assert fcurve.evaluate(time * fps) == pytest.approx(hermite(kind, keys, time), abs=1e-4)
+            edited = edited or (sequence.name, number, fcurve, keys)
+    assert checked
+    sequence_name, number, fcurve, keys = edited
+    fcurve.keyframe_points[0].co.y += 0.5
+    fcurve.keyframe_points[0].handle_left.y += 0.5
+    fcurve.keyframe_points[0].handle_right.y += 0.5
+    out = tmp_path / "out.nif"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    sequence = next(s for s in sequences_out if s.name == sequence_name)
+    _kind, written = float_data(raw_out, sequence.blocks[number][2])
+    assert written[0][1][0] == pytest.approx(keys[0][1][0] + 0.5, abs=1e-6)
+    assert [k[1] for k in written[1:]] == [k[1] for k in keys[1:]]
+
+
+def _controller_id(raw, sequence, number):
+    """The controlled block's controller ID string, read from the sequence's bytes."""
+    import struct
+
+    index = next(i for i in range(len(raw.blocks)) if raw.type_of(i) == "NiControllerSequence" and struct.unpack_from("<i", raw.blocks[i])[0] >= 0 and raw.strings[struct.unpack_from("<i", raw.blocks[i])[0]] == sequence.name)
+    at = 12 + number * 29 + 9 + 12  # name, count, grow by; earlier blocks; refs and priority; node, property, controller type
+    (cid,) = struct.unpack_from("<i", raw.blocks[index], at)
+    return None if cid < 0 else raw.strings[cid]
