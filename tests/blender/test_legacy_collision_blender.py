@@ -52,9 +52,10 @@ def world_points(obj):
         co = np.empty(3 * len(obj.data.vertices), np.float32)
         obj.data.vertices.foreach_get("co", co)
         local = co.reshape(-1, 3).astype(np.float64)
-    elif obj.get("havok_shape") == "sphere":
-        radius = obj.empty_display_size
-        local = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * radius
+    elif obj.get("havok_shape") == "sphere":  # its bounds: the centre +- the radius on the world axes
+        radius = obj.empty_display_size * np.linalg.norm(matrix[:3, :3], axis=0).max()
+        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * radius
+        local, matrix = corners, np.array([[1, 0, 0, matrix[0, 3]], [0, 1, 0, matrix[1, 3]], [0, 0, 1, matrix[2, 3]], [0, 0, 0, 1]])
     else:
         local = np.zeros((0, 3))
     points = [local @ matrix[:3, :3].T + matrix[:3, 3]]
@@ -390,3 +391,40 @@ def test_legacy_kinds_export_as_fallout_4_collision(clean_scene, every_shape, tm
     for name, got in placed.items():
         # compressed meshes quantise their vertices; the rest comes back to float precision
         np.testing.assert_allclose(got, expected[name], atol=2e-3, err_msg=name)
+
+
+def test_every_primitive_kind_edited_comes_back_where_blender_shows_it(clean_scene, every_shape, tmp_path):
+    """Lists' children moved, rotated and scaled (a sphere, a capsule, a convex, a box): written
+    anew and re-imported, each body's world bounds are those of the edited objects."""
+    import bpy
+    from mathutils import Euler
+
+    collection = imported(every_shape)
+    bodies = bodies_of(collection)
+    for owner in (23, 33):
+        for number, child in enumerate(sorted(bodies[owner].children, key=lambda c: c.name)):
+            child.location.x += 0.5 + number
+            child.rotation_mode = "XYZ"
+            child.rotation_euler = Euler((0.1 * number, 0.2, 0.3))
+            if child["havok_shape"] in ("box", "convex"):
+                child.scale = (1.5, 1.0, 0.75)
+            elif child["havok_shape"] == "capsule":  # a capsule scales evenly
+                child.scale = (1.25, 1.25, 1.25)
+    bodies[33]["havok_mass"] = 5.0
+    bpy.context.view_layer.update()
+    expected = {owner: bounds(world_points(bodies[owner])) for owner in (23, 33)}
+    kinds = {owner: sorted(child["havok_shape"] for child in bodies[owner].children) for owner in (23, 33)}
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    _, raw = collision_bodies(out)
+    assert {t for t, _ in raw.values()} >= {"bhkConvexTransformShape", "bhkListShape", "bhkConvexListShape", "bhkSphereShape"}
+    nif = NifFile.read(out)
+    assert nif.blocks[nif.blocks[nif.blocks[33].collision_object].body].mass == 5.0
+    collection.name = "edited"
+    again = bodies_of(imported(out))
+    for owner in (23, 33):
+        assert sorted(child["havok_shape"] for child in again[owner].children) == kinds[owner]
+        # a capsule's mesh is rebuilt with another roll about its axis: its polygon's bounds move a little
+        np.testing.assert_allclose(bounds(world_points(again[owner])), expected[owner], atol=2e-3)
+        # the bytes give a capsule's true box, Blender's polygon lies inside it by up to r (1 - cos(360/32))
+        np.testing.assert_allclose(bounds(raw_world_points(out, owner)[0]), expected[owner], atol=0.02)
