@@ -4,6 +4,7 @@ from .bsm2 import Bsm2File
 from .formats import read_file
 from .havok.summary import system_summary
 from .nif.blocks.collision import bhkSystem
+from .nif.blocks.connect_points import BSConnectPointParents
 from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from .nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
 from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
@@ -86,6 +87,12 @@ def nif_info(nif):
         "precombined": [precombined_summary(nif, index, block) for index, block in nif.blocks_of(BSPackedCombinedGeomDataExtra)],
         "havok": [system_summary(index, block) for index, block in nif.blocks_of(bhkSystem)],
         "packed": [packed_summary(index, block) for index, block in nif.blocks_of(BSPackedAdditionalGeometryData)],
+        "connect_points": [
+            {"block": index, "name": point.name, "parent": point.parent, "rotation": list(point.rotation),
+             "translation": list(point.translation), "scale": point.scale}
+            for index, block in nif.blocks_of(BSConnectPointParents)
+            for point in block.points
+        ],  # fmt: skip
         "warnings": list(nif.warnings),
     }
 
@@ -151,6 +158,9 @@ def render_text(path, info):
     for packed in info["packed"]:
         streams = ", ".join(f"{s['name']} {s['type']} @{s['offset']}" for s in packed["streams"])
         lines.append(f"  packed block {packed['block']}: {packed['vertices']} vertices, stride {packed['stride']}: {streams}")
+    if info["connect_points"]:
+        points = ", ".join(f"{p['name']} on {p['parent'] or 'the root'}" for p in info["connect_points"])
+        lines.append(f"  connect points: {points}")
     for system in info["havok"]:
         state = system.get("error") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
         lines.append(f"  havok block {system['block']} ({system['kind']}): {state}")

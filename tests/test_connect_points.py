@@ -160,3 +160,13 @@ def test_truncated_connect_points_are_refused_naming_the_file(corpus, tmp_path, 
     with pytest.raises(FormatError) as caught:
         NifFile.read(damaged)
     assert str(damaged) in str(caught.value) and caught.value.block == index
+
+
+def test_info_lists_the_connect_points(corpus):
+    from precombined_nif.core.info import file_info, render_text
+
+    path = corpus / SHOTGUN
+    info = file_info(path)
+    expected = points_in_bytes(path.read_bytes(), "WeaponMagazine")
+    assert {p["name"]: (p["parent"], tuple(p["rotation"]), tuple(p["translation"]), p["scale"]) for p in info["connect_points"]} == expected
+    assert "connect points: P-Mag on WeaponMagazine, P-Grip on CombatShotgunReceiver" in render_text(path, info)
