@@ -32,10 +32,19 @@ from ..stream import ReadStream, WriteStream
 HEADER = 0x20  # hkReferencedObject, the user data, padding to the 16-aligned atoms
 
 
+IDENTITY = (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
 class Atom:
+    """One atom: its u16 type, then its fields; an atom whose fields are not shown keeps them
+    as bytes. Class attributes are the defaults of an atom made in code."""
+
     code = None
     size = None
     name = None
+
+    def __init__(self):
+        self.raw = bytes(self.size - 2)
 
     def sync(self, s):
         at = s.pos
@@ -45,25 +54,29 @@ class Atom:
         self.fields(s)
 
     def fields(self, s):
-        self.raw = s.raw(getattr(self, "raw", bytes(self.size - 2)), self.size - 2)
+        self.raw = s.raw(self.raw, self.size - 2)
 
 
 class LocalTransforms(Atom):
     code, size, name = 2, 0x90, "local transforms"
+    padding = bytes(14)
+    transform_a = transform_b = IDENTITY
 
     def fields(self, s):
-        self.padding = s.raw(getattr(self, "padding", bytes(14)), 14)
-        self.transform_a = s.floats(getattr(self, "transform_a", None), 16)
-        self.transform_b = s.floats(getattr(self, "transform_b", None), 16)
+        self.padding = s.raw(self.padding, 14)
+        self.transform_a = s.floats(self.transform_a, 16)
+        self.transform_b = s.floats(self.transform_b, 16)
 
 
 class LocalTranslations(Atom):
     code, size, name = 1, 0x30, "local translations"
+    padding = bytes(14)
+    translation_a = translation_b = (0.0, 0.0, 0.0, 0.0)
 
     def fields(self, s):
-        self.padding = s.raw(getattr(self, "padding", bytes(14)), 14)
-        self.translation_a = s.floats(getattr(self, "translation_a", None), 4)
-        self.translation_b = s.floats(getattr(self, "translation_b", None), 4)
+        self.padding = s.raw(self.padding, 14)
+        self.translation_a = s.floats(self.translation_a, 4)
+        self.translation_b = s.floats(self.translation_b, 4)
 
 
 class Stabilization(Atom):
@@ -80,23 +93,29 @@ class AngularMotor(Atom):
 
 class AngularFriction(Atom):
     code, size, name = 0x11, 0x10, "angular friction"
+    head = bytes(6)
+    max_friction_torque = 0.0
+    tail = bytes(4)
 
     def fields(self, s):
-        self.head = s.raw(getattr(self, "head", bytes(6)), 6)
-        self.max_friction_torque = s.f32(getattr(self, "max_friction_torque", 0.0))
-        self.tail = s.raw(getattr(self, "tail", bytes(4)), 4)
+        self.head = s.raw(self.head, 6)
+        self.max_friction_torque = s.f32(self.max_friction_torque)
+        self.tail = s.raw(self.tail, 4)
 
 
 class TwistLimit(Atom):
-    """Also the layout of the cone limit atom (type 16): u8 flags, min and max angle, tau."""
+    """Also the layout of the cone limit atom (type 16): flag bytes, min and max angle, tau."""
 
     code, size, name = 0x0F, 0x20, "twist limit"
+    head = bytes(6)
+    min_angle = max_angle = 0.0
+    tail = bytes(16)
 
     def fields(self, s):
-        self.head = s.raw(getattr(self, "head", bytes(6)), 6)
-        self.min_angle = s.f32(getattr(self, "min_angle", 0.0))
-        self.max_angle = s.f32(getattr(self, "max_angle", 0.0))
-        self.tail = s.raw(getattr(self, "tail", bytes(16)), 16)
+        self.head = s.raw(self.head, 6)
+        self.min_angle = s.f32(self.min_angle)
+        self.max_angle = s.f32(self.max_angle)
+        self.tail = s.raw(self.tail, 16)
 
 
 class ConeLimit(TwistLimit):
@@ -105,12 +124,15 @@ class ConeLimit(TwistLimit):
 
 class AngularLimit(Atom):
     code, size, name = 0x0E, 0x10, "angular limit"
+    head = bytes(2)
+    min_angle = max_angle = 0.0
+    tail = bytes(4)
 
     def fields(self, s):
-        self.head = s.raw(getattr(self, "head", bytes(2)), 2)
-        self.min_angle = s.f32(getattr(self, "min_angle", 0.0))
-        self.max_angle = s.f32(getattr(self, "max_angle", 0.0))
-        self.tail = s.raw(getattr(self, "tail", bytes(4)), 4)
+        self.head = s.raw(self.head, 2)
+        self.min_angle = s.f32(self.min_angle)
+        self.max_angle = s.f32(self.max_angle)
+        self.tail = s.raw(self.tail, 4)
 
 
 class TwoDAngular(Atom):

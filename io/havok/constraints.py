@@ -5,8 +5,8 @@ X axis is the twist or hinge axis), hung under the node whose collision object s
 Its properties: ``havok_constraint`` (ragdoll, limited_hinge, hinge, ball_and_socket),
 ``havok_body_a`` and ``havok_body_b`` (the nodes owning the two bodies, ``body N`` for a body no
 node selects), the limits (``havok_twist_min``... radians, ``havok_max_friction_torque``), and
-where it lives: ``nif_constraint_system`` (the system block) and ``nif_constraint`` (its number
-there). Bodies are placed by their stored position and rotation (the owners' places in the
+where it lives: ``nif_extra`` (the system block) and ``nif_extra_item`` (its number there), as
+the extra data empties of io.nif.extra_empties, whose export writes it. Bodies are placed by their stored position and rotation (the owners' places in the
 file, Havok units x 69.99125), so the pivot shows where the game puts the joint.
 
 On export a constraint whose empty and limits are as imported leaves its system untouched (byte

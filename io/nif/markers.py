@@ -14,6 +14,7 @@ stored; a moved one is written from its local matrix (a furniture marker keeps o
 about Z). Properties are written as they are.
 """
 
+import copy
 import math
 
 from mathutils import Euler, Matrix
@@ -81,9 +82,7 @@ def write_furniture(exporter, empties):
             item = obj.get(ITEM)
             stored = block.positions[item] if isinstance(item, int) and 0 <= item < len(block.positions) else None
             owner_index, matrix = node_space(exporter, obj)
-            position = FurniturePosition()
-            if stored is not None:
-                position.__dict__.update(stored.__dict__)
+            position = copy.copy(stored) if stored is not None else FurniturePosition()
             if stored is None or not kept(obj, owner_index):
                 location, rotation, _ = matrix.decompose()
                 axis = rotation.to_matrix() @ Matrix.Identity(3)[0]
