@@ -37,7 +37,7 @@ from ...core.nif.blocks.legacy_havok import (
 )
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
-from .legacy_collision_import import FIXED, KEYFRAMED, block_at, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name
+from .legacy_collision_import import FIXED, KEYFRAMED, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name, shown_body
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 # hkMotionType / hkQualityType of new bodies: fixed, keyframed, box inertia; fixed, keyframed, moving
@@ -58,10 +58,8 @@ def write_collision(exporter, owner, owner_index):
         return
     bodies = collision_children(owner)
     index = block.collision_object
-    existing = block_at(blocks, index, bhkCollisionObject) if exporter.template else None
-    body = block_at(blocks, existing.body, bhkRigidBody) if existing is not None else None
-    if body is not None and body.later_info:
-        body = None
+    # collision the import did not show (shapes it does not build) has no objects: it is kept
+    body = shown_body(blocks, index) if exporter.template else None
     if not bodies:
         if body is not None:
             block.collision_object = -1  # its blocks become unreferenced and are dropped

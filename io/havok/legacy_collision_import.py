@@ -41,6 +41,8 @@ from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, _new_object, capsule_mesh, fingerprint, material_text, set_ranges
 
 FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
+SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
+         bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape)
 
 
 def motion_name(motion_system):
@@ -76,6 +78,7 @@ def build_collision(builder, owner_index, owner_block, owner):
         return
     start = len(builder.created)
     try:
+        check_shape(blocks, body.shape)
         obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision")
         offset = body_matrix(body) @ offset
     except FormatError as error:
@@ -106,18 +109,70 @@ def _remove(builder, start):
     del builder.created[start:]
 
 
-def shape_object(builder, blocks, index, name, within=()):
-    """(object, its placement in the shape's space) of the shape block at ``index``."""
+def shown_body(blocks, index):
+    """The rigid body of the bhkCollisionObject at ``index`` when the import shows it (its shape
+    tree is made of blocks it shows), else None."""
+    collision = block_at(blocks, index, bhkCollisionObject)
+    body = block_at(blocks, collision.body, bhkRigidBody) if collision is not None else None
+    if body is None or body.later_info:
+        return None
+    try:
+        check_shape(blocks, body.shape)
+    except FormatError:
+        return None
+    return body
+
+
+def check_shape(blocks, index, within=()):
+    """Raise a FormatError saying why when the shape tree at ``index`` holds a block the import
+    does not show, a missing data block or a cycle."""
     if index in within:
         raise FormatError(f"shape block {index} contains itself")
     block = blocks[index] if 0 <= index < len(blocks) else None
-    within = (*within, index)
+    if not isinstance(block, SHOWN):
+        raise FormatError(f"block {index} ({getattr(block, 'type_name', 'none')}) is not a shape that can be shown")
+    if isinstance(block, bhkMoppBvTreeShape) and block_at(blocks, block.shape, bhkPackedNiTriStripsShape) is None:
+        raise FormatError(f"the MOPP tree of block {index} holds no bhkPackedNiTriStripsShape")
+    if isinstance(block, bhkPackedNiTriStripsShape):
+        _check_packed(block_at(blocks, block.data, hkPackedNiTriStripsData), block.data)
+    if isinstance(block, bhkConvexVerticesShape):
+        vertices = np.asarray(block.vertices, np.float64)
+        if len(vertices) < 4 or not np.isfinite(vertices).all():
+            raise FormatError(f"its convex shape (block {index}) has {len(vertices)} vertices, not four or more finite ones")
+    if isinstance(block, bhkNiTriStripsShape):
+        strips = np.asarray(block.strips_data).tolist()
+        if not strips:
+            raise FormatError("its bhkNiTriStripsShape holds no strips data")
+        for data in strips:
+            if getattr(block_at(blocks, data, NiTriStripsData), "vertices", None) is None:
+                raise FormatError(f"its strips data block {data} is not NiTriStripsData with vertices")
+    if isinstance(block, (bhkMoppBvTreeShape, bhkTransformShape)):
+        check_shape(blocks, block.shape, (*within, index))
+    elif isinstance(block, (bhkListShape, bhkConvexListShape)):
+        for child in np.asarray(block.sub_shapes).tolist():
+            check_shape(blocks, child, (*within, index))
+
+
+def _check_packed(data, index):
+    if data is None:
+        raise FormatError(f"its bhkPackedNiTriStripsShape has no hkPackedNiTriStripsData (block {index})")
+    count = len(data.vertices)
+    triangles = np.asarray(data.triangles)[:, :3]
+    if len(triangles) and triangles.max() >= count:
+        raise FormatError(f"a packed triangle uses vertex {int(triangles.max())} of {count}")
+    held = int(np.asarray(data.sub_shapes["num_vertices"], np.int64).sum()) if len(data.sub_shapes) else count
+    if held != count:
+        raise FormatError(f"its sub shapes hold {held} vertices of {count}")
+
+
+def shape_object(builder, blocks, index, name):
+    """(object, its placement in the shape's space) of the shape block at ``index`` (a tree
+    check_shape accepted)."""
+    block = blocks[index]
     if isinstance(block, bhkMoppBvTreeShape):
-        if not isinstance(block_at(blocks, block.shape, bhkPackedNiTriStripsShape), bhkPackedNiTriStripsShape):
-            raise FormatError(f"the MOPP tree of block {index} holds no bhkPackedNiTriStripsShape")
-        return shape_object(builder, blocks, block.shape, name, within)
+        return shape_object(builder, blocks, block.shape, name)
     if isinstance(block, bhkTransformShape):
-        obj, offset = shape_object(builder, blocks, block.shape, name, within)
+        obj, offset = shape_object(builder, blocks, block.shape, name)
         matrix = block.matrix
         matrix[:3, 3] *= GAME_UNITS
         return obj, Matrix(matrix.tolist()) @ offset
@@ -125,7 +180,7 @@ def shape_object(builder, blocks, index, name, within=()):
         obj = _new_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
         obj.empty_display_type = "PLAIN_AXES"
         for number, child in enumerate(np.asarray(block.sub_shapes).tolist()):
-            child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}", within)
+            child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}")
             child_obj.parent = obj
             child_obj.matrix_basis = offset
     elif isinstance(block, bhkSphereShape):
@@ -146,10 +201,8 @@ def shape_object(builder, blocks, index, name, within=()):
         obj[RADIUS] = block.radius * GAME_UNITS
     elif isinstance(block, bhkPackedNiTriStripsShape):
         obj = _packed_object(builder, blocks, block, name)
-    elif isinstance(block, bhkNiTriStripsShape):
-        obj = _strips_object(builder, blocks, block, name)
     else:
-        raise FormatError(f"block {index} ({getattr(block, 'type_name', 'none')}) is not a shape that can be shown")
+        obj = _strips_object(builder, blocks, block, name)
     if not isinstance(block, bhkPackedNiTriStripsShape):
         obj[MATERIAL] = material_text(block.material)
     set_ranges(obj)
@@ -175,15 +228,11 @@ def fan_triangles(faces):
 
 
 def _packed_object(builder, blocks, block, name):
-    data = block_at(blocks, block.data, hkPackedNiTriStripsData)
-    if data is None:
-        raise FormatError(f"its bhkPackedNiTriStripsShape has no hkPackedNiTriStripsData (block {block.data})")
+    data = blocks[block.data]
     vertices = np.asarray(data.vertices, np.float64) * np.array(block.scale[:3]) * GAME_UNITS
     triangles = drop_degenerate(np.asarray(data.triangles, np.int64)[:, :3])
     sub_shapes = data.sub_shapes
     ends = np.cumsum(np.asarray(sub_shapes["num_vertices"], np.int64)) if len(sub_shapes) else np.zeros(0, np.int64)
-    if len(sub_shapes) and ends[-1] != len(vertices):
-        raise FormatError(f"its sub shapes hold {int(ends[-1])} vertices of {len(vertices)}")
     mesh = build_mesh(name, vertices, triangles)
     obj = _new_object(builder, name, mesh, "packed_mesh")
     if len(sub_shapes):
@@ -201,13 +250,9 @@ def _strips_object(builder, blocks, block, name):
     vertices, triangles = [], []
     count = 0
     for index in np.asarray(block.strips_data).tolist():
-        data = block_at(blocks, index, NiTriStripsData)
-        if data is None or data.vertices is None:
-            raise FormatError(f"its strips data block {index} is not NiTriStripsData with vertices")
+        data = blocks[index]
         vertices.append(np.asarray(data.vertices, np.float64))
         triangles.append(np.asarray(data.triangles, np.int64).reshape(-1, 3) + count)
         count += len(data.vertices)
-    if not vertices:
-        raise FormatError("its bhkNiTriStripsShape holds no strips data")
     scaled = np.concatenate(vertices) * np.array(block.scale[:3])
     return _new_object(builder, name, build_mesh(name, scaled, np.concatenate(triangles)), "strips_mesh")

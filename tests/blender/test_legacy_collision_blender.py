@@ -428,3 +428,38 @@ def test_every_primitive_kind_edited_comes_back_where_blender_shows_it(clean_sce
         np.testing.assert_allclose(bounds(world_points(again[owner])), expected[owner], atol=2e-3)
         # the bytes give a capsule's true box, Blender's polygon lies inside it by up to r (1 - cos(360/32))
         np.testing.assert_allclose(bounds(raw_world_points(out, owner)[0]), expected[owner], atol=0.02)
+
+
+def test_a_body_that_cannot_be_shown_is_kept(clean_scene, corpus, tmp_path):
+    """A body of a shape the import does not show (a bhkMultiSphereShape): a warning on import,
+    and the file writes back as it was (the collision is not taken for deleted)."""
+    import struct
+
+    import bpy
+    from raw_havok import block_bytes, pack_body, pack_collision
+
+    from precombined_nif.core.nif import RawBlock
+
+    data = (corpus / f"{FONV}/9mmscp.nif").read_bytes()
+    nif = NifFile.from_bytes(data)
+    spheres = struct.pack("<If", 0, 0.0) + struct.pack("<3I", 0, 0, 0x80000000) + struct.pack("<I4f4f", 2, 0, 0, 0, 0.1, 0, 0, 1, 0.1)
+    nif.blocks.append(RawBlock("bhkMultiSphereShape", spheres))
+    body, kind = pack_body(block_bytes(data)[5][1], len(nif.blocks) - 1)
+    nif.blocks.append(RawBlock(kind, body))
+    nif.blocks.append(RawBlock("bhkCollisionObject", pack_collision(44, len(nif.blocks) - 1)))
+    nif.blocks[44].collision_object = len(nif.blocks) - 1
+    path = tmp_path / "multisphere.nif"
+    path.write_bytes(nif.to_bytes())
+    collection = imported(path)
+    assert sorted(bodies_of(collection)) == [0]
+    bodies_of(collection)[0].location.x += 1.0  # an edited body beside it is still written
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    written = NifFile.read(out)
+    clip = next(block for block in written.blocks if getattr(block, "name", None) == "##nmClip")
+    assert written.blocks[written.blocks[clip.collision_object].body].type_name == "bhkRigidBody"
+    assert written.blocks[written.blocks[written.blocks[clip.collision_object].body].shape].type_name == "bhkMultiSphereShape"
+    bpy.context.view_layer.update()
+    collection.name = "before"
+    untouched = imported(path)
+    assert export(untouched, tmp_path / "same.nif") == path.read_bytes()
