@@ -65,7 +65,8 @@ def build_constraints(builder):
             system = decoded_system(nif.blocks[system_index].packfile)
             constraints = list(system.constraints)
         except (FormatError, AttributeError) as error:
-            builder.warn(f"physics system {system_index}: constraints not shown ({error})")
+            if nif.blocks[system_index].kind == "ragdoll":  # a physics system's failure is the collision's warning
+                builder.warn(f"ragdoll system {system_index}: constraints not shown ({error})")
             continue
         for number, cinfo in enumerate(constraints):
             try:

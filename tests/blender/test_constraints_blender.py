@@ -167,3 +167,16 @@ def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_
 def ragdoll_or_physics(nif):
     (block,) = [b for b in nif.blocks if b.type_name in ("bhkRagdollSystem", "bhkPhysicsSystem")]
     return Packfile.from_bytes(block.packfile).root
+
+
+def test_unreadable_ragdoll_is_reported_and_kept(clean_scene, corpus, tmp_path):
+    path = corpus / SKELETON
+    data = bytearray(path.read_bytes())
+    at = bytes(data).index(b"__classnames__")  # the ragdoll's section headers come first
+    data[at : at + 14] = b"__somethingX__"
+    damaged = tmp_path / "skeleton.nif"
+    damaged.write_bytes(bytes(data))
+    collection = imported(damaged)
+    assert not constraint_empties(collection)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == bytes(data)
