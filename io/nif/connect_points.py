@@ -17,7 +17,7 @@ from mathutils import Matrix, Quaternion
 
 from ...core.errors import FormatError
 from ...core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents, ConnectPoint
-from .extra_empties import ITEM, attach, kept, main_root, new_empty, node_space, place, plain, template_block
+from .extra_empties import ITEM, attach, kept, main_root, name_for, new_empty, node_space, place, template_block
 
 PARENT_NAME = "nif_connect_parent"
 SKINNED = "nif_connect_skinned"
@@ -54,8 +54,7 @@ def _point(exporter, obj, stored):
     """The connect point an empty stands for."""
     owner_index, matrix = node_space(exporter, obj)
     if stored is not None and kept(obj, owner_index):
-        name = stored.name if plain(obj.name) == stored.name else obj.name
-        return ConnectPoint(stored.parent, name, stored.rotation, stored.translation, stored.scale)
+        return ConnectPoint(stored.parent, name_for(obj, stored.name), stored.rotation, stored.translation, stored.scale)
     blocks = exporter.nif.blocks
     parent = obj.get(PARENT_NAME, WORKSHOP)
     names = {block.name for block in blocks if hasattr(block, "children")}
@@ -66,7 +65,7 @@ def _point(exporter, obj, stored):
         raise FormatError(f"connect point {obj.name!r} is scaled unevenly: a connect point takes one scale")
     return ConnectPoint(
         parent,
-        plain(obj.name),
+        name_for(obj, stored.name if stored is not None else None),
         tuple(rotation),  # (w, x, y, z)
         tuple(location),
         float(sum(scale) / 3),
@@ -94,24 +93,20 @@ def write_children(exporter, empties):
     new = groups.pop(None, [])
     for index, objs in groups.items():
         block = exporter.nif.blocks[index]
-        block.point_names = [_child_name(obj, _stored(block.point_names, obj)) for obj in objs]
+        block.point_names = [name_for(obj, _stored(block.point_names, obj)) for obj in objs]
         skinned = [bool(obj.get(SKINNED, False)) for obj in objs]
         if any(skinned) != bool(block.skinned):
             block.skinned = int(any(skinned))
     index = _root_block(exporter, BSConnectPointChildren, groups) if new else None
     if index is not None:
         block = exporter.nif.blocks[index]
-        block.point_names = [*block.point_names, *(plain(obj.name) for obj in new)]
+        block.point_names = [*block.point_names, *(name_for(obj) for obj in new)]
         block.skinned = int(bool(block.skinned) or any(obj.get(SKINNED, False) for obj in new))
 
 
 def _stored(items, obj):
     item = obj.get(ITEM)
     return items[item] if isinstance(item, int) and 0 <= item < len(items) else None
-
-
-def _child_name(obj, stored):
-    return stored if stored is not None and plain(obj.name) == stored else plain(obj.name)
 
 
 def _root_block(exporter, cls, groups):

@@ -35,6 +35,15 @@ def plain(name):
     return re.sub(r"\.\d{3,}$", "", name)
 
 
+def name_for(obj, stored=None):
+    """The name an empty writes: ``stored`` while the object's name is still it (Blender may
+    have added '.001', or cut a long name at 63 bytes), else the object's name without '.001'."""
+    base = plain(obj.name)
+    if stored is not None and (base == stored or len(obj.name.encode()) >= 59 and stored.startswith(base)):
+        return stored
+    return base
+
+
 # -- import ---------------------------------------------------------------------------------
 def new_empty(builder, name, kind, block_index, item, display="ARROWS", size=4.0):
     obj = builder.link(bpy.data.objects.new(name, None))

@@ -382,3 +382,14 @@ def test_moved_connect_point_under_a_bone(clean_scene, corpus, tmp_path):
     placed = world_matrix(nif, head)
     placed_point = placed @ np.block([[quaternion_matrix(*point.rotation) * point.scale, np.array(point.translation)[:, None]], [np.zeros((1, 3)), np.ones((1, 1))]])
     assert np.allclose(placed_point, wanted, atol=1e-3)
+
+
+def test_renamed_connect_point_and_child(clean_scene, corpus, tmp_path):
+    collection = imported(corpus / SHOTGUN)
+    empties(collection, "connect_point")["P-Grip"].name = "P-Handle"
+    empties(collection, "connect_child")["C-Reciever"].name = "C-Receiver.001"  # a duplicate name stays one
+    nif = export(collection, tmp_path / "renamed.nif")
+    (parents,) = [b for b in nif.blocks if isinstance(b, BSConnectPointParents)]
+    assert [p.name for p in parents.points] == ["P-Mag", "P-Handle", "P-Barrel", "P-Casing", "P-Scope"]
+    (children,) = [b for b in nif.blocks if isinstance(b, BSConnectPointChildren)]
+    assert children.point_names == ["C-Receiver", "C-Receiver"]
