@@ -142,14 +142,14 @@ def _shape_object(builder, shape, name, within=()):
     if any(shape is outer for outer in within):
         raise FormatError(f"a {shape.class_name} contains itself")
     if isinstance(shape, (DynamicCompoundShape, StaticCompoundShape)):
-        obj = _new_object(builder, name, None, "compound" if isinstance(shape, DynamicCompoundShape) else "static_compound")
+        obj = new_collision_object(builder, name, None, "compound" if isinstance(shape, DynamicCompoundShape) else "static_compound")
         obj.empty_display_type = "PLAIN_AXES"
         for number, instance in enumerate(shape.instances):
             child, offset = _shape_object(builder, instance.shape, f"{name} {number}", (*within, shape))
             child.parent = obj
             child.matrix_basis = Matrix(instance.matrix.tolist()) @ offset
     elif isinstance(shape, SphereShape):
-        obj = _new_object(builder, name, None, "sphere")
+        obj = new_collision_object(builder, name, None, "sphere")
         obj.empty_display_type = "SPHERE"
         obj.empty_display_size = shape.radius
         obj[MATERIAL] = material_text(shape.user_data)
@@ -157,9 +157,9 @@ def _shape_object(builder, shape, name, within=()):
         return obj, Matrix.Translation(shape.center.tolist())
     elif isinstance(shape, CapsuleShape):
         vertices, triangles = capsule_mesh(*shape.segment, shape.radius)
-        obj = _new_object(builder, name, build_mesh(name, vertices, triangles), "capsule")
+        obj = new_collision_object(builder, name, build_mesh(name, vertices, triangles), "capsule")
     elif isinstance(shape, ConvexPolytopeShape):
-        obj = _new_object(builder, name, build_mesh(name, *shape.mesh()), "convex")
+        obj = new_collision_object(builder, name, build_mesh(name, *shape.mesh()), "convex")
         obj[RADIUS] = shape.radius
     elif isinstance(shape, CompressedMeshShape):
         vertices, triangles = shape.mesh()
@@ -167,7 +167,7 @@ def _shape_object(builder, shape, name, within=()):
         mesh = build_mesh(name, vertices[used], corners.reshape(-1, 3))
         attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
         attribute.data.foreach_set("value", shape.triangle_materials().view(np.int32))
-        obj = _new_object(builder, name, mesh, "compressed_mesh")
+        obj = new_collision_object(builder, name, mesh, "compressed_mesh")
     else:
         raise FormatError(f"{getattr(shape, 'class_name', None) or 'no'} shape cannot be shown")
     obj[MATERIAL] = material_text(shape.user_data)
@@ -175,7 +175,7 @@ def _shape_object(builder, shape, name, within=()):
     return obj, Matrix.Identity(4)
 
 
-def _new_object(builder, name, mesh, kind):
+def new_collision_object(builder, name, mesh, kind):
     if mesh is not None:
         builder.created.append(mesh)
     obj = builder.link(bpy.data.objects.new(name, mesh))

@@ -12,7 +12,7 @@ as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of
 as bhkListShape / bhkConvexListShape. Triangle meshes are not written anew: a packed mesh needs
 a MOPP tree, whose code format no public document describes, so an edited one is refused with a
 warning and the stored collision kept. A dynamic body's centre of mass and inertia are computed
-from its convex pieces (solid, the mass spread evenly).
+from its convex pieces (solid, the mass spread evenly, a sphere as a 26-point hull).
 """
 
 import numpy as np
@@ -106,19 +106,17 @@ def _set_body(body, obj, shape, pieces):
     body.body_filter = (layer, *body.body_filter[1:])
     body.friction = float(obj.get("havok_friction", 0.5))
     body.restitution = float(obj.get("havok_restitution", 0.4))
-    mass = float(obj.get("havok_mass", 0.0)) if motion == "dynamic" else 0.0
-    if motion == "dynamic" and not mass > 0:
+    body.mass = float(obj.get("havok_mass", 0.0))
+    if motion != "dynamic":
+        return  # only a moving body's centre of mass and inertia matter: the stored ones are kept
+    if not body.mass > 0:
         raise FormatError(f"collision {obj.name!r} is dynamic: give it a mass above 0")
-    body.mass = mass
-    volume, centre, inertia = combine_parts([solid_properties(*piece) for piece in pieces]) if pieces else (0.0, np.zeros(3), np.zeros((3, 3)))
-    if mass > 0 and volume > 0:
+    volume, centre, inertia = combine_parts([solid_properties(*piece) for piece in pieces])
+    if volume > 0:
         body.center = (*centre.tolist(), 0.0)
         rows = np.zeros((3, 4))
-        rows[:, :3] = inertia * (mass / volume)
+        rows[:, :3] = inertia * (body.mass / volume)
         body.inertia = tuple(rows.reshape(-1).tolist())
-    else:
-        body.center = (0.0, 0.0, 0.0, 0.0)
-        body.inertia = (0.0,) * 12
 
 
 def write_shape(exporter, obj, matrix, pieces):

@@ -38,7 +38,7 @@ from ...core.nif.blocks.legacy_havok import (
     hkPackedNiTriStripsData,
 )
 from ..mesh_build import build_mesh, drop_degenerate
-from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, _new_object, capsule_mesh, fingerprint, material_text, set_ranges
+from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, capsule_mesh, fingerprint, material_text, new_collision_object, set_ranges
 
 FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
@@ -177,27 +177,27 @@ def shape_object(builder, blocks, index, name):
         matrix[:3, 3] *= GAME_UNITS
         return obj, Matrix(matrix.tolist()) @ offset
     if isinstance(block, (bhkListShape, bhkConvexListShape)):
-        obj = _new_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
+        obj = new_collision_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
         obj.empty_display_type = "PLAIN_AXES"
         for number, child in enumerate(np.asarray(block.sub_shapes).tolist()):
             child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}")
             child_obj.parent = obj
             child_obj.matrix_basis = offset
     elif isinstance(block, bhkSphereShape):
-        obj = _new_object(builder, name, None, "sphere")
+        obj = new_collision_object(builder, name, None, "sphere")
         obj.empty_display_type = "SPHERE"
         obj.empty_display_size = block.radius * GAME_UNITS
     elif isinstance(block, bhkBoxShape):
         half = np.array(block.dimensions, np.float64) * GAME_UNITS
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
-        obj = _new_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
+        obj = new_collision_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
         obj[RADIUS] = block.radius * GAME_UNITS
     elif isinstance(block, bhkCapsuleShape):
         first, second = (np.array(p, np.float64) * GAME_UNITS for p in (block.first, block.second))
-        obj = _new_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * GAME_UNITS)), "capsule")
+        obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * GAME_UNITS)), "capsule")
     elif isinstance(block, bhkConvexVerticesShape):
         vertices = np.asarray(block.vertices, np.float64)[:, :3] * GAME_UNITS
-        obj = _new_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
+        obj = new_collision_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
         obj[RADIUS] = block.radius * GAME_UNITS
     elif isinstance(block, bhkPackedNiTriStripsShape):
         obj = _packed_object(builder, blocks, block, name)
@@ -234,7 +234,7 @@ def _packed_object(builder, blocks, block, name):
     sub_shapes = data.sub_shapes
     ends = np.cumsum(np.asarray(sub_shapes["num_vertices"], np.int64)) if len(sub_shapes) else np.zeros(0, np.int64)
     mesh = build_mesh(name, vertices, triangles)
-    obj = _new_object(builder, name, mesh, "packed_mesh")
+    obj = new_collision_object(builder, name, mesh, "packed_mesh")
     if len(sub_shapes):
         materials = np.asarray(sub_shapes["material"], np.uint32)
         per_face = materials[np.searchsorted(ends, triangles[:, 0], side="right")]
@@ -255,4 +255,4 @@ def _strips_object(builder, blocks, block, name):
         triangles.append(np.asarray(data.triangles, np.int64).reshape(-1, 3) + count)
         count += len(data.vertices)
     scaled = np.concatenate(vertices) * np.array(block.scale[:3])
-    return _new_object(builder, name, build_mesh(name, scaled, np.concatenate(triangles)), "strips_mesh")
+    return new_collision_object(builder, name, build_mesh(name, scaled, np.concatenate(triangles)), "strips_mesh")
