@@ -1,7 +1,8 @@
 """Each placed copy of an imported precombined cell gets the reference that placed it
 (core.plugin.references matches them): the REFR's FormID, its base's FormID, EditorID and
-model path as properties, and the EditorID as its name (copies whose base is in a master not
-given keep their record's name). Copies placed by geometry nodes are points: their REFR
+model path as properties, and "EditorID REFR-FormID" as its name (copies whose base is in a
+master not given keep their record's name). Names are made unique here, not by Blender's
+".001" suffixes, whose search makes renaming thousands of copies quadratic. Copies placed by geometry nodes are points: their REFR
 FormIDs go to the points' ``reference_form_id`` attribute (0 when unmatched)."""
 
 import numpy as np
@@ -56,7 +57,12 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         attribute = obj.data.attributes.get("reference_form_id") or obj.data.attributes.new("reference_form_id", "INT", "POINT")
         attribute.data.foreach_set("value", ids.view(np.int32))  # FormID bits in Blender's signed integers
         at += count
-    for obj, reference in zip(objects, matches):
+    names = [f"{r.editor_id} {r.form_id:08X}" if r is not None and r.editor_id else None for r in matches[: len(objects)]]
+    uses = {}
+    for name in names:
+        uses[name] = uses.get(name, 0) + 1
+    seen = {}
+    for obj, reference, name in zip(objects, matches, names):
         if reference is None:
             continue
         obj["reference_form_id"] = f"{reference.form_id:08X}"
@@ -64,7 +70,10 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         obj["base_form_id"] = f"{reference.base_id:08X}"
         if reference.editor_id:  # known when the base record is in a plugin given
             obj["base_editor_id"] = reference.editor_id
-            obj.name = reference.editor_id
+            if uses[name] > 1:  # a reference whose base has several shapes places several copies
+                seen[name] = seen.get(name, 0) + 1
+                name = f"{name} #{seen[name]}"
+            obj.name = name
         if reference.model:
             obj["base_model"] = reference.model
     missing = sum(match is None for match in matches)

@@ -28,8 +28,9 @@ def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
             refr = plugin.record(int(obj["reference_form_id"], 16))
             assert_placed_by(obj.matrix_world, refrs[int(obj["reference_form_id"], 16)])
             assert obj["base_form_id"] == f"{struct.unpack('<I', refr.field('NAME'))[0]:08X}"
-            if "base_editor_id" in obj:
-                assert obj.name.startswith(obj["base_editor_id"])
+            if "base_editor_id" in obj:  # unique by itself, never by Blender's ".001"
+                assert obj.name.split(" #")[0] == f"{obj['base_editor_id']} {obj['reference_form_id']}"
+        assert not [o.name for o in named if "base_editor_id" in o and o.name[-4:-3] == "." and o.name[-3:].isdigit()]
     unnamed = [m for m in messages if "match no reference" in m]
     assert len(unnamed) == sum(1 for c in collections
                                if any("precombined_instance" in o and "reference_form_id" not in o for o in c.all_objects))
@@ -139,7 +140,8 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
         number = int(obj["reference_form_id"], 16) - 0x01000801
         assert number % 2 == 0 and number // 2 in same
         b, r, i, _ = copies[number // 2]
-        assert obj["base_editor_id"] == f"Base{b}x{r}x{i}" and obj.name.startswith(obj["base_editor_id"])
+        assert obj["base_editor_id"] == f"Base{b}x{r}x{i}"
+        assert obj.name.split(" #")[0] == f"{obj['base_editor_id']} {obj['reference_form_id']}"  # no ".001"
         assert obj["reference_plugin"] == "Test.esp" and obj["base_model"] == f"Test\\Model{number // 2}.nif"
     assert not [m for m in messages if "match no reference" in m]
 
