@@ -86,3 +86,24 @@ class KfWriter:
         for _, data in blocks:
             out += data
         return out + struct.pack("<Ii", 1, 0)
+
+    def bspline(self, start, stop, count, channels):
+        """A NiBSplineCompTransformInterpolator (and its NiBSplineData, NiBSplineBasisData):
+        ``channels`` {"translation" / "rotation" / "scale": (shorts (count * width), offset,
+        half range)}; channels left out get the 0xFFFF handle."""
+        flt_max = 3.4028234663852886e38
+        shorts, handles, ranges = [], [], []
+        for name in ("translation", "rotation", "scale"):
+            if name in channels:
+                values, offset, half_range = channels[name]
+                handles.append(len(shorts))
+                shorts += list(values)
+                ranges += [offset, half_range]
+            else:
+                handles.append(0xFFFF)
+                ranges += [flt_max, flt_max]
+        data = self.add("NiBSplineData", struct.pack("<II", 0, len(shorts)) + struct.pack(f"<{len(shorts)}h", *shorts))
+        basis = self.add("NiBSplineBasisData", struct.pack("<I", count))
+        pose = struct.pack("<3f4ff", *(-flt_max,) * 8)
+        fields = struct.pack("<ffii", start, stop, data, basis) + pose + struct.pack("<3I6f", *handles, *ranges)
+        return self.add("NiBSplineCompTransformInterpolator", fields)

@@ -78,6 +78,9 @@ def _write_sequence(exporter, action):
         fcurves = [fcurve for fcurve in fcurves if fcurve is not None]
         if len(fcurves) == len(channel["paths"]) and fingerprint(fcurves) == channel["fingerprint"]:
             continue
+        if channel["kind"].startswith("bspline_"):
+            exporter.warn(f"action {action.name!r}: edited B-spline keys cannot be written as a B-spline, kept as stored")
+            continue
         controlled = sequence.controlled_blocks[channel["block"]]
         interpolator = nif.blocks[controlled.interpolator]
         data = nif.blocks[interpolator.data] if interpolator.data >= 0 else None

@@ -24,7 +24,19 @@ import re
 import bpy
 import numpy as np
 
-from ...core.nif.blocks.animation import CONSTANT, XYZ_ROTATION, NiBoolData, NiBoolInterpolator, NiFloatData, NiTransformData, NiTransformInterpolator
+from ...core.nif import bspline
+from ...core.nif.blocks.animation import (
+    CONSTANT,
+    XYZ_ROTATION,
+    NiBoolData,
+    NiBoolInterpolator,
+    NiBSplineBasisData,
+    NiBSplineCompTransformInterpolator,
+    NiBSplineData,
+    NiFloatData,
+    NiTransformData,
+    NiTransformInterpolator,
+)
 from ...core.nif.blocks.objects import NiAVObject
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
 from .. import compat
@@ -340,7 +352,8 @@ def import_animations(builder, scene):
                 isinstance(data, NiBoolData) or interpolator.value in (0, 1)  # keys, or one value for the whole sequence
             )
             socket = _shader_socket(controlled) if isinstance(data, NiFloatData) else None
-            if not (transform or visibility or socket):
+            spline = _spline(nif, interpolator)
+            if not (transform or visibility or socket or spline):
                 continue
             name = str(controlled.node_name)
             if name not in targets:
@@ -356,6 +369,8 @@ def import_animations(builder, scene):
                     builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
                 elif transform:
                     _transform_keys(imported, target, number, data, fps)
+                elif spline:
+                    _spline_keys(imported, target, number, interpolator, *spline, fps)
                 elif socket is not None:
                     _shader_keys(imported, target, number, socket, data, fps)
                 elif target.bone_name is None:
@@ -421,6 +436,52 @@ def _visibility_keys(imported, target, number, interpolator, data, fps):
         times, visible, kind = np.array([start]), np.array([interpolator.value]), "visibility_pose"
     arrays = ak.keyframes(times, (visible == 0).astype(np.float64), CONSTANT, fps)
     imported.add(target, number, kind, 2, [("hide_viewport", 0, arrays), ("hide_render", 0, arrays)])
+
+
+def _spline(nif, interpolator):
+    """(spline data, basis data) of a B-spline transform interpolator that has its blocks, else
+    None."""
+    if not isinstance(interpolator, NiBSplineCompTransformInterpolator):
+        return None
+    blocks = nif.blocks
+    spline = blocks[interpolator.spline_data] if 0 <= interpolator.spline_data < len(blocks) else None
+    basis = blocks[interpolator.basis_data] if 0 <= interpolator.basis_data < len(blocks) else None
+    if not (isinstance(spline, NiBSplineData) and isinstance(basis, NiBSplineBasisData)):
+        return None
+    return (spline, basis) if basis.num_control_points > bspline.DEGREE else None
+
+
+SPLINE_PATHS = {"translation": "location", "rotation": "rotation_quaternion", "scale": "scale"}
+
+
+def _spline_keys(imported, target, number, interpolator, spline, basis, fps):
+    """B-spline channels as Bezier keys at the knots, each span's cubic exactly (see
+    core/nif/bspline.py); the first and last keys' outer handles mirror their inner ones."""
+    count = basis.num_control_points
+    spans = count - bspline.DEGREE
+    start, stop = interpolator.start_time, interpolator.stop_time
+    frames = (start + (stop - start) * np.arange(spans + 1) / spans) * fps
+    step = (frames[1] - frames[0]) / 3
+    for name, points in bspline.control_points(interpolator, spline, count).items():
+        ends, right, left = (_mapped(target, name, values) for values in bspline.bezier_segments(points))
+        handle_left = np.concatenate([2 * ends[:1] - right[:1], left])
+        handle_right = np.concatenate([right, 2 * ends[-1:] - left[-1:]])
+        curves = []
+        for component in range(3 if name == "scale" else ends.shape[1]):
+            column = 0 if name == "scale" else component
+            left_points = np.column_stack([frames - step, handle_left[:, column]])
+            right_points = np.column_stack([frames + step, handle_right[:, column]])
+            curves.append((SPLINE_PATHS[name], component, (frames, ends[:, column], left_points, right_points, "BEZIER")))
+        imported.add(target, number, f"bspline_{name}", len(curves), curves)
+
+
+def _mapped(target, channel, values):
+    """File values of a transform channel as Blender's (A @ L @ B, see the module's docstring)."""
+    if channel == "translation":
+        return target.scale_a * _rotate(target.rotation_a, values) + target.translation_a
+    if channel == "rotation":
+        return ak.quaternion_multiply(target.rotation_a, values)
+    return values * target.scale_a * target.scale_b
 
 
 def _shader_keys(imported, target, number, socket, data, fps):

@@ -576,3 +576,63 @@ def _controller_id(raw, sequence, number):
     at = 12 + number * 29 + 9 + 12  # name, count, grow by; earlier blocks; refs and priority; node, property, controller type
     (cid,) = struct.unpack_from("<i", raw.blocks[index], at)
     return None if cid < 0 else raw.strings[cid]
+
+
+def de_boor_basis(i, k, u, t):
+    """Cox-de Boor: the degree-k basis function i at u over knots t (the last span closed)."""
+    if k == 0:
+        return 1.0 if t[i] <= u < t[i + 1] or (u == t[-1] and t[i] < u == t[i + 1]) else 0.0
+    a = 0.0 if t[i + k] == t[i] else (u - t[i]) / (t[i + k] - t[i]) * de_boor_basis(i, k - 1, u, t)
+    b = 0.0 if t[i + k + 1] == t[i + 1] else (t[i + k + 1] - u) / (t[i + k + 1] - t[i + 1]) * de_boor_basis(i + 1, k - 1, u, t)
+    return a + b
+
+
+def spline_value(points, u):
+    n = len(points)
+    t = [0.0] * 4 + list(range(1, n - 3)) + [float(n - 3)] * 4
+    return sum(de_boor_basis(i, 3, u, t) * np.asarray(points[i], np.float64) for i in range(n))
+
+
+def test_bspline_keys_follow_the_games_curve(clean_scene, corpus, tmp_path):
+    """A .kf whose pelvis moves by a compressed B-spline (6 control points, translation and
+    rotation): Blender's curves hold the spline's value (evaluated here by Cox-de Boor from the
+    shorts) at the knots and between them; the file writes back byte for byte, and an edited
+    spline is reported and kept as stored."""
+    import bpy
+
+    from kf_writer import KfWriter
+
+    count, start, stop = 6, 0.0, 1.5
+    rng = np.random.default_rng(7)
+    translation_shorts = rng.integers(-32767, 32767, count * 3)
+    quaternions = rng.normal(size=(count, 4))
+    quaternions /= np.linalg.norm(quaternions, axis=1, keepdims=True)
+    quaternions[quaternions[:, 0] < 0] *= -1
+    rotation_shorts = np.round(quaternions * 32767).astype(int).ravel()
+    kf = KfWriter()
+    pelvis = kf.bspline(start, stop, count, {"translation": (translation_shorts, 2.0, 10.0), "rotation": (rotation_shorts, 0.0, 1.0)})
+    text = kf.text_keys([(start, "start"), (stop, "end")])
+    kf_path = tmp_path / "spline.kf"
+    kf_path.write_bytes(kf.to_bytes(kf.sequence("Spline", [("Bip01 Pelvis", pelvis)], text, start, stop)))
+    imported(corpus / SKELETON)
+    collection = imported(kf_path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    action, slot = sequence_action(bpy.data.objects["Bip01 Pelvis"], "Spline")
+    translations = 2.0 + translation_shorts.reshape(count, 3) / 32767 * 10.0
+    rotations = rotation_shorts.reshape(count, 4) / 32767
+    for u in np.linspace(0, count - 3, 13):
+        frame = (start + (stop - start) * u / (count - 3)) * fps
+        got = [fcurve_of(action, slot, "location", i).evaluate(frame) for i in range(3)]
+        np.testing.assert_allclose(got, spline_value(translations, u), atol=1e-4)
+        got = [fcurve_of(action, slot, "rotation_quaternion", i).evaluate(frame) for i in range(4)]
+        np.testing.assert_allclose(got, spline_value(rotations, u), atol=1e-5)
+
+    handle = next(iter(collection.objects))
+    bpy.ops.object.select_all(action="DESELECT")
+    handle.select_set(True)
+    out = tmp_path / "out.kf"
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    assert out.read_bytes() == kf_path.read_bytes()
+    fcurve_of(action, slot, "location", 0).keyframe_points[1].co.y += 1.0
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    assert out.read_bytes() == kf_path.read_bytes()
