@@ -17,7 +17,7 @@ from mathutils import Matrix, Quaternion
 
 from ...core.errors import FormatError
 from ...core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents, ConnectPoint
-from .extra_empties import ITEM, attach, kept, main_root, name_for, new_empty, node_space, place, template_block
+from .extra_empties import ITEM, OWNER, attach, kept, main_root, name_for, new_empty, node_space, place, template_block
 
 PARENT_NAME = "nif_connect_parent"
 SKINNED = "nif_connect_skinned"
@@ -58,7 +58,7 @@ def _point(exporter, obj, stored):
     blocks = exporter.nif.blocks
     parent = obj.get(PARENT_NAME, WORKSHOP)
     names = {block.name for block in blocks if hasattr(block, "children")}
-    if owner_index is not None and (parent in names or obj.get("nif_extra_owner") != owner_index):
+    if owner_index is not None and (parent in names or obj.get(OWNER) != owner_index):
         parent = blocks[owner_index].name or WORKSHOP
     location, rotation, scale = matrix.decompose()
     if max(scale) - min(scale) > 1e-4 * max(abs(max(scale)), 1e-6):
