@@ -240,6 +240,35 @@ def test_empty_archives_list_nothing(tmp_path):
         assert open_archive(tmp_path / name).names() == []
 
 
+def test_a_texture_table_longer_than_the_first_read(tmp_path):
+    """12001 textures: 1.4 MB of records and chunks, read in growing pieces; the first single-
+    mip texture shifts the others so that a record's chunks straddle the first piece's end."""
+    textures = {"textures/first.dds": make_dds(71, 4, 4, 1, seed=1)}
+    textures.update({f"textures/set/t{n:05d}.dds": make_dds(71, 16, 16, 5, seed=n) for n in range(12000)})
+    path = tmp_path / "many.ba2"
+    write_ba2_dx10(path, textures, packed=False)
+    archive = open_archive(path)
+    assert archive.names() == list(textures)
+    for name in list(textures)[::97] + ["textures/set/t08736.dds", "textures/set/t08737.dds", "textures/set/t08738.dds"]:
+        assert archive.read(name) == textures[name]
+
+
+def test_a_damaged_texture_count_stops_at_the_texture_data(tmp_path, monkeypatch):
+    """A count that still fits in the file: the walk over the records stops where the data
+    starts instead of reading the archive (several GB for the game's) as records."""
+    path = tmp_path / "tex.ba2"
+    write_ba2_dx10(path, {"textures/a.dds": make_dds(77, 1024, 1024, 11, seed=1)}, packed=False)
+    data = bytearray(path.read_bytes())
+    data[12:16] = struct.pack("<I", 40000)  # 40000 records of 24 bytes fit in its 1.4 MB
+    path.write_bytes(bytes(data))
+    read = []
+    original = Archive.read_at
+    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
+    with pytest.raises(FormatError, match="texture 1's record and chunks run into texture data at 120"):
+        open_archive(path)
+    assert sum(read) <= 24 + (1 << 20)  # the header and the first piece of the table
+
+
 def test_not_an_archive(tmp_path):
     path = tmp_path / "x.ba2"
     path.write_bytes(b"NOPE" + bytes(40))

@@ -24,7 +24,7 @@ DX10_CHUNK = np.dtype([
 ])
 CUBEMAP_FLAG = 0x1
 CHUNK_COUNT_AT = DX10_RECORD.fields["chunk_count"][1]
-TEXTURE_GUESS = DX10_RECORD.itemsize + 4 * DX10_CHUNK.itemsize  # table bytes a texture takes, first guess
+FIRST_READ = 1 << 20  # bytes of a texture table read at first: some 10k textures
 # The .dds header's length per format: the legacy one, or with the DX10 extension.
 HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}
 MAX_NAME = 0xFFFF
@@ -69,19 +69,28 @@ class Ba2Archive(Archive):
             raise self.error(f"file {index}: its {size} bytes at {offset} run past the end of the file ({self.file_size} bytes)")
 
     def _textures(self, count):
-        # Records have their chunks after them: the table is read in one piece (more when the
-        # textures have more chunks than guessed), walked over the chunk counts to find the
-        # records, then taken apart as whole arrays (the base game's archives hold thousands).
+        # Records have their chunks after them: the table is read in pieces of growing size,
+        # walked over the chunk counts to find the records, then taken apart as whole arrays
+        # (the base game's archives hold thousands). The data lies after the table, so a walk
+        # reaching a chunk's data (a damaged count) stops there instead of reading on.
         if HEADER.itemsize + count * DX10_RECORD.itemsize > self.file_size:
             raise self.error(f"{count} DX10 records do not fit in the file ({self.file_size} bytes)")
-        table, at, starts = b"", 0, []
+        table, at, starts, data_start = b"", 0, [], self.file_size
         for index in range(count):
-            if at + DX10_RECORD.itemsize > len(table):
-                table = self._texture_table(max(2 * len(table), count * TEXTURE_GUESS), at + DX10_RECORD.itemsize, index)
+            end = at + DX10_RECORD.itemsize
+            if end > len(table):
+                table = self._texture_table(table, end, index)
+            chunk_count = table[at + CHUNK_COUNT_AT]
+            if chunk_count:
+                end += chunk_count * DX10_CHUNK.itemsize
+                if end > len(table):
+                    table = self._texture_table(table, end, index)
+                first_chunk = at + DX10_RECORD.itemsize  # its data offset comes first
+                data_start = min(data_start, int.from_bytes(table[first_chunk:first_chunk + 8], "little"))
+            if HEADER.itemsize + end > data_start:
+                raise self.error(f"texture {index}'s record and chunks run into texture data at {data_start}")
             starts.append(at)
-            at += DX10_RECORD.itemsize + table[at + CHUNK_COUNT_AT] * DX10_CHUNK.itemsize
-        if at > len(table):
-            table = self._texture_table(at, at, count - 1)
+            at = end
         data = np.frombuffer(table, np.uint8)
         starts = np.array(starts, np.int64)
         records = data[starts[:, None] + np.arange(DX10_RECORD.itemsize)].view(DX10_RECORD)[:, 0]
@@ -101,11 +110,11 @@ class Ba2Archive(Archive):
         locations = list(zip(records, np.split(chunks, np.cumsum(counts)[:-1])))
         return locations, sizes.tolist()
 
-    def _texture_table(self, wanted, needed, index):
-        """The texture table's first ``wanted`` bytes (fewer if the file ends sooner, never fewer
-        than ``needed``, which ends inside texture ``index``'s record or chunks)."""
-        size = max(needed, min(wanted, self.file_size - HEADER.itemsize))
-        return self.read_at(HEADER.itemsize, size, f"texture {index}'s record and chunks")
+    def _texture_table(self, table, needed, index):
+        """The texture table read further than ``table``: its first ``needed`` bytes at least,
+        twice as many as before (at least FIRST_READ) while the file lasts."""
+        wanted = max(needed, min(max(2 * len(table), FIRST_READ), self.file_size - HEADER.itemsize))
+        return self.read_at(HEADER.itemsize, wanted, f"texture {index}'s record and chunks")
 
     def _names(self, offset, count):
         if count == 0:  # an empty archive may end before its (empty) name table
