@@ -229,13 +229,18 @@ def _write_text_keys(nif, sequence, action, fps):
     stored = [(int(round(key.time * fps)), key.text or "") for key in text_keys.keys]
     if sorted(stored) == markers:
         return
-    unused = list(text_keys.keys)
-    keys = []
-    for frame, name in markers:
-        match = next((key for key in unused if (int(round(key.time * fps)), key.text or "") == (frame, name)), None)
-        if match is not None:
-            unused.remove(match)
-            keys.append(match)
+    wanted = list(markers)
+    keys, unused = [], []
+    for key in text_keys.keys:  # kept keys first, in the file's order (several may share a time)
+        mark = (int(round(key.time * fps)), key.text or "")
+        if mark in wanted:
+            wanted.remove(mark)
+            keys.append(key)
         else:
-            keys.append(TextKey(frame / fps, name))
-    text_keys.keys = keys
+            unused.append(key)
+    for frame, name in wanted:  # a renamed marker keeps its key's exact time
+        renamed = next((key for key in unused if int(round(key.time * fps)) == frame), None)
+        if renamed is not None:
+            unused.remove(renamed)
+        keys.append(TextKey(renamed.time if renamed is not None else frame / fps, name))
+    text_keys.keys = sorted(keys, key=lambda key: key.time)

@@ -636,3 +636,52 @@ def test_bspline_keys_follow_the_games_curve(clean_scene, corpus, tmp_path):
     fcurve_of(action, slot, "location", 0).keyframe_points[1].co.y += 1.0
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
     assert out.read_bytes() == kf_path.read_bytes()
+
+
+def test_sequence_settings_and_markers_write_back(clean_scene, corpus, tmp_path):
+    """Workshop_BldWoodPDoor02 'Open': cycle type, frequency and stop frame changed, a text key
+    marker renamed and one added: the sequence and its NiTextKeyExtraData get them; the
+    'Close' sequence keeps its bytes."""
+    import bpy
+
+    path = corpus / FO4 / "Workshop_BldWoodPDoor02.nif"
+    raw, sequences = read_sequences(path)
+    collection = imported(path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    obj, _ = find_target(collection, "DoorKnob")
+    action, _slot = sequence_action(obj, "Open")
+    before = {s.name: s for s in sequences}["Open"]
+    stored = text_keys(raw, before.text_key_ref)
+    last = max(range(len(stored)), key=lambda i: stored[i][0])
+    action["nif_cycle_type"] = 0
+    action["nif_frequency"] = 2.0
+    action.frame_end = 40.0
+    marker = sorted(action.pose_markers, key=lambda m: m.frame)[-1]
+    marker.name = "finished"
+    action.pose_markers.new("halfway").frame = 12
+    out = tmp_path / "out.nif"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    after = {s.name: s for s in sequences_out}
+    edited = after["Open"]
+    assert (edited.cycle_type, edited.frequency, edited.start) == (0, 2.0, before.start)
+    assert edited.stop == pytest.approx(40.0 / fps, abs=1e-6)
+    # kept keys in the file's order, the renamed one (its time exact) and the new one by time
+    kept = [key for i, key in enumerate(stored) if i != last]
+    expected = sorted(kept + [(stored[last][0], "finished"), (12 / fps, "halfway")], key=lambda key: key[0])
+    got = text_keys(raw_out, edited.text_key_ref)
+    assert [text for _t, text in got] == [text for _t, text in expected]
+    assert [t for t, _text in got] == pytest.approx([t for t, _text in expected], abs=1e-6)
+    close_before, close_after = (
+        next(i for i in range(len(raw.blocks)) if raw.type_of(i) == "NiControllerSequence" and raw.blocks[i][:4] == _name_bytes(raw, "Close")),
+        next(i for i in range(len(raw_out.blocks)) if raw_out.type_of(i) == "NiControllerSequence" and raw_out.blocks[i][:4] == _name_bytes(raw_out, "Close")),
+    )
+    assert raw_out.blocks[close_after] == raw.blocks[close_before]
+
+
+def _name_bytes(raw, name):
+    import struct
+
+    return struct.pack("<i", raw.strings.index(name))
