@@ -255,6 +255,8 @@ class SequenceImport:
             slot = action.slots.new(id_type=id_type, name=owner.name)
         else:
             action, slot = compat.new_action(self.name, id_type)
+            if slot is not None:
+                slot.name_display = owner.name  # each slot named after what it animates
             self.builder.created.append(action)
             self._describe(action)
             self.channels[action] = []
