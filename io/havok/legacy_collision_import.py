@@ -41,6 +41,7 @@ from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, capsule_mesh, fingerprint, material_text, new_collision_object, set_ranges
 
 FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
+MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
          bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape)
 
@@ -124,8 +125,10 @@ def shown_body(blocks, index):
 
 
 def check_shape(blocks, index, within=()):
-    """Raise a FormatError saying why when the shape tree at ``index`` holds a block the import
-    does not show, a missing data block or a cycle."""
+    """How many shapes the tree at ``index`` holds (counting each use of a shared one); a
+    FormatError saying why when it holds a block the import does not show, a missing data
+    block, a cycle, or more shapes than MAX_SHAPES (lists naming lists twice over grow
+    exponentially)."""
     if index in within:
         raise FormatError(f"shape block {index} contains itself")
     block = blocks[index] if 0 <= index < len(blocks) else None
@@ -147,10 +150,17 @@ def check_shape(blocks, index, within=()):
             if getattr(block_at(blocks, data, NiTriStripsData), "vertices", None) is None:
                 raise FormatError(f"its strips data block {data} is not NiTriStripsData with vertices")
     if isinstance(block, (bhkMoppBvTreeShape, bhkTransformShape)):
-        check_shape(blocks, block.shape, (*within, index))
+        children = [block.shape]
     elif isinstance(block, (bhkListShape, bhkConvexListShape)):
-        for child in np.asarray(block.sub_shapes).tolist():
-            check_shape(blocks, child, (*within, index))
+        children = np.asarray(block.sub_shapes).tolist()
+    else:
+        children = []
+    count = 1
+    for child in children:
+        count += check_shape(blocks, child, (*within, index))
+        if count > MAX_SHAPES:
+            raise FormatError(f"its shape tree holds more than {MAX_SHAPES} shapes")
+    return count
 
 
 def _check_packed(data, index):

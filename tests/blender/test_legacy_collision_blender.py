@@ -463,3 +463,29 @@ def test_a_body_that_cannot_be_shown_is_kept(clean_scene, corpus, tmp_path):
     collection.name = "before"
     untouched = imported(path)
     assert export(untouched, tmp_path / "same.nif") == path.read_bytes()
+
+
+def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, tmp_path):
+    """A damaged file whose lists each name the next list twice (2^40 shapes): a warning, at once."""
+    import time
+
+    from raw_havok import block_bytes, pack_body, pack_collision, pack_list, pack_sphere
+
+    from precombined_nif.core.nif import RawBlock
+
+    data = (corpus / f"{FONV}/9mmscp.nif").read_bytes()
+    nif = NifFile.from_bytes(data)
+    nif.blocks.append(RawBlock("bhkSphereShape", pack_sphere(0, 0.1)))
+    for _ in range(40):
+        below = len(nif.blocks) - 1
+        nif.blocks.append(RawBlock("bhkListShape", pack_list([below, below], 0)))
+    body, kind = pack_body(block_bytes(data)[5][1], len(nif.blocks) - 1)
+    nif.blocks.append(RawBlock(kind, body))
+    nif.blocks.append(RawBlock("bhkCollisionObject", pack_collision(44, len(nif.blocks) - 1)))
+    nif.blocks[44].collision_object = len(nif.blocks) - 1
+    path = tmp_path / "lists.nif"
+    path.write_bytes(nif.to_bytes())
+    start = time.perf_counter()
+    collection = imported(path)
+    assert time.perf_counter() - start < 10
+    assert sorted(bodies_of(collection)) == [0]
