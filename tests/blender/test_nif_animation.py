@@ -685,3 +685,24 @@ def _name_bytes(raw, name):
     import struct
 
     return struct.pack("<i", raw.strings.index(name))
+
+
+@pytest.mark.parametrize("version", ["4.2", "5.0"])
+def test_animations_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
+    """Classic actions (4.2) and slotted ones without Action.fcurves (5.0): CigaretteMachine's
+    sequences import, write back byte for byte, and a retimed key is written."""
+    import subprocess
+    from pathlib import Path
+
+    import extension
+    from support import unavailable
+
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    script = Path(__file__).with_name("smoke_animation.py")
+    source = corpus / FO4 / "CigaretteMachine.nif"
+    command = [extension.python(venv), script, extension_zip, tmp_path / "user", tmp_path, source]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout and "sequences Close, Open, OpenClose" in result.stdout
