@@ -128,7 +128,7 @@ def _write_channel(data, channel, fcurves, fps):
     elif kind == "rotation":
         frames, values, _backward, _forward = _sampled(fcurves, 4)
         inverse = np.array([rotation_a[0], -rotation_a[1], -rotation_a[2], -rotation_a[3]])
-        values = ak.quaternion_multiply(inverse, values)
+        values = _stored_signs(ak.quaternion_multiply(inverse, values), frames / fps, data.rotation_keys)
         dtype = key_dtype(_LittleEndian, 4, data.rotation_type, quaternion=True)
         keys = np.zeros(len(frames), dtype)
         keys["time"], keys["value"] = frames / fps, values
@@ -145,6 +145,19 @@ def _write_channel(data, channel, fcurves, fps):
         frames, values, backward, forward = _sampled(fcurves, 1)
         group = data.xyz_rotations[int(kind[-1])]
         group.keys = _keys(group, 1, frames / fps, values, backward, forward)
+
+
+def _stored_signs(quaternions, times, stored):
+    """Quaternions with the sign of the stored key at the same time (the import flipped some for
+    continuity; q and -q are one rotation, but the file's own keys keep their bytes)."""
+    if not len(stored):
+        return quaternions
+    stored_times = np.asarray(stored["time"], np.float64)
+    for i, time in enumerate(np.asarray(times, np.float32).astype(np.float64)):
+        match = np.flatnonzero(stored_times == time)
+        if len(match) and np.dot(quaternions[i], stored["value"][match[0]]) < 0:
+            quaternions[i] = -quaternions[i]
+    return quaternions
 
 
 def _matrix(quaternion):

@@ -348,7 +348,8 @@ def imported_as(path, stem):
 
 SKELETON = "pynifly/io_scene_nifly/skeletons/FONV/skeleton.nif"
 PELVIS_ROTATIONS = [(0.0, (1.0, 0.0, 0.0, 0.0), (0.2, 0.1, -0.3)), (0.5, (0.7071068, 0.0, 0.7071068, 0.0), (0.0, 0.0, 0.0)),
-                    (1.0, (0.0, 0.0, 0.0, 1.0), (-0.5, 0.0, 0.25))]  # fmt: skip
+                    (1.0, (0.0, 0.0, 0.0, 1.0), (-0.5, 0.0, 0.25)),
+                    (1.5, (-0.7071068, 0.0, 0.0, -0.7071068), (0.0, 0.0, 0.0))]  # fmt: skip  (the last on the far side)
 PELVIS_TRANSLATIONS = [(0.0, (0.0, 1.0, 2.0), (0.0, 0.0, 0.0)), (0.4, (3.0, -1.0, 2.5), (0.5, 0.2, -0.1)), (1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))]
 SPINE_X = [(0.0, (0.1,), (0.0, 0.3)), (0.3, (0.4,), (0.2, -0.1)), (1.0, (-0.2,), (0.0, 0.0))]
 SPINE_Z = [(0.0, (0.0,), ()), (0.6, (1.2,), ())]
@@ -425,9 +426,10 @@ def test_standalone_kf_animates_the_scenes_nodes_and_writes_back(clean_scene, co
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
     raw_out, sequences_out = read_sequences(out)
     kind, keys = transform_data(raw_out, sequences_out[0].blocks[0][2])["rotation"]
-    assert kind == 3 and [k[0] for k in keys] == pytest.approx([0.0, 0.5 + 2.0 / fps, 1.0], abs=1e-6)
+    assert kind == 3 and [k[0] for k in keys] == pytest.approx([0.0, 0.5 + 2.0 / fps, 1.0, 1.5], abs=1e-6)
     np.testing.assert_allclose([k[2] for k in keys], [k[2] for k in PELVIS_ROTATIONS], atol=1e-7)  # each key's TBC kept
-    np.testing.assert_allclose(keys[1][1], PELVIS_ROTATIONS[1][1], atol=1e-6)
+    # every key keeps its value and its sign (the import turned the last one over for continuity)
+    np.testing.assert_allclose([k[1] for k in keys], [k[1] for k in PELVIS_ROTATIONS], atol=1e-6)
 
 
 VISIBILITY = [FO4 + "Workshop_HighTechLightFloor05_On.nif", FO4 + "AnimatronicSpaceMan.nif"]
