@@ -269,6 +269,30 @@ def test_a_damaged_texture_count_stops_at_the_texture_data(tmp_path, monkeypatch
     assert sum(read) <= 24 + (1 << 20)  # the header and the first piece of the table
 
 
+def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, monkeypatch):
+    """A GNRL count that still fits in the file is refused once the first records show where
+    the data starts; at most the first MiB of records is read."""
+    path = tmp_path / "big.ba2"
+    write_ba2_gnrl(path, {"a.bin": np.random.default_rng(1).bytes(3 << 20), "b.txt": b"b"}, packed=False)
+    data = bytearray(path.read_bytes())
+    data[12:16] = struct.pack("<I", 80000)  # 80000 records of 36 bytes fit in its 3 MB
+    path.write_bytes(bytes(data))
+    read = []
+    original = Archive.read_at
+    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
+    with pytest.raises(FormatError, match="80000 GNRL records run into the files' data at 96"):
+        open_archive(path)
+    assert sum(read) <= 24 + (1 << 20)
+    # An empty file's offset says nothing of where the data starts (writers may leave it 0).
+    files = sample_files()
+    write_ba2_gnrl(path, files, packed=False)
+    data = bytearray(path.read_bytes())
+    assert list(files)[3] == "empty.txt"
+    data[24 + 3 * 36 + 16:24 + 3 * 36 + 24] = bytes(8)
+    path.write_bytes(bytes(data))
+    assert open_archive(path).read("empty.txt") == b""
+
+
 def test_not_an_archive(tmp_path):
     path = tmp_path / "x.ba2"
     path.write_bytes(b"NOPE" + bytes(40))

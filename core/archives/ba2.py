@@ -60,9 +60,19 @@ class Ba2Archive(Archive):
             self.add(Entry(path, size, location))
 
     def _records(self, count, dtype):
-        if HEADER.itemsize + count * dtype.itemsize > self.file_size:
+        end = HEADER.itemsize + count * dtype.itemsize
+        if end > self.file_size:
             raise self.error(f"{count} {self.type} records do not fit in the file ({self.file_size} bytes)")
-        return np.frombuffer(self.read_at(HEADER.itemsize, count * dtype.itemsize, "record table"), dtype)
+        # The data lies after the table: the first records say where it starts, so a damaged
+        # count that still fits in the file is refused before the rest is read.
+        first = min(count, FIRST_READ // dtype.itemsize)
+        head = np.frombuffer(self.read_at(HEADER.itemsize, first * dtype.itemsize, "record table"), dtype)
+        stored = head[(head["packed"] > 0) | (head["size"] > 0)]
+        data_start = int(stored["offset"].min()) if len(stored) else self.file_size
+        if end > data_start:
+            raise self.error(f"{count} {self.type} records run into the files' data at {data_start}")
+        rest = self.read_at(HEADER.itemsize + first * dtype.itemsize, (count - first) * dtype.itemsize, "record table")
+        return np.concatenate([head, np.frombuffer(rest, dtype)])
 
     def _check_data(self, index, offset, size):
         if offset + size > self.file_size:
