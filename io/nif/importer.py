@@ -35,7 +35,8 @@ class SceneBuilder:
     Skinning, materials and collision live in their own modules and are called from here:
     ``skins`` (skin_import.SkinImport) turns bone nodes into armature bones and binds
     skinned shapes; ``materials`` (material_import.MaterialImport) gives each shape its
-    material; collision_import.build_collision places the Havok bodies under their owner."""
+    material; collision_import.build_collision (legacy_collision_import's for FO3/FNV) places the
+    Havok bodies under their owner."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
                  progress=None):

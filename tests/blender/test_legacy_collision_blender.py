@@ -204,6 +204,9 @@ def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape
     collection = imported(every_shape)
     box = bodies_of(collection)[18]
     box.scale.x *= 2.0
+    box["havok_material"] = "0x0000000B"
+    box["havok_friction"] = 0.75
+    box["havok_layer"] = 9
     bpy.context.view_layer.update()
     edited = bounds(world_points(box))
     out = tmp_path / "out.nif"
@@ -218,6 +221,8 @@ def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape
     box_shape = read_shape(*raw[transform["shape"]])
     assert raw[body["shape"]][0] == "bhkConvexTransformShape" and raw[transform["shape"]][0] == "bhkBoxShape"
     np.testing.assert_allclose(box_shape["dimensions"], (0.6, 0.2, 0.1), atol=1e-5)
+    assert box_shape["material"] == transform["material"] == 11 and box_shape["radius"] == pytest.approx(0.05)
+    assert body["friction"] == 0.75 and body["layer"] == 9 and body["motion"] == 7
     np.testing.assert_allclose(transform["matrix"][:3, 3], (0.5, -0.25, 0.125), atol=1e-5)
     np.testing.assert_allclose(transform["matrix"][:2, 0], (np.cos(np.radians(30)), np.sin(np.radians(30))), atol=1e-5)
     np.testing.assert_allclose(bounds(raw_world_points(out, 18)[0]), edited, atol=1e-4)
