@@ -127,3 +127,13 @@ def float_data(raw, interpolator_index):
     if data < 0 or raw.type_of(data) != "NiFloatData":
         return None
     return key_group(Reader(raw.blocks[data], raw.strings), 1)
+
+
+def pos_data(raw, interpolator_index):
+    """(interpolation, [(time, (r, g, b), extra)]) of a NiPoint3Interpolator's NiPosData, or None."""
+    r = Reader(raw.blocks[interpolator_index], raw.strings)
+    r.take("3f")  # pose value
+    data = r.take("i")
+    if data < 0 or raw.type_of(data) != "NiPosData":
+        return None
+    return key_group(Reader(raw.blocks[data], raw.strings), 3)

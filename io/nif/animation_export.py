@@ -10,7 +10,7 @@ import json
 import numpy as np
 
 from ...core.errors import FormatError
-from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiFloatData, NiTransformData, key_dtype
+from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiFloatData, NiPosData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
 from .. import compat
 from . import animation_keys as ak
@@ -90,9 +90,10 @@ def _write_sequence(exporter, action):
             interpolator.value = int(fcurves[0].evaluate(frames[0] if len(frames) else 0.0) < 0.5)
         elif isinstance(data, NiTransformData):
             _write_channel(data, channel, fcurves, fps)
-        elif isinstance(data, NiFloatData) and channel["kind"] == "shader_float":
-            frames, values, backward, forward = _sampled(fcurves[:1], 1)
-            data.keys.keys = _keys(data.keys, 1, frames / fps, values, backward, forward)
+        elif isinstance(data, (NiFloatData, NiPosData)) and channel["kind"] in ("shader_float", "shader_color"):
+            width = data.keys.width
+            frames, values, backward, forward = _sampled(fcurves[:width], width)
+            data.keys.keys = _keys(data.keys, width, frames / fps, values, backward, forward)
         elif isinstance(data, NiBoolData) and channel["kind"] == "visibility":
             frames, hidden, _backward, _forward = _sampled(fcurves[:1], 1)
             group = data.keys

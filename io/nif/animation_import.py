@@ -34,6 +34,7 @@ from ...core.nif.blocks.animation import (
     NiBSplineCompTransformInterpolator,
     NiBSplineData,
     NiFloatData,
+    NiPosData,
     NiTransformData,
     NiTransformInterpolator,
 )
@@ -164,6 +165,8 @@ SHADER_SOCKETS = {
     ("BSEffectShaderPropertyFloatController", 5): "Alpha",  # alpha transparency
     ("BSLightingShaderPropertyFloatController", 11): "Emission Strength",
     ("BSLightingShaderPropertyFloatController", 12): "Alpha",
+    ("BSEffectShaderPropertyColorController", 0): "Emission Color",  # emissive colour (r g b)
+    ("BSLightingShaderPropertyColorController", 1): "Emission Color",
 }
 
 
@@ -353,7 +356,7 @@ def import_animations(builder, scene):
             visibility = controlled.controller_type == "NiVisController" and isinstance(interpolator, NiBoolInterpolator) and (
                 isinstance(data, NiBoolData) or interpolator.value in (0, 1)  # keys, or one value for the whole sequence
             )
-            socket = _shader_socket(controlled) if isinstance(data, NiFloatData) else None
+            socket = _shader_socket(controlled) if isinstance(data, (NiFloatData, NiPosData)) else None
             spline = _spline(nif, interpolator)
             if not (transform or visibility or socket or spline):
                 continue
@@ -487,7 +490,7 @@ def _mapped(target, channel, values):
 
 
 def _shader_keys(imported, target, number, socket, data, fps):
-    """A shader float's keys on its Principled BSDF input, values as stored."""
+    """A shader float's or colour's keys on its Principled BSDF input, values as stored."""
     shader = _shader_target(target.obj) if target.bone_name is None else None
     if shader is None or not len(data.keys.keys):
         return
@@ -496,7 +499,21 @@ def _shader_keys(imported, target, number, socket, data, fps):
     action, slot = imported.slot(shader.obj, shader.id_type)
     if any(f.data_path == shader.prefix + path for f in compat.fcurves(action, slot)):
         return  # a material shared by several shapes: the first one's keys
-    imported.add(shader, number, "shader_float", 1, [(path, 0, _float_curve(data.keys, fps, 1.0))])
+    group = data.keys
+    if group.width == 1:
+        imported.add(shader, number, "shader_float", 1, [(path, 0, _float_curve(group, fps, 1.0))])
+        return
+    keys, names = group.keys, group.keys.dtype.names
+    curves = [
+        (path, c, ak.keyframes(
+            keys["time"], keys["value"][:, c], group.interpolation, fps,
+            keys["backward"][:, c] if "backward" in names else None,
+            keys["forward"][:, c] if "forward" in names else None,
+            keys["tbc"] if "tbc" in names else None,
+        ))  # fmt: skip
+        for c in range(group.width)
+    ]
+    imported.add(shader, number, "shader_color", group.width, curves)
 
 
 def _float_curve(group, fps, factor):

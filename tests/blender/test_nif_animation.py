@@ -708,3 +708,47 @@ def test_animations_on_other_blender_versions(extension_zip, corpus, tmp_path, v
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Blender {version}." in result.stdout and "sequences Close, Open, OpenClose" in result.stdout
+
+
+def test_shader_colour_keys_animate_the_emission_colour(clean_scene, corpus, tmp_path):
+    """GlowingOneTEST's emissive colour keys (BSEffectShaderPropertyColorController): the
+    material's Emission Color holds each key's r, g, b at its time; an edited one is written."""
+    import bpy
+
+    from raw_animation import pos_data
+
+    path = corpus / FO4 / "GlowingOneTEST.nif"
+    raw, sequences = read_sequences(path)
+    collection = imported(path)
+    fps = bpy.context.scene.render.fps / bpy.context.scene.render.fps_base
+    checked, edited = 0, None
+    for sequence in sequences:
+        for number, (node, controller, interpolator) in enumerate(sequence.blocks):
+            if controller != "BSEffectShaderPropertyColorController" or _controller_id(raw, sequence, number) != "0":
+                continue
+            _kind, keys = pos_data(raw, interpolator)
+            obj, _ = find_target(collection, node)
+            tree = obj.data.materials[0].node_tree
+            action, slot = sequence_action(tree, sequence.name)
+            bsdf = next(n for n in tree.nodes if n.type == "BSDF_PRINCIPLED")
+            index = [s.name for s in bsdf.inputs].index("Emission Color")
+            fcurves = [fcurve_of(action, slot, f'nodes["{bsdf.name}"].inputs[{index}].default_value', c) for c in range(3)]
+            if None in fcurves:
+                continue  # a material shared with an earlier shape carries that shape's keys
+            for time, value, _extra in keys:
+                np.testing.assert_allclose([f.evaluate(time * fps) for f in fcurves], value, atol=1e-5)
+                checked += 1
+            edited = edited or (sequence.name, number, fcurves[1], keys)
+    assert checked
+    sequence_name, number, fcurve, keys = edited
+    for point in (fcurve.keyframe_points[0].co, fcurve.keyframe_points[0].handle_left, fcurve.keyframe_points[0].handle_right):
+        point.y += 0.25
+    out = tmp_path / "out.nif"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    sequence = next(s for s in sequences_out if s.name == sequence_name)
+    _kind, written = pos_data(raw_out, sequence.blocks[number][2])
+    np.testing.assert_allclose(written[0][1], np.add(keys[0][1], (0.0, 0.25, 0.0)), atol=1e-6)
+    assert [k[1] for k in written[1:]] == [k[1] for k in keys[1:]]
