@@ -494,3 +494,16 @@ def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, 
     collection = imported(path)
     assert time.perf_counter() - start < 10
     assert sorted(bodies_of(collection)) == [0]
+
+
+def test_xbox_file_with_packed_collision_imports_as_the_pc_file(clean_scene, every_shape, tmp_path):
+    from test_legacy_havok import xbox_file
+
+    pc = {owner: bounds(world_points(body)) for owner, body in bodies_of(imported(every_shape)).items()}
+    data, _ = xbox_file(every_shape.read_bytes())
+    path = tmp_path / "console.nif"
+    path.write_bytes(data)
+    xbox = bodies_of(imported(path))
+    assert sorted(xbox) == sorted(pc)
+    for owner, body in xbox.items():
+        np.testing.assert_allclose(bounds(world_points(body)), pc[owner], atol=1e-5)
