@@ -738,7 +738,7 @@ def test_shader_colour_keys_animate_the_emission_colour(clean_scene, corpus, tmp
             for time, value, _extra in keys:
                 np.testing.assert_allclose([f.evaluate(time * fps) for f in fcurves], value, atol=1e-5)
                 checked += 1
-            edited = edited or (sequence.name, number, fcurves[1], keys)
+            edited = edited or (sequence.name, number, fcurves[0], keys)  # red: the corpus keys are grey
     assert checked
     sequence_name, number, fcurve, keys = edited
     for point in (fcurve.keyframe_points[0].co, fcurve.keyframe_points[0].handle_left, fcurve.keyframe_points[0].handle_right):
@@ -750,5 +750,5 @@ def test_shader_colour_keys_animate_the_emission_colour(clean_scene, corpus, tmp
     raw_out, sequences_out = read_sequences(out)
     sequence = next(s for s in sequences_out if s.name == sequence_name)
     _kind, written = pos_data(raw_out, sequence.blocks[number][2])
-    np.testing.assert_allclose(written[0][1], np.add(keys[0][1], (0.0, 0.25, 0.0)), atol=1e-6)
+    np.testing.assert_allclose(written[0][1], np.add(keys[0][1], (0.25, 0.0, 0.0)), atol=1e-6)
     assert [k[1] for k in written[1:]] == [k[1] for k in keys[1:]]
