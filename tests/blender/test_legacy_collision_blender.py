@@ -507,3 +507,28 @@ def test_xbox_file_with_packed_collision_imports_as_the_pc_file(clean_scene, eve
     assert sorted(xbox) == sorted(pc)
     for owner, body in xbox.items():
         np.testing.assert_allclose(bounds(world_points(body)), pc[owner], atol=1e-5)
+
+
+def test_new_file_for_fallout_3_gets_its_collision(clean_scene, tmp_path):
+    """No imported file behind it: a mesh with a box collision child written as a new FO3 file."""
+    import bpy
+
+    from precombined_nif.io.nif.exporter import export_nif
+    from precombined_nif.ui.collision_panel import mark_collision
+
+    bpy.ops.mesh.primitive_cube_add(size=2.0)
+    mesh = bpy.context.active_object
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.5, 0.0, 0.0))
+    box = bpy.context.active_object
+    box.parent = mesh
+    mark_collision(box, "convex")
+    box["havok_shape"] = "box"
+    bpy.context.view_layer.update()
+    expected = bounds(world_points(box))
+    nif, messages = export_nif(str(tmp_path / "new.nif"), [mesh, box], game="FO3")
+    bodies, raw = collision_bodies(tmp_path / "new.nif")
+    (owner,) = bodies
+    _, body, kind = bodies[owner]
+    assert kind == "bhkRigidBody" and body["motion"] == 7
+    assert raw[body["shape"]][0] == "bhkConvexTransformShape"
+    np.testing.assert_allclose(bounds(raw_world_points(tmp_path / "new.nif", owner)[0]), expected, atol=1e-5)
