@@ -24,7 +24,8 @@ DX10_CHUNK = np.dtype([
 ])
 CUBEMAP_FLAG = 0x1
 CHUNK_COUNT_AT = DX10_RECORD.fields["chunk_count"][1]
-FIRST_READ = 1 << 20  # bytes of a texture table read at first: some 10k textures
+FIRST_READ = 1 << 20  # bytes of a table read at first at most: some 10k textures
+TEXTURE_GUESS = DX10_RECORD.itemsize + 3 * DX10_CHUNK.itemsize  # table bytes of a texture, as first guessed
 # The .dds header's length per format: the legacy one, or with the DX10 extension.
 HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}
 MAX_NAME = 0xFFFF
@@ -89,12 +90,12 @@ class Ba2Archive(Archive):
         for index in range(count):
             end = at + DX10_RECORD.itemsize
             if end > len(table):
-                table = self._texture_table(table, end, index)
+                table = self._texture_table(table, end, index, count)
             chunk_count = table[at + CHUNK_COUNT_AT]
             if chunk_count:
                 end += chunk_count * DX10_CHUNK.itemsize
                 if end > len(table):
-                    table = self._texture_table(table, end, index)
+                    table = self._texture_table(table, end, index, count)
                 first_chunk = at + DX10_RECORD.itemsize  # its data offset comes first
                 data_start = min(data_start, int.from_bytes(table[first_chunk:first_chunk + 8], "little"))
             if HEADER.itemsize + end > data_start:
@@ -120,10 +121,12 @@ class Ba2Archive(Archive):
         locations = list(zip(records, np.split(chunks, np.cumsum(counts)[:-1])))
         return locations, sizes.tolist()
 
-    def _texture_table(self, table, needed, index):
-        """The texture table read further than ``table``: its first ``needed`` bytes at least,
-        twice as many as before (at least FIRST_READ) while the file lasts."""
-        wanted = max(needed, min(max(2 * len(table), FIRST_READ), self.file_size - HEADER.itemsize))
+    def _texture_table(self, table, needed, index, count):
+        """The texture table of ``count`` textures read further than ``table``: its first
+        ``needed`` bytes at least, twice as many as before (at first a guess, at most
+        FIRST_READ) while the file lasts."""
+        first = min(count * TEXTURE_GUESS, FIRST_READ)
+        wanted = max(needed, min(max(2 * len(table), first), self.file_size - HEADER.itemsize))
         return self.read_at(HEADER.itemsize, wanted, f"texture {index}'s record and chunks")
 
     def _names(self, offset, count):
