@@ -44,15 +44,9 @@ class Ba2Archive(Archive):
         if self.type == "GNRL":
             records = self._records(count, GNRL_RECORD)
             # Whole columns at once: the base game's archives hold up to some 100k files each.
-            offsets, packed, sizes = records["offset"], records["packed"].astype(np.uint64), records["size"].astype(np.uint64)
-            stored = np.where(packed > 0, packed, sizes)
-            # In unsigned arithmetic that cannot wrap: the offset inside the file, the data after it.
-            outside = (offsets > self.file_size) | (stored > self.file_size - np.minimum(offsets, self.file_size))
-            if outside.any():
-                index = int(np.flatnonzero(outside)[0])
-                self._check_data(index, int(offsets[index]), int(stored[index]))
-            sizes = sizes.tolist()
-            locations = list(zip(offsets.tolist(), packed.tolist(), sizes))
+            self._check_data(records)
+            sizes = records["size"].tolist()
+            locations = list(zip(records["offset"].tolist(), records["packed"].tolist(), sizes))
         elif self.type == "DX10":
             locations, sizes = self._textures(count)
         else:
@@ -75,9 +69,18 @@ class Ba2Archive(Archive):
         rest = self.read_at(HEADER.itemsize + first * dtype.itemsize, (count - first) * dtype.itemsize, "record table")
         return np.concatenate([head, np.frombuffer(rest, dtype)])
 
-    def _check_data(self, index, offset, size):
-        if offset + size > self.file_size:
-            raise self.error(f"file {index}: its {size} bytes at {offset} run past the end of the file ({self.file_size} bytes)")
+    def _check_data(self, pieces, files=None):
+        """Every piece's stored bytes (GNRL records, DX10 chunks) lie inside the file; ``files``:
+        the file of each piece (default: its index). Unsigned arithmetic that cannot wrap: the
+        offset inside the file, then the bytes after it."""
+        offsets, packed, size = pieces["offset"], pieces["packed"].astype(np.uint64), pieces["size"].astype(np.uint64)
+        stored = np.where(packed > 0, packed, size)
+        outside = (offsets > self.file_size) | (stored > self.file_size - np.minimum(offsets, self.file_size))
+        if outside.any():
+            first = int(np.flatnonzero(outside)[0])
+            index = first if files is None else int(files[first])
+            raise self.error(f"file {index}: its {stored[first]} bytes at {offsets[first]} run past the end of the file "
+                             f"({self.file_size} bytes)")
 
     def _textures(self, count):
         # Records have their chunks after them: the table is read in pieces of growing size,
@@ -110,14 +113,9 @@ class Ba2Archive(Archive):
         numbers = np.arange(len(owners)) - np.repeat(np.cumsum(counts) - counts, counts)
         chunk_starts = starts[owners] + DX10_RECORD.itemsize + numbers * DX10_CHUNK.itemsize
         chunks = data[chunk_starts[:, None] + np.arange(DX10_CHUNK.itemsize)].view(DX10_CHUNK)[:, 0]
-        offsets, packed, size = chunks["offset"], chunks["packed"].astype(np.uint64), chunks["size"].astype(np.uint64)
-        stored = np.where(packed > 0, packed, size)
-        outside = (offsets > self.file_size) | (stored > self.file_size - np.minimum(offsets, self.file_size))
-        if outside.any():
-            first = int(np.flatnonzero(outside)[0])
-            self._check_data(int(owners[first]), int(offsets[first]), int(stored[first]))
+        self._check_data(chunks, owners)
         headers = np.array([HEADER_SIZES.get(int(dxgi), 0) for dxgi in records["format"]], np.int64)
-        sizes = headers + np.bincount(owners, weights=size, minlength=count).astype(np.int64)
+        sizes = headers + np.bincount(owners, weights=chunks["size"], minlength=count).astype(np.int64)
         locations = list(zip(records, np.split(chunks, np.cumsum(counts)[:-1])))
         return locations, sizes.tolist()
 
