@@ -6,7 +6,7 @@ import bpy
 import numpy as np
 from bpy_extras.io_utils import ImportHelper
 
-from ..core.archives.data import read_path, split_archive_path
+from ..core.archives.data import read_path, split_archive_path, stored_path
 from ..core.errors import FormatError
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
@@ -48,6 +48,7 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options)
     """One file into a new collection linked to the scene, or nothing at all if it fails."""
     from ..ui import preferences  # here: ui's menus import this module
 
+    path = stored_path(path)
     data = bytearray(read_path(path))  # a loose file, or ARCHIVE.ba2:inner/path
     nif = NifFile.from_bytes(data, path=path)
     if nif.header.big_endian:  # Xbox 360: built (and kept) as the PC file it converts to

@@ -50,6 +50,16 @@ def load_order_key(archive_name, plugins=None):
     return (1, PLUGIN_SUFFIXES.index(suffix) if suffix in PLUGIN_SUFFIXES else len(PLUGIN_SUFFIXES), name)
 
 
+def stored_path(text):
+    """``ARCHIVE.ba2:inner/path`` with the inner path spelled as the archive stores it (lookups
+    ignore case and slashes, names shown to the user should not); other paths unchanged."""
+    inside = split_archive_path(text)
+    if inside is None:
+        return text
+    entry = opened_archive(inside[0]).find(inside[1])
+    return text if entry is None else f"{inside[0]}:{entry.path}"
+
+
 def read_path(text):
     """The bytes of a loose file or of ``ARCHIVE.ba2:inner/path``."""
     inside = split_archive_path(text)

@@ -67,6 +67,7 @@ def test_cell_imported_from_an_archive_with_its_plugin(tmp_path, corpus):
                          "--plugin", corpus / "ck-precombined/AlootHomePlate.esp")
     assert result.returncode == 0, result.stderr
     check_cell_import(result)
+    assert "  00001E58_1200ADBE_OC: " in result.stdout  # named as the archive spells it
 
 
 def test_cell_from_an_archive_finds_its_geometry_and_plugin_in_the_archives_data_folder(tmp_path, corpus):

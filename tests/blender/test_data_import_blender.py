@@ -131,7 +131,8 @@ def test_archives_alone_give_what_loose_files_give(clean_scene, corpus, addon, t
             getattr(bpy.data, kind).remove(datablock)
     from_archive, archive_warnings = import_nif(addon, f"{archived / 'Fallout4 - Meshes.ba2'}:meshes\\setdressing\\alarmclock.nif",
                                                 cache_folder=str(tmp_path / "cache"))
-    assert from_archive.name.lower() == "alarmclock"
+    assert from_archive.name == "AlarmClock"  # as the archive spells it, not as asked for
+    assert from_archive["nif_path"] == f"{archived / 'Fallout4 - Meshes.ba2'}:Meshes/SetDressing/AlarmClock.nif"
     assert summary(from_archive) == expected
     pixels = [images["NIF diffuse"][1] for entry in expected.values() for _, _, images, *_ in entry.get("materials", ())
               if images.get("NIF diffuse")]
