@@ -1,6 +1,9 @@
 """NIF animation sequences as Blender actions: one action per NiControllerSequence (on 4.2/4.3
-one per sequence and animated object), its transform keys as F-curves of the nodes' objects or
-armature bones, its text keys as the action's pose markers.
+one per sequence and animated object), its transform keys (key groups or compressed B-splines)
+as F-curves of the nodes' objects or armature bones, NiVisController keys as hide_viewport /
+hide_render, shader emissive multiple, alpha and emissive colour keys on the shape material's
+Principled BSDF inputs, its text keys as the action's pose markers. A standalone .kf binds to
+the scene's objects and bones named like its nodes.
 
 What a sequence is made of stays on the action for export (animation_export.py):
 ``nif_sequence`` (the sequence block), ``nif_fps`` (frame = time * fps), ``nif_cycle_type``
@@ -101,7 +104,8 @@ class Target:
 
     @property
     def euler_exact(self):
-        return np.allclose(self.rotation_a, (1.0, 0.0, 0.0, 0.0), atol=1e-6)
+        """Whether A leaves rotations as they are (q and -q alike), so Euler keys map one to one."""
+        return abs(abs(self.rotation_a[0]) - 1.0) < 1e-6
 
     def set_rotation_mode(self, mode):
         owner = self.obj.pose.bones[self.bone_name] if self.bone_name else self.obj
