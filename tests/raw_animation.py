@@ -78,15 +78,19 @@ def read_sequences(path_or_bytes):
 
 
 def transform_data(raw, interpolator_index):
-    """{"rotation": (type, keys) or "xyz": [(type, keys)] * 3, "translation": ..., "scale": ...}
-    of a NiTransformInterpolator's NiTransformData, or None."""
+    """{"rotation": (type, keys) or "xyz": [(type, keys)] * 3, "translation": ..., "scale": ...,
+    "pose": {"translation", "rotation", "scale"}} of a NiTransformInterpolator (no keys when it has
+    no NiTransformData), or None when its data is something else."""
     r = Reader(raw.blocks[interpolator_index], raw.strings)
-    r.take("3f4ff")
+    values = r.take("3f4ff")
+    pose = {"translation": values[:3], "rotation": values[3:7], "scale": values[7]}
     data = r.take("i")
-    if data < 0 or raw.type_of(data) != "NiTransformData":
+    if data < 0:
+        return {"pose": pose, "rotation": (None, []), "translation": (None, []), "scale": (None, [])}
+    if raw.type_of(data) != "NiTransformData":
         return None
     r = Reader(raw.blocks[data], raw.strings)
-    out = {}
+    out = {"pose": pose}
     n = r.take("I")
     kind = r.take("I") if n else None
     if kind == 4:

@@ -85,9 +85,10 @@ def _write_sequence(exporter, action):
         interpolator = nif.blocks[controlled.interpolator]
         data = nif.blocks[interpolator.data] if interpolator.data >= 0 else None
         exporter.require_writable(f"the keys of {action.name!r}")
-        if channel["kind"] == "visibility_pose" and fcurves:
-            frames = _points(fcurves[0])[0]
-            interpolator.value = int(fcurves[0].evaluate(frames[0] if len(frames) else 0.0) < 0.5)
+        if channel["kind"].startswith("pose_") and len(fcurves) == len(channel["paths"]):
+            _write_pose(interpolator, channel, fcurves)
+        elif channel["kind"] == "visibility_pose" and fcurves:
+            interpolator.value = int(fcurves[0].evaluate(_first_frame(fcurves[0])) < 0.5)
         elif isinstance(data, NiTransformData):
             _write_channel(data, channel, fcurves, fps)
         elif isinstance(data, (NiFloatData, NiPosData)) and channel["kind"] in ("shader_float", "shader_color"):
@@ -159,6 +160,29 @@ def _stored_signs(quaternions, times, stored):
         if len(match) and np.dot(quaternions[i], stored["value"][match[0]]) < 0:
             quaternions[i] = -quaternions[i]
     return quaternions
+
+
+def _write_pose(interpolator, channel, fcurves):
+    """A transform channel's pose (one value for the whole sequence) from its F-curves' first key."""
+    scale_a, *rest = channel["map"]
+    rotation_a, translation_a, scale_b = np.array(rest[:4]), np.array(rest[4:7]), rest[7]
+    values = np.array([fcurve.evaluate(_first_frame(fcurve)) for fcurve in fcurves])
+    kind = channel["kind"]
+    if kind == "pose_translation":
+        interpolator.translation = tuple(float(v) for v in (values - translation_a) @ _matrix(rotation_a) / scale_a)
+    elif kind == "pose_rotation":
+        inverse = np.array([rotation_a[0], -rotation_a[1], -rotation_a[2], -rotation_a[3]])
+        rotation = ak.quaternion_multiply(inverse, [values])[0]
+        if np.dot(rotation, interpolator.rotation) < 0:  # the stored sign (q and -q are one rotation)
+            rotation = -rotation
+        interpolator.rotation = tuple(float(v) for v in rotation)
+    else:
+        interpolator.scale = float(values[0] / (scale_a * scale_b))
+
+
+def _first_frame(fcurve):
+    frames = _points(fcurve)[0]
+    return float(frames[0]) if len(frames) else 0.0
 
 
 def _matrix(quaternion):

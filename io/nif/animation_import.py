@@ -31,6 +31,7 @@ from ...core.nif import bspline
 from ...core.nif.blocks.animation import (
     CONSTANT,
     XYZ_ROTATION,
+    KeyGroup,
     NiBoolData,
     NiBoolInterpolator,
     NiBSplineBasisData,
@@ -356,7 +357,8 @@ def import_animations(builder, scene):
         for number, controlled in enumerate(sequence.controlled_blocks):
             interpolator = nif.blocks[controlled.interpolator] if 0 <= controlled.interpolator < len(nif.blocks) else None
             data = nif.blocks[interpolator.data] if 0 <= getattr(interpolator, "data", -1) < len(nif.blocks) else None
-            transform = isinstance(interpolator, NiTransformInterpolator) and isinstance(data, NiTransformData)
+            # keys, or only the pose the interpolator holds for the whole sequence
+            transform = isinstance(interpolator, NiTransformInterpolator) and (isinstance(data, NiTransformData) or data is None)
             visibility = controlled.controller_type == "NiVisController" and isinstance(interpolator, NiBoolInterpolator) and (
                 isinstance(data, NiBoolData) or interpolator.value in (0, 1)  # keys, or one value for the whole sequence
             )
@@ -377,7 +379,7 @@ def import_animations(builder, scene):
                 if target is None:
                     builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
                 elif transform:
-                    _transform_keys(imported, target, number, data, fps)
+                    _transform_keys(imported, target, number, interpolator, data, fps)
                 elif spline:
                     _spline_keys(imported, target, number, interpolator, *spline, fps)
                 elif socket is not None:
@@ -390,8 +392,16 @@ def import_animations(builder, scene):
         builder.warn(f"{missing} animated values name nodes {where} no object or bone for: kept, not shown")
 
 
-def _transform_keys(imported, target, number, data, fps):
-    translations = data.translations
+def _transform_keys(imported, target, number, interpolator, data, fps):
+    """A transform's key groups; a channel without keys whose pose the interpolator sets (not
+    FLT_MAX) holds it for the whole sequence: a single key at its start."""
+    if data is None:
+        data = NiTransformData()  # no keys at all: every channel is the pose's
+    translations = data.translations or KeyGroup(3)
+    if not len(translations.keys) and _set(interpolator.translation):
+        values = target.scale_a * _rotate(target.rotation_a, [interpolator.translation]) + target.translation_a
+        curves = [("location", axis, _pose_key(imported, values[0, axis], fps)) for axis in range(3)]
+        imported.add(target, number, "pose_translation", 3, curves)
     if len(translations.keys):
         keys = translations.keys
         values = target.scale_a * _rotate(target.rotation_a, keys["value"]) + target.translation_a
@@ -417,6 +427,10 @@ def _transform_keys(imported, target, number, data, fps):
                 if len(group.keys):
                     curve = _float_curve(group, fps, 1.0)
                     imported.add(target, number, f"euler{axis}", 1, [("rotation_euler", axis, curve)])
+    elif not len(data.rotation_keys) and _set(interpolator.rotation):
+        values = ak.quaternion_multiply(target.rotation_a, [interpolator.rotation])
+        curves = [("rotation_quaternion", component, _pose_key(imported, values[0, component], fps)) for component in range(4)]
+        imported.add(target, number, "pose_rotation", 4, curves)
     elif len(data.rotation_keys):
         keys = data.rotation_keys
         values = ak.quaternion_multiply(target.rotation_a, ak.quaternion_continuity(keys["value"]))
@@ -425,10 +439,25 @@ def _transform_keys(imported, target, number, data, fps):
             arrays = ak.keyframes(keys["time"], values[:, component], data.rotation_type, fps)
             curves.append(("rotation_quaternion", component, arrays))
         imported.add(target, number, "rotation", 4, curves)
-    if len(data.scales.keys):
+    scales = data.scales or KeyGroup(1)
+    if len(scales.keys):
         factor = target.scale_a * target.scale_b
-        arrays = _float_curve(data.scales, fps, factor)
+        arrays = _float_curve(scales, fps, factor)
         imported.add(target, number, "scale", 3, [("scale", axis, arrays) for axis in range(3)])
+    elif _set((interpolator.scale,)):
+        value = interpolator.scale * target.scale_a * target.scale_b
+        imported.add(target, number, "pose_scale", 3, [("scale", axis, _pose_key(imported, value, fps)) for axis in range(3)])
+
+
+def _set(values):
+    """Whether a pose value is set (FLT_MAX, of either sign, leaves it to the keys or the node)."""
+    return all(abs(value) < 1e30 for value in values)
+
+
+def _pose_key(imported, value, fps):
+    sequence = imported.sequence
+    start = sequence.start_time if sequence.start_time <= sequence.stop_time else 0.0
+    return ak.keyframes([start], [value], CONSTANT, fps)
 
 
 def _visibility_keys(imported, target, number, interpolator, data, fps):

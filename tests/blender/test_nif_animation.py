@@ -151,7 +151,20 @@ def _check_bone(scene, fps, nodes, armature, bone_name, action, slot, data, most
         "rotation": {t: quaternion_rows(v) for t, v, _e in data.get("rotation", (None, []))[1]},
         "scale": {t: v[0] for t, v, _e in data["scale"][1]},
     }
-    times = sorted(set().union(*(set(c) for c in channels.values())))
+    # A channel without keys takes the interpolator's pose when it is set (not FLT_MAX), else
+    # keeps the node's own value.
+    pose = data["pose"]
+    if abs(pose["translation"][0]) < 1e30:
+        own = own.copy()
+        own[:3, 3] = pose["translation"]
+    if abs(pose["rotation"][0]) < 1e30:
+        own = own.copy()
+        own[:3, :3] = quaternion_rows(pose["rotation"]) * own_scale
+    if abs(pose["scale"]) < 1e30:
+        own = own.copy()
+        own[:3, :3] *= pose["scale"] / own_scale
+        own_scale = pose["scale"]
+    times = sorted(set().union(*(set(c) for c in channels.values())) | {0.0})  # 0: the sequences' start
     checked = 0
     for time in times[:: max(1, len(times) // most)]:
         if any(c and time not in c for c in channels.values()):
