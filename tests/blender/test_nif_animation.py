@@ -765,3 +765,39 @@ def test_shader_colour_keys_animate_the_emission_colour(clean_scene, corpus, tmp
     _kind, written = pos_data(raw_out, sequence.blocks[number][2])
     np.testing.assert_allclose(written[0][1], np.add(keys[0][1], (0.25, 0.0, 0.0)), atol=1e-6)
     assert [k[1] for k in written[1:]] == [k[1] for k in keys[1:]]
+
+
+def test_edited_pose_writes_back_into_the_interpolator(clean_scene, corpus, tmp_path):
+    """AnimatronicSpaceMan 'clothesOffAnim' holds RLeg_Foot at its interpolator's pose (no keys):
+    that pose's single key moved in Blender is written into the pose, and imports again where
+    it was moved to."""
+    import bpy
+
+    path = corpus / FO4 / "AnimatronicSpaceMan.nif"
+    raw, sequences = read_sequences(path)
+    sequence = next(s for s in sequences if s.name == "clothesOffAnim")
+    number, (_node, _controller, interpolator) = next((i, b) for i, b in enumerate(sequence.blocks) if b[0] == "RLeg_Foot")
+    before = transform_data(raw, interpolator)
+    assert not before["translation"][1] and abs(before["pose"]["translation"][0]) < 1e30
+    collection = imported(path)
+    armature, bone = find_targets(collection, "RLeg_Foot")[0]
+    action, slot = sequence_action(armature, "clothesOffAnim")
+    fcurves = [fcurve_of(action, slot, f'pose.bones["{bone}"].location', i) for i in range(3)]
+    assert all(len(f.keyframe_points) == 1 for f in fcurves)
+    moved = [f.keyframe_points[0].co.y + 0.5 for f in fcurves]
+    for fcurve, value in zip(fcurves, moved):
+        fcurve.keyframe_points[0].co.y = value
+    out = tmp_path / "moved.nif"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
+    raw_out, sequences_out = read_sequences(out)
+    after = transform_data(raw_out, next(s for s in sequences_out if s.name == "clothesOffAnim").blocks[number][2])
+    assert not after["translation"][1]
+    assert np.linalg.norm(np.subtract(after["pose"]["translation"], before["pose"]["translation"])) > 0.1
+    assert after["pose"]["rotation"] == before["pose"]["rotation"] and after["pose"]["scale"] == before["pose"]["scale"]
+    again = imported(out)
+    armature2, bone2 = find_targets(again, "RLeg_Foot")[0]
+    action2, slot2 = sequence_action(armature2, "clothesOffAnim")
+    got = [fcurve_of(action2, slot2, f'pose.bones["{bone2}"].location', i).keyframe_points[0].co.y for i in range(3)]
+    np.testing.assert_allclose(got, moved, atol=1e-4)
