@@ -158,7 +158,7 @@ class IO_FH_nif(bpy.types.FileHandler):
     bl_idname = "IO_FH_precombined_nif"
     bl_label = "Bethesda NIF"
     bl_import_operator = IMPORT_SCENE_OT_nif.bl_idname
-    bl_file_extensions = ".nif"
+    bl_file_extensions = ".nif;.kf"
 
     @classmethod
     def poll_drop(cls, context):

@@ -801,3 +801,11 @@ def test_edited_pose_writes_back_into_the_interpolator(clean_scene, corpus, tmp_
     action2, slot2 = sequence_action(armature2, "clothesOffAnim")
     got = [fcurve_of(action2, slot2, f'pose.bones["{bone2}"].location', i).keyframe_points[0].co.y for i in range(3)]
     np.testing.assert_allclose(got, moved, atol=1e-4)
+
+
+def test_kf_files_are_offered_and_dropped_like_nifs(addon):
+    import bpy
+
+    handler = bpy.types.FileHandler.bl_rna_get_subclass_py("IO_FH_precombined_nif")
+    assert handler.bl_file_extensions == ".nif;.kf"
+    assert "*.kf" in bpy.ops.import_scene.precombined_nif.get_rna_type().properties["filter_glob"].default
