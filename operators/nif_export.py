@@ -45,7 +45,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
     )
 
     def execute(self, context):
-        from ..io.nif.exporter import export_nif, exported_objects  # here until the exporter's parts land
+        from ..io.nif.exporter import export_nif, exported_objects  # loaded when used, not at start-up
         from ..io.nif.material_export import write_material_files
 
         objects = exported_objects(context, self.use_selection)
