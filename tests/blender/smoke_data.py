@@ -4,12 +4,15 @@
 
 DATA_DIR holds archives only (a NIF, its BGSM and its textures); the NIF is imported with
 File > Import > NIF from Data, and must get its material file's textures, decoded. CELL is then
-imported with PLUGIN and some copies must carry their references. Prints one line; exits 0
-when all went well, else 1.
+imported with PLUGIN, some copies must carry their references, and exported untouched it must
+give the cell's bytes (the export reads its geometry again from the cell and its .csg). Prints
+one line; exits 0 when all went well, else 1.
 """
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 import extension
 
@@ -39,6 +42,15 @@ def smoke(zip_path, user_dir, data_dir, cell, plugin):
         named = sum("reference_form_id" in o for o in bpy.data.objects)
         if not named:
             return "no copy carries its reference"
+        collection = bpy.data.collections[Path(cell).stem]
+        for obj in bpy.context.scene.objects:
+            obj.select_set(obj.name in collection.objects)
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / Path(cell).name
+            if bpy.ops.export_scene.precombined_cell(filepath=str(out)) != {"FINISHED"}:
+                return "cell export failed"
+            if out.read_bytes() != Path(cell).read_bytes():
+                return "the untouched cell exported different bytes"
         return None
     finally:
         extension.disable_all()
@@ -48,5 +60,5 @@ if __name__ == "__main__":
     problem = smoke(*sys.argv[1:6])
     import bpy
 
-    print(f"smoke_data: Blender {bpy.app.version_string}: {problem or 'imported from archives, references named'}")
+    print(f"smoke_data: Blender {bpy.app.version_string}: {problem or 'imported from archives, references named, cell written back'}")
     sys.exit(1 if problem else 0)
