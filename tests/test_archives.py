@@ -293,6 +293,28 @@ def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, monkeypatch):
     assert open_archive(path).read("empty.txt") == b""
 
 
+@pytest.mark.parametrize("version", [104, 105])
+def test_a_large_bsa_table_and_damaged_counts(tmp_path, monkeypatch, version):
+    """45000 files: a table over 1 MiB, read after its first file record shows it ends before
+    the data. A file count damaged to 100000 (still fitting in the file) is refused having
+    read the header and the start of the table only."""
+    files = {f"meshes/set{n // 1000}/f{n:05d}.nif": bytes([n % 251]) for n in range(45000)}
+    files["textures/big.dds"] = np.random.default_rng(1).bytes(3 << 20)
+    path = tmp_path / "big.bsa"
+    write_bsa(path, files, version=version, compressed=False)
+    archive = open_archive(path)
+    assert len(archive.names()) == 45001 and archive.read("meshes/set44/f44999.nif") == bytes([44999 % 251])
+    data = bytearray(path.read_bytes())
+    data[20:24] = struct.pack("<I", 100000)
+    path.write_bytes(bytes(data))
+    read = []
+    original = Archive.read_at
+    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
+    with pytest.raises(FormatError, match="tables \\(\\d+ bytes\\) run into the files' data at \\d+"):
+        open_archive(path)
+    assert sum(read) < 2000
+
+
 def test_not_an_archive(tmp_path):
     path = tmp_path / "x.ba2"
     path.write_bytes(b"NOPE" + bytes(40))

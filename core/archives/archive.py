@@ -8,6 +8,8 @@ import zlib
 
 from ..errors import FormatError
 
+FIRST_READ = 1 << 20  # bytes of a large table read first, to check it before reading it whole
+
 
 def archive_key(path):
     """The lookup key of an inner path: lower case, forward slashes, no leading slash."""

@@ -5,7 +5,7 @@ is opened; file data only when a file is extracted."""
 
 import numpy as np
 
-from .archive import Archive, Entry
+from .archive import FIRST_READ, Archive, Entry
 from .dds import FORMATS, dds_header
 
 VERSIONS = (1, 7, 8)
@@ -24,7 +24,6 @@ DX10_CHUNK = np.dtype([
 ])
 CUBEMAP_FLAG = 0x1
 CHUNK_COUNT_AT = DX10_RECORD.fields["chunk_count"][1]
-FIRST_READ = 1 << 20  # bytes of a table read at first at most: some 10k textures
 TEXTURE_GUESS = DX10_RECORD.itemsize + 3 * DX10_CHUNK.itemsize  # table bytes of a texture, as first guessed
 # The .dds header's length per format: the legacy one, or with the DX10 extension.
 HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}

@@ -4,7 +4,7 @@ tables are read when the archive is opened, file data only when a file is extrac
 
 import numpy as np
 
-from .archive import Archive, Entry
+from .archive import FIRST_READ, Archive, Entry
 from .lz4 import decompress_frame
 from ..errors import FormatError
 
@@ -43,6 +43,8 @@ class BsaArchive(Archive):
                 + files * FILE_RECORD.itemsize + names_length)
         if start + size > self.file_size:
             raise self.error(f"{folders} folders and {files} files do not fit in the file ({self.file_size} bytes)")
+        if size > FIRST_READ:  # damaged counts may still fit in a large archive
+            self._check_table_end(start, start + size, folder_record, folders)
         table = self.read_at(start, size, "folder and file tables")
         counts = np.frombuffer(table, folder_record, folders)["count"].astype(np.int64)
         if counts.sum() != files:
@@ -79,6 +81,22 @@ class BsaArchive(Archive):
                              f"run past the end of the file")
         for owner, name, size_field, offset in zip(owners.tolist(), file_names, size_fields.tolist(), offsets.tolist()):
             self._add_file(f"{folder_names[owner]}/{name}".replace("\\", "/"), size_field, offset)
+
+    def _check_table_end(self, start, end, folder_record, folders):
+        """The tables end before the files' data, which the first folder's first file record
+        locates: counts that still fit in the file but run into the data are refused before the
+        whole table (up to the archive's size) is read."""
+        folders_end = folders * folder_record.itemsize
+        first_record_end = folders_end + 1 + 255 + FILE_RECORD.itemsize  # the longest first folder name
+        if first_record_end > FIRST_READ:
+            return  # some 40k folders: the table is read whole
+        piece = self.read_at(start, first_record_end, "folder table")
+        if np.frombuffer(piece, folder_record, 1)[0]["count"] == 0:
+            return
+        record = np.frombuffer(piece, FILE_RECORD, 1, folders_end + 1 + piece[folders_end])[0]
+        data_start = int(record["offset"])
+        if int(record["size"]) & SIZE_MASK and end > data_start:
+            raise self.error(f"its folder and file tables ({end - start} bytes) run into the files' data at {data_start}")
 
     def _add_file(self, path, size_field, offset):
         stored = size_field & SIZE_MASK
