@@ -6,6 +6,7 @@ constant, XYZ Euler axes). Sequence settings (cycle type, frequency, frame range
 (the action's pose markers) are written when they changed."""
 
 import json
+import re
 
 import numpy as np
 
@@ -243,6 +244,10 @@ def _keep_tbc(keys, old):
 
 
 def _write_settings(sequence, action, fps):
+    imported = action.get("nif_name")  # what the import called it (suffixes: Blender's, for a second import)
+    name = re.sub(r"\.\d{3,}$", "", action.name)
+    if imported is not None and name != re.sub(r"\.\d{3,}$", "", imported):
+        sequence.name = name
     cycle_type = int(action.get("nif_cycle_type", sequence.cycle_type))
     if cycle_type != sequence.cycle_type:
         sequence.cycle_type = cycle_type

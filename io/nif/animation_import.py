@@ -6,7 +6,8 @@ Principled BSDF inputs, its text keys as the action's pose markers. A standalone
 the scene's objects and bones named like its nodes.
 
 What a sequence is made of stays on the action for export (animation_export.py):
-``nif_sequence`` (the sequence block), ``nif_fps`` (frame = time * fps), ``nif_cycle_type``
+``nif_sequence`` (the sequence block), ``nif_name`` (its name, which the action's name
+edits), ``nif_fps`` (frame = time * fps), ``nif_cycle_type``
 (0 loop, 1 reverse, 2 clamp), ``nif_frequency``; its start and stop times are the action's
 manual frame range. ``nif_channels`` (JSON) lists each F-curve set made from a key group with a
 fingerprint of its keyframes as imported: untouched ones leave their keys as stored.
@@ -274,6 +275,7 @@ class SequenceImport:
     def _describe(self, action):
         sequence = self.sequence
         action["nif_sequence"] = self.index
+        action["nif_name"] = self.name
         if self.kf is not None:
             action["nif_kf"] = self.kf
         action["nif_fps"] = self.fps

@@ -670,6 +670,7 @@ def test_sequence_settings_and_markers_write_back(clean_scene, corpus, tmp_path)
     last = max(range(len(stored)), key=lambda i: stored[i][0])
     action["nif_cycle_type"] = 0
     action["nif_frequency"] = 2.0
+    action.name = "Opening"
     action.frame_end = 40.0
     marker = sorted(action.pose_markers, key=lambda m: m.frame)[-1]
     marker.name = "finished"
@@ -680,7 +681,8 @@ def test_sequence_settings_and_markers_write_back(clean_scene, corpus, tmp_path)
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
     raw_out, sequences_out = read_sequences(out)
     after = {s.name: s for s in sequences_out}
-    edited = after["Open"]
+    assert "Open" not in after
+    edited = after["Opening"]
     assert (edited.cycle_type, edited.frequency, edited.start) == (0, 2.0, before.start)
     assert edited.stop == pytest.approx(40.0 / fps, abs=1e-6)
     # kept keys in the file's order, the renamed one (its time exact) and the new one by time
