@@ -7,6 +7,7 @@ a cache folder when something (Blender loading an image) needs it on disk."""
 
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 from ..errors import FormatError
@@ -99,6 +100,13 @@ def opened_archive(path):
     if archive is None:
         archive = _opened[key] = open_archive(path)
     return archive
+
+
+def cache_name(archive_path):
+    """The cache folder of an archive: its name, and a hash of the folder holding it, so two Data
+    folders' archives of the same name (two installs, a mod manager's copy) keep apart."""
+    folder = str(Path(archive_path).resolve().parent)
+    return f"{Path(archive_path).name} {zlib.crc32(folder.encode('utf-8', 'surrogateescape')):08X}"
 
 
 def default_cache_folder():
@@ -202,7 +210,7 @@ class DataFiles:
         return self._cached(archive, inner)
 
     def _cached(self, archive, inner):
-        target = self.cache_folder / Path(archive.path).name / Path(*inner.split("/"))
+        target = self.cache_folder / cache_name(archive.path) / Path(*inner.split("/"))
         entry = archive.find(inner)
         # A copy carries its archive's modification time: an archive replaced in place (a mod's
         # update, whose textures often keep their sizes) has its files extracted again.
