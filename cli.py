@@ -224,7 +224,8 @@ def describe_collection(collection):
     line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
     if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
         copies = sum(len(o.data.vertices) if o.data is not None and "precombined_instances_raw" in o.data else 1 for o in placed)
-        line += f", {copies} precombined instances of {len({o['precombined_object'] for o in placed})} records"
+        records = {(o.get("precombined_block"), o["precombined_object"]) for o in placed}  # numbered per block
+        line += f", {copies} precombined instances of {len(records)} records"
         named = sum("reference_form_id" in o for o in placed)
         if named:
             line += f", {named} named after their references"

@@ -9,6 +9,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from ...core.archives.data import read_path
 from ...core.errors import FormatError
 from ...core.nif import NifFile
 from ...core.nif import vertex_format as vf
@@ -498,13 +499,21 @@ def cells_of(objects):
 
 
 def template_of(objects):
-    """The imported file the objects came from, when it is still readable."""
+    """The imported file the objects came from (loose, or ``ARCHIVE.ba2:inner/path``). A cell the
+    objects name that cannot be read is an error: written without it, its records would become a
+    new inline cell."""
     cells = cells_of(objects)
     if len(cells) > 1:
         names = ", ".join(Path(cell).name for cell in cells)
         raise FormatError(f"the objects come from {len(cells)} cells ({names}): export one cell at a time")
-    paths = cells or [c.get("nif_path") for c in {c for o in objects for c in o.users_collection}]
-    for path in paths:
+    for path in cells:
+        try:
+            return NifFile.from_bytes(bytearray(read_path(path)), path=path)
+        except (OSError, FormatError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise FormatError(f"the cell these objects came from, {path}, cannot be read ({reason}): export "
+                              f"writes them back into it") from None
+    for path in [c.get("nif_path") for c in {c for o in objects for c in o.users_collection}]:
         if path and Path(path).is_file():
             try:
                 nif = NifFile.read(path)

@@ -87,6 +87,16 @@ def test_cell_from_an_archive_finds_its_geometry_and_plugin_in_the_archives_data
                          "--blend", tmp_path / "cell.blend")
     assert result.returncode == 0, result.stderr
     check_cell_import(result)
+    assert "13 precombined instances of 6 records" in result.stdout  # records of four blocks
+    # Written back untouched it is the archived cell, external blocks and all.
+    result = blender_cli("export", tmp_path / "cell.blend", tmp_path / "out_OC.nif")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out_OC.nif").read_bytes() == (folder / "Meshes/PreCombined/00001E58_1200ADBE_OC.NIF").read_bytes()
+    # The archive gone, nothing is written rather than a new inline cell.
+    (tmp_path / "AlootHomePlate - Main.ba2").unlink()
+    result = blender_cli("export", tmp_path / "cell.blend", tmp_path / "gone_OC.nif")
+    assert result.returncode == 2 and "cannot be read" in result.stderr and "AlootHomePlate - Main.ba2" in result.stderr
+    assert not (tmp_path / "gone_OC.nif").exists()
 
 
 def check_cell_import(result):
