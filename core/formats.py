@@ -3,7 +3,20 @@ read as a NIF, whose reader checks the header line."""
 
 from pathlib import Path
 
+from .errors import FormatError
+
 BSM2_SUFFIX = ".bsm2"
+# Files users hand to the NIF commands by mistake, told apart by their first four bytes.
+OTHER_FORMATS = {
+    b"BTDX": "a Fallout 4 BA2 archive: `cli.py ls` lists it, ARCHIVE.ba2:inner/path names a file in it",
+    b"BSA\0": "a BSA archive: `cli.py ls` lists it, ARCHIVE.bsa:inner/path names a file in it",
+    b"TES4": "a plugin: give it to a precombined cell's info or import with --plugin",
+    b"bcsg": "a precombined geometry file: give it to a cell's import with --csg",
+    b"bpsg": "a precombined geometry file: give it to a cell's import with --csg",
+    b"BGSM": "a material file (BGSM), read through the NIFs that name it",
+    b"BGEM": "a material file (BGEM), read through the NIFs that name it",
+    b"DDS ": "a texture (DDS), read through the NIFs that name it",
+}
 
 
 def is_bsm2(path):
@@ -22,4 +35,22 @@ def read_file(path):
 
     if split_archive_path(path) is not None:  # ARCHIVE.ba2:meshes/x.nif
         return NifFile.from_bytes(bytearray(read_path(path)), path=str(path))
-    return NifFile.read(path)
+    try:
+        return NifFile.read(path)
+    except FormatError as error:
+        raise not_a_nif(error, first_bytes(path), path) from error
+
+
+def not_a_nif(error, head, path):
+    """The error to give for a file the NIF reader refused: what the file is instead, when its
+    first bytes tell, else the reader's own error."""
+    other = OTHER_FORMATS.get(bytes(head[:4]))
+    return error if other is None else FormatError(f"not a NIF: this is {other}", path=path)
+
+
+def first_bytes(path, count=4):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(count)
+    except OSError:
+        return b""

@@ -8,6 +8,7 @@ from bpy_extras.io_utils import ImportHelper
 
 from ..core.archives.data import read_path, split_archive_path, stored_path
 from ..core.errors import FormatError
+from ..core.formats import not_a_nif
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
 from ..io.collection_objects import objects_in
@@ -50,7 +51,10 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options)
 
     path = stored_path(path)
     data = bytearray(read_path(path))  # a loose file, or ARCHIVE.ba2:inner/path
-    nif = NifFile.from_bytes(data, path=path)
+    try:
+        nif = NifFile.from_bytes(data, path=path)
+    except FormatError as error:
+        raise not_a_nif(error, data, path) from None
     if nif.header.big_endian:  # Xbox 360: built (and kept) as the PC file it converts to
         to_pc(nif)
         data = bytearray(nif.to_bytes())

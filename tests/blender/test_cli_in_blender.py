@@ -167,3 +167,10 @@ def test_cell_imported_with_geometry_nodes_instancing_writes_back_the_same_file(
     result = blender_cli("export", blend, out)
     assert result.returncode == 0, result.stderr
     assert out.read_bytes() == cell.read_bytes()
+
+
+def test_import_of_a_plugin_given_as_a_nif_says_what_it_is(tmp_path, corpus):
+    plugin = corpus / "ck-precombined/AlootHomePlate.esp"
+    result = blender_cli("import", plugin, "--blend", tmp_path / "x.blend")
+    assert result.returncode == 2 and f"{plugin}: not a NIF: this is a plugin" in result.stderr
+    assert not (tmp_path / "x.blend").exists()
