@@ -115,8 +115,14 @@ def build_collision(builder, owner_index, owner_block, owner):
     except FormatError as error:
         builder.warn(f"{label}: collision not shown ({error})")
         return
+    place_body(builder, obj, owner, offset, index)
+
+
+def place_body(builder, obj, owner, offset, index):
+    """A body's object under its owner (a node's object, or an (armature, bone name) pair) at
+    ``offset``, remembered as imported (block index and fingerprint) so export can tell edits."""
     obj[BLOCK] = index
-    if isinstance(owner, tuple):  # (armature, bone name)
+    if isinstance(owner, tuple):
         builder.skins.place_under_bone(obj, owner, offset)
     else:
         obj.parent = owner

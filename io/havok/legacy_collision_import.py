@@ -38,7 +38,7 @@ from ...core.nif.blocks.legacy_havok import (
     hkPackedNiTriStripsData,
 )
 from ..mesh_build import build_mesh, drop_degenerate
-from .collision_import import BLOCK, MATERIAL, RADIUS, SOURCE, capsule_mesh, fingerprint, material_text, new_collision_object, set_ranges
+from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
 
 FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
 MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
@@ -92,13 +92,7 @@ def build_collision(builder, owner_index, owner_block, owner):
     obj["havok_restitution"] = float(body.restitution)
     obj["havok_layer"] = body.havok_filter[0]
     set_ranges(obj)
-    obj[BLOCK] = index
-    if isinstance(owner, tuple):  # (armature, bone name)
-        builder.skins.place_under_bone(obj, owner, offset)
-    else:
-        obj.parent = owner
-        obj.matrix_basis = offset
-    obj[SOURCE] = fingerprint(obj)
+    place_body(builder, obj, owner, offset, index)
 
 
 def _remove(builder, start):
