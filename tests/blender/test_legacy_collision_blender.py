@@ -66,6 +66,12 @@ def world_points(obj):
 def raw_world_points(path, owner):
     """The same points from the bytes: owner's world matrix, the body's translation and rotation
     when it is a bhkRigidBodyT, the shape tree in Havok units times the FO3/FNV scale."""
+    matrix, body, blocks = raw_body_frame(path, owner)
+    return shape_vertices(blocks, body["shape"], matrix), body
+
+
+def raw_body_frame(path, owner):
+    """(where the body puts its shapes in the world, body dict, blocks), from the bytes."""
     bodies, blocks = collision_bodies(path)
     nodes, roots = read_nodes(path)
     world = world_matrices(nodes, roots)[owner]
@@ -82,7 +88,7 @@ def raw_world_points(path, owner):
         local[:3, :3] = rotation
         local[:3, 3] = body["translation"] * UNITS
         matrix = world @ local
-    return shape_vertices(blocks, body["shape"], matrix), body
+    return matrix, body, blocks
 
 
 def bounds(points):
@@ -287,6 +293,51 @@ def test_edited_mopp_mesh_is_refused_and_kept(clean_scene, every_shape, tmp_path
     assert any("MOPP" in message and packed.name in message for message in messages), messages
     assert (tmp_path / "out.nif").read_bytes() == every_shape.read_bytes()
     assert block_bytes(every_shape.read_bytes())  # the file the test compared with is readable
+
+
+def test_strips_shape_is_the_files_triangles_where_the_bytes_put_them(clean_scene, corpus, tmp_path):
+    """A bhkNiTriStripsShape of two NiTriStripsData blocks in a moved, turned bhkRigidBodyT: one
+    mesh of both blocks' vertices (game units, times the shape's scale, not the Havok scale: see
+    tests/raw_strips.py), the strips' triangles, placed by the node and the body; untouched it
+    writes back byte for byte, edited it is refused with the stored blocks kept."""
+    from raw_havok import block_bytes
+    from raw_strips import STRIPS_NODE, read_strips_data, read_strips_shape, strip_triangles, strips_shape_file
+
+    path = tmp_path / "strips.nif"
+    path.write_bytes(strips_shape_file(corpus / f"{FONV}/9mmscp.nif"))
+    collection = imported(path)
+    bodies = bodies_of(collection)
+    assert sorted(bodies) == [0, STRIPS_NODE]
+    obj = bodies[STRIPS_NODE]
+    assert obj["havok_shape"] == "strips_mesh" and obj.type == "MESH"
+
+    matrix, body, blocks = raw_body_frame(path, STRIPS_NODE)
+    assert blocks[body["shape"]][0] == "bhkNiTriStripsShape"
+    shape = read_strips_shape(blocks[body["shape"]][1])
+    assert obj["havok_material"] == f"0x{shape['material']:08X}"
+    vertices, triangles = [], []
+    for index in shape["data"]:
+        assert blocks[index][0] == "NiTriStripsData"
+        points, strips = read_strips_data(blocks[index][1])
+        triangles += [tuple(v + sum(map(len, vertices)) for v in triangle) for triangle in strip_triangles(strips)]
+        vertices.append(points)
+    points = np.concatenate(vertices) * shape["scale"]
+    expected = points @ matrix[:3, :3].T + matrix[:3, 3]
+    np.testing.assert_allclose(world_points(obj), expected, atol=1e-4)
+
+    def winding(triangle):  # the same triangle from its lowest corner on, its winding kept
+        start = triangle.index(min(triangle))
+        return tuple(int(v) for v in triangle[start:] + triangle[:start])
+
+    got = [winding(tuple(polygon.vertices)) for polygon in obj.data.polygons]
+    assert sorted(got) == sorted(winding(triangle) for triangle in triangles) and len(got) == 7
+
+    assert export(collection, tmp_path / "out.nif") == path.read_bytes()
+    obj.data.vertices[0].co.x += 1.0
+    nif, messages = exported_blocks(collection, tmp_path / "edited.nif")
+    assert any("strips mesh" in message and obj.name in message for message in messages), messages
+    assert (tmp_path / "edited.nif").read_bytes() == path.read_bytes()
+    assert block_bytes(path.read_bytes())
 
 
 def test_deleted_collision_is_dropped(clean_scene, corpus, tmp_path):

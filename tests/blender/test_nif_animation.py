@@ -102,6 +102,7 @@ def test_keys_import_with_the_files_times_and_values(clean_scene, corpus, name):
         for (node, data), (obj, bone) in ((entry, target) for entry in entries for target in find_targets(collection, entry[0])):
             action, slot = sequence_action(obj, sequence.name)
             assert action["nif_cycle_type"] == sequence.cycle_type
+            assert action["nif_frequency"] == pytest.approx(sequence.frequency, abs=1e-7)
             assert action.frame_range[0] == pytest.approx(sequence.start * fps, abs=1e-4)
             assert action.frame_range[1] == pytest.approx(sequence.stop * fps, abs=1e-4)
             if sequence.text_key_ref >= 0:
@@ -127,6 +128,103 @@ def test_keys_import_with_the_files_times_and_values(clean_scene, corpus, name):
                 assert abs(np.dot(got, value)) == pytest.approx(1.0, abs=1e-5)
                 checked += 1
     assert checked
+
+
+def test_sequence_frequency_is_the_files(clean_scene, corpus, tmp_path):
+    """Every corpus sequence plays at frequency 1: CigaretteMachine's three sequences given 0.5,
+    1.25 and 2 in their bytes (after name, controlled blocks of 29 bytes, weight, text keys,
+    cycle type) import with those as ``nif_frequency`` and write back byte for byte."""
+    import struct
+
+    from nif_rewriter import RawNif
+
+    raw = RawNif.read(corpus / FO4 / "CigaretteMachine.nif")
+    wanted = {}
+    for index, frequency in zip(raw.indices_of("NiControllerSequence"), (0.5, 1.25, 2.0)):
+        (count,) = struct.unpack_from("<I", raw.blocks[index], 4)
+        struct.pack_into("<f", raw.blocks[index], 12 + 29 * count + 12, frequency)
+        wanted[raw.strings[struct.unpack_from("<i", raw.blocks[index])[0]]] = frequency
+    path = tmp_path / "frequency.nif"
+    path.write_bytes(raw.to_bytes())
+    _raw, sequences = read_sequences(path)
+    assert {s.name: s.frequency for s in sequences} == wanted
+    collection = imported(path)
+    obj, _ = find_target(collection, "Object003")
+    for sequence in sequences:
+        action, _slot = sequence_action(obj, sequence.name)
+        assert action["nif_frequency"] == pytest.approx(sequence.frequency, abs=1e-7), sequence.name
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+FLT_MAX = 3.4028234663852886e38
+MULTI_TARGET = [FO4 + name for name in ("CigaretteMachine.nif", "Meshes/BOSRadarDish.nif", "RedR_ButtonBox.nif",
+                                        "Workshop_BldWoodPDoor02.nif", "AnimatronicSpaceMan.nif")]  # fmt: skip
+
+
+def multi_target_transforms(path):
+    """From the bytes: {sequence name: {node block index}} of the nodes each sequence moves
+    through a NiMultiTargetTransformController, each found among the controller's target (the
+    manager's node, NiTimeController's last field, at 22) and extra targets (then a u16 count
+    and the pointers) by the controlled block's node name; only interpolators that hold keys
+    or a pose value move anything."""
+    import struct
+
+    raw, sequences = read_sequences(path)
+    controllers = {}
+    for index in range(len(raw.blocks)):
+        if raw.type_of(index) == "NiMultiTargetTransformController":
+            (target, count) = struct.unpack_from("<iH", raw.blocks[index], 22)
+            targets = [t for t in (target, *struct.unpack_from(f"<{count}i", raw.blocks[index], 28)) if t >= 0]
+            controllers[index] = {raw.strings[struct.unpack_from("<i", raw.blocks[t])[0]]: t for t in targets}
+    assert controllers
+    moved = {}
+    for index, sequence in zip(raw.indices_of("NiControllerSequence"), sequences):
+        for number, (node, controller_type, interpolator) in enumerate(sequence.blocks):
+            (controller,) = struct.unpack_from("<i", raw.blocks[index], 12 + 29 * number + 4)
+            if controller not in controllers:
+                continue
+            assert controller_type == "NiTransformController" and node in controllers[controller], (sequence.name, node)
+            if interpolator < 0 or raw.type_of(interpolator) != "NiTransformInterpolator":
+                continue
+            data = transform_data(raw, interpolator)
+            if data is None:
+                continue
+            pose = [*data["pose"]["translation"], *data["pose"]["rotation"], data["pose"]["scale"]]
+            groups = [data["translation"], data["scale"], *(data["xyz"] if "xyz" in data else [data["rotation"]])]
+            if any(keys for _kind, keys in groups) or any(abs(v) < FLT_MAX for v in pose):
+                moved.setdefault(sequence.name, set()).add(controllers[controller][node])
+    return moved
+
+
+def animated_blocks(collection):
+    """{sequence name: {node block index}} of the objects and bones whose transform the
+    imported actions move (an armature's bones by their F-curves' data paths)."""
+    from precombined_nif.io import compat
+
+    moved = {}
+    for obj in collection.all_objects:
+        bones = {bone.name: bone["nif_block"] for bone in obj.data.bones} if obj.type == "ARMATURE" else {}
+        for action, slot in compat.animations(obj):
+            for fcurve in compat.fcurves(action, slot):
+                found = re.fullmatch(r'pose\.bones\["(.+)"\]\.(\w+)', fcurve.data_path)
+                prop = found.group(2) if found else fcurve.data_path
+                if prop not in ("location", "rotation_quaternion", "rotation_euler", "scale"):
+                    continue
+                block = bones[found.group(1)] if found else obj["nif_block"]
+                moved.setdefault(action["nif_name"], set()).add(block)
+    return moved
+
+
+@pytest.mark.parametrize("name", MULTI_TARGET)
+def test_multi_target_controller_sequences_move_its_targets(clean_scene, corpus, name):
+    """The nodes a NiMultiTargetTransformController lists (by block index, in its bytes) are
+    the ones its sequences move in Blender: each sequence's action animates exactly the objects
+    or bones made of those blocks that it has keys for, nothing else."""
+    path = corpus / name
+    expected = multi_target_transforms(path)
+    assert expected and all(expected.values())
+    assert animated_blocks(imported(path)) == expected
 
 
 def _check_bone(scene, fps, nodes, armature, bone_name, action, slot, data, most=12):
@@ -608,14 +706,15 @@ def spline_value(points, u):
     return sum(de_boor_basis(i, 3, u, t) * np.asarray(points[i], np.float64) for i in range(n))
 
 
-def test_bspline_keys_follow_the_games_curve(clean_scene, corpus, tmp_path):
+def test_bspline_keys_follow_the_games_curve(clean_scene, corpus, tmp_path, capfd):
     """A .kf whose pelvis moves by a compressed B-spline (6 control points, translation and
     rotation): Blender's curves hold the spline's value (evaluated here by Cox-de Boor from the
     shorts) at the knots and between them; the file writes back byte for byte, and an edited
-    spline is reported and kept as stored."""
+    spline is reported (a warning naming its action) and kept as stored."""
     import bpy
 
     from kf_writer import KfWriter
+    from nif_rewriter import RawNif
 
     count, start, stop = 6, 0.0, 1.5
     rng = np.random.default_rng(7)
@@ -649,7 +748,14 @@ def test_bspline_keys_follow_the_games_curve(clean_scene, corpus, tmp_path):
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
     assert out.read_bytes() == kf_path.read_bytes()
     fcurve_of(action, slot, "location", 0).keyframe_points[1].co.y += 1.0
+    capfd.readouterr()
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True) == {"FINISHED"}
+    reported = [line for line in capfd.readouterr().out.splitlines() if line.startswith("Warning") and "B-spline" in line]
+    assert reported and all(f"action {action.name!r}" in line and "kept as stored" in line for line in reported), reported
+    spline_types = ("NiBSplineCompTransformInterpolator", "NiBSplineData", "NiBSplineBasisData")
+    before, after = RawNif(kf_path.read_bytes()), RawNif(out.read_bytes())
+    stored = [before.blocks[i] for name in spline_types for i in before.indices_of(name)]
+    assert len(stored) == 3 and [after.blocks[i] for name in spline_types for i in after.indices_of(name)] == stored
     assert out.read_bytes() == kf_path.read_bytes()
 
 
