@@ -95,7 +95,7 @@ class RawNif:
             out += block
         return bytes(out + self.footer)
 
-    # -- NiAVObject fields (bs > 34: no property list) ------------------------------------------
+    # -- NiAVObject fields (bs <= 34: a property list before the collision object) ---------------
     def av_offsets(self, index):
         """Offsets in a node's or shape's bytes: {"name", "transform", "collision", "end"}
         (``end``: where NiAVObject's fields stop)."""
@@ -104,9 +104,12 @@ class RawNif:
         offsets = {"name": at}
         (extra,) = struct.unpack_from("<I", block, at + 4)
         at += 8 + 4 * extra + 4  # name, extra data list, controller
-        at += 4  # flags (u32)
+        at += 4 if self.bs_version > 26 else 2  # flags
         offsets["transform"] = at
         at += 52
+        if self.bs_version <= 34:
+            (properties,) = struct.unpack_from("<I", block, at)
+            at += 4 + 4 * properties
         offsets["collision"] = at
         offsets["end"] = at + 4
         return offsets
@@ -119,6 +122,20 @@ class RawNif:
         at = self.av_offsets(index)["end"]
         (count,) = struct.unpack_from("<I", self.blocks[index], at)
         return list(struct.unpack_from(f"<{count}i", self.blocks[index], at + 4))
+
+    def set_children(self, index, children):
+        block, at = self.blocks[index], self.av_offsets(index)["end"]
+        (count,) = struct.unpack_from("<I", block, at)
+        block[at : at + 4 + 4 * count] = struct.pack(f"<I{len(children)}i", len(children), *children)
+
+    def set_transform(self, index, translation, rotation, scale):
+        """``rotation``: the 3x3 matrix R as rows (what the file stores)."""
+        values = [*translation, *(value for row in rotation for value in row), scale]
+        struct.pack_into("<13f", self.blocks[index], self.av_offsets(index)["transform"], *values)
+
+    def roots(self):
+        (count,) = struct.unpack_from("<I", self.footer)
+        return list(struct.unpack_from(f"<{count}i", self.footer, 4))
 
     def set_collision(self, index, collision):
         struct.pack_into("<i", self.blocks[index], self.av_offsets(index)["collision"], collision)

@@ -9,11 +9,14 @@ import numpy as np
 
 from precombined_nif.core.nif import NifFile
 
-# blocks laid out as NiAVObject (+ NiNode children): the node and shape types of the corpus
+# blocks laid out as NiAVObject (+ NiNode children): every type nif.xml derives from NiNode that a
+# 20.2.0.7 Bethesda file may hold, and the shape types of the corpus
 NODE_TYPES = {
     "NiNode", "BSFadeNode", "BSLeafAnimNode", "RootCollisionNode", "BSValueNode", "BSOrderedNode",
     "BSMultiBoundNode", "BSRangeNode", "BSBlastNode", "BSDamageStage", "BSDebrisNode", "BSTreeNode",
     "NiBillboardNode", "NiSwitchNode", "NiLODNode", "BSMasterParticleSystem", "NiBSAnimationNode",
+    "NiBSParticleNode", "NiSortAdjustNode", "NiBone", "CsNiNode", "NiRoomGroup", "NiRoom",
+    "BSDistantObjectInstancedNode",
 }
 SHAPE_TYPES = {
     "BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "BSDynamicTriShape", "NiTriShape", "NiTriStrips",
