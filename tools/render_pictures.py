@@ -51,6 +51,8 @@ class Picture:
     view: tuple = (-35.0, 25.0)  # camera azimuth (degrees from -Y towards +X) and elevation
     frame: int = None  # the scene frame to show (animations)
     see_through: float = 0.0  # when set, meshes as wire this thick (a share of the scene's size), to show bones
+    bones_in_front: bool = False  # bones drawn over the (solid) meshes that hold them, as Blender's "In Front"
+    zoom: float = 1.0  # the camera this much closer than where the scene's bounding sphere just fits
     make: callable = None  # (temporary folder) -> None: writes files not in the corpus
 
     def command(self):
@@ -101,11 +103,12 @@ PICTURES = [
     ),
     Picture(
         "bsm2_frame",
-        "A Banuba .bsm2 mesh (as wire) posed by its animation 'Take 001' at frame 60 (bones in orange)",
-        ["bsm2/Rabbit.bsm2"],
-        view=(-30.0, 15.0),
-        see_through=0.0015,
-        frame=60,
+        "A Banuba .bsm2 mesh (Cut.bsm2, a head), skinned to its armature of two bones (in orange, drawn in front) "
+        "and shown in the pose its animation 'Take 001' holds (its keys are all the same)",
+        ["bsm2/Cut.bsm2"],
+        view=(-40.0, 10.0),
+        bones_in_front=True,
+        zoom=1.3,
     ),
     Picture(
         "xbox_fnv",
@@ -126,9 +129,10 @@ def colour_of(name):
     return (*colorsys.hsv_to_rgb(hue, 0.35, 0.9), 1.0)
 
 
-def show_wires_and_bones(bpy, scene, scale, see_through=0.0):
+def show_wires_and_bones(bpy, scene, scale, see_through=0.0, bones_in_front=False):
     """Workbench renders every mesh solid and no armature: collision objects (drawn as wire in the
-    viewport) get a wireframe modifier, armatures a stand-in mesh of skinned bone segments."""
+    viewport) get a wireframe modifier, armatures a stand-in mesh of skinned bone segments (drawn
+    over everything with ``bones_in_front``)."""
     for obj in list(scene.objects):
         if obj.type == "MESH" and obj.display_type in {"WIRE", "BOUNDS"}:
             add_wire(obj, scale * 0.0006)
@@ -141,7 +145,7 @@ def show_wires_and_bones(bpy, scene, scale, see_through=0.0):
             if see_through:
                 add_wire(obj, scale * see_through)
         elif obj.type == "ARMATURE":
-            add_bone_mesh(bpy, scene, obj)
+            add_bone_mesh(bpy, scene, obj, bones_in_front)
 
 
 def add_wire(obj, thickness):
@@ -150,7 +154,7 @@ def add_wire(obj, thickness):
     wire.use_relative_offset = False
 
 
-def add_bone_mesh(bpy, scene, armature):
+def add_bone_mesh(bpy, scene, armature, in_front=False):
     """Each posed bone as Blender draws it, an octahedron from head to tail."""
     points, faces = [], []
     for bone in armature.pose.bones:
@@ -174,6 +178,7 @@ def add_bone_mesh(bpy, scene, armature):
     bones = bpy.data.objects.new(mesh.name, mesh)
     scene.collection.objects.link(bones)
     bones.color = BONE_COLOUR
+    bones.show_in_front = in_front
 
 
 def world_corners(bpy, scene):
@@ -190,8 +195,9 @@ def world_corners(bpy, scene):
     return np.concatenate(solid or wire or [np.zeros((1, 3))])
 
 
-def aim_camera(bpy, scene, corners, view, size):
-    """A camera looking at the middle of ``corners`` from ``view``, far enough to see them all."""
+def aim_camera(bpy, scene, corners, view, size, zoom=1.0):
+    """A camera looking at the middle of ``corners`` from ``view``, far enough to see them all
+    (``zoom`` times closer: the bounding sphere fits, while a compact shape looks small in it)."""
     from mathutils import Vector
 
     camera = bpy.data.objects.new("picture camera", bpy.data.cameras.new("picture camera"))
@@ -202,7 +208,7 @@ def aim_camera(bpy, scene, corners, view, size):
     azimuth, elevation = (math.radians(angle) for angle in view)
     direction = Vector((math.sin(azimuth) * math.cos(elevation), -math.cos(azimuth) * math.cos(elevation), math.sin(elevation)))
     field_of_view = camera.data.angle * min(size) / max(size)  # the narrower side's
-    distance = radius / math.sin(field_of_view / 2)
+    distance = radius / math.sin(field_of_view / 2) / zoom
     camera.location = Vector(centre) + direction * distance
     camera.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
     camera.data.clip_start = distance / 1000
@@ -245,13 +251,14 @@ def use_cycles(bpy, scene):
     scene.collection.objects.link(sun)
 
 
-def render(bpy, output, view=(-35.0, 25.0), size=SIZE, see_through=0.0, engine="BLENDER_WORKBENCH"):
+def render(bpy, output, view=(-35.0, 25.0), size=SIZE, see_through=0.0, engine="BLENDER_WORKBENCH", bones_in_front=False,
+           zoom=1.0):
     """Render the current scene into the PNG ``output`` with ``engine`` (Workbench, or Cycles)."""
     scene = bpy.context.scene
     corners = world_corners(bpy, scene)
     scale = float(np.linalg.norm(corners.max(axis=0) - corners.min(axis=0))) or 1.0
-    show_wires_and_bones(bpy, scene, scale, see_through)
-    aim_camera(bpy, scene, world_corners(bpy, scene), view, size)
+    show_wires_and_bones(bpy, scene, scale, see_through, bones_in_front)
+    aim_camera(bpy, scene, world_corners(bpy, scene), view, size, zoom)
     if engine == "CYCLES":
         use_cycles(bpy, scene)
     else:
@@ -300,7 +307,7 @@ def take(bpy, cli, picture, folder, output, size=SIZE):
         raise SystemExit(f"render_pictures: {picture.name}: the import failed (status {status})")
     if picture.frame is not None:
         bpy.context.scene.frame_set(picture.frame)
-    render(bpy, output, picture.view, size, picture.see_through)
+    render(bpy, output, picture.view, size, picture.see_through, bones_in_front=picture.bones_in_front, zoom=picture.zoom)
 
 
 def main(argv):

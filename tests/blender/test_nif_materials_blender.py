@@ -8,6 +8,8 @@ import struct
 import numpy as np
 import pytest
 
+from nif_rewriter import RawNif
+from precombined_nif.core.materials.bgsm import MaterialFile
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.materials import ROLES, material_blocks, texture_key
 
@@ -17,6 +19,8 @@ FONV_SMG = "pynifly/tests/tests/FONV/22smg.nif"
 FONV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
 FO3_EMIT = "niftools/todo/old_nifs/fo3/test_emit.nif"
 FO3_ALPHA = "niftools/history/test/nif/base_vertex_alpha0.nif"
+SSE_SCAR = "pynifly/tests/tests/FO4/VaaMaleScarR04.nif"  # in the FO4 folder, but a Skyrim SE file (bs 100)
+ALARM_BGSM = "pynifly/tests/tests/FO4/Materials/SetDressing/AlarmClock/AlarmClock.BGSM"
 FILES = [
     FO4_ALARM,
     FO4_POSTER,
@@ -271,12 +275,40 @@ def test_shape_without_material_gets_the_default_shader(clean_scene, addon):
     assert block.alpha_property == -1
 
 
-@pytest.mark.parametrize("setting, name", [("fnv_data", FONV_SMG), ("fo4_data", FO4_ALARM)])
+def sse_static_file(corpus, tmp_path):
+    """A Skyrim SE file with geometry: the corpus's one SSE file with a texture set keeps its
+    triangles in its skin partition (no mesh to show them), so its shape is rewritten, apart from
+    the product's reader and writer, as the unskinned BSTriShape of SSE statics: a quad at the
+    scar, float positions and UVs inline, the same shader, texture set and alpha property."""
+    nif = RawNif.read(corpus / SSE_SCAR)
+    assert nif.bs_version == 100
+    (shape,) = nif.indices_of("BSDynamicTriShape")
+    block = nif.blocks[shape]
+    at = nif.av_offsets(shape)["end"] + 16  # after the bounding sphere
+    _skin, shader, alpha = struct.unpack_from("<3i", block, at)
+    x, y, z = struct.unpack_from("<3f", block, at - 16)
+    corners = [(-3.0, -3.0, 0.0, 0.0), (3.0, -3.0, 1.0, 0.0), (3.0, 3.0, 1.0, 1.0), (-3.0, 3.0, 0.0, 1.0)]
+    vertices = b"".join(struct.pack("<4f2e", x + dx, y, z + dz, 0.0, u, v) for dx, dz, u, v in corners)
+    triangles = struct.pack("<6H", 0, 1, 2, 0, 2, 3)
+    desc = 5 | 4 << 8 | (0x1 | 0x2 | 0x400) << 44  # 20-byte vertex: position (float), UV at byte 16
+    nif.blocks[shape] = block[:at] + struct.pack("<3iQ2HI", -1, shader, alpha, desc, 2, 4, len(vertices) + len(triangles))
+    nif.blocks[shape] += vertices + triangles + struct.pack("<I", 0)  # no particle data
+    nif.set_type(shape, "BSTriShape")
+    path = tmp_path / "ScarStatic.nif"
+    path.write_bytes(nif.to_bytes())
+    return path
+
+
+@pytest.mark.parametrize("setting, name", [
+    ("fnv_data", FONV_SMG),
+    ("fo4_data", FO4_ALARM),
+    pytest.param("sse_data", sse_static_file, id="sse_data-ScarStatic.nif"),
+])
 def test_file_import_finds_textures_in_the_preferences_data_folder(clean_scene, corpus, addon, tmp_path, setting, name):
     """File > Import > NIF looks in the Data folder of the file's game, set in the preferences."""
     import bpy
 
-    path = corpus / name
+    path = name(corpus, tmp_path) if callable(name) else corpus / name
     nif = NifFile.read(path)
     texture = next(str(b.textures[0]) for b in nif.blocks if b.type_name == "BSShaderTextureSet" and b.textures[0])  # a diffuse map
     relative = texture.replace("\\", "/")
@@ -298,3 +330,54 @@ def test_file_import_finds_textures_in_the_preferences_data_folder(clean_scene, 
         if node.type == "TEX_IMAGE" and node.image is not None
     }
     assert str(target) in {bpy.path.abspath(p) for p in images}
+
+
+def fallout_76_material(path):
+    """A corpus BGSM (Fallout 4's version 2) as Fallout 76 writes it: version 20, the fields later
+    versions added left at zero, each texture in its slot of the same name."""
+    class Zeros(dict):
+        def get(self, name, default=None):
+            return super().get(name, default if default is not None else (0.0, 0.0, 0.0) if name.endswith("_color") else 0)
+
+    material = MaterialFile.read(path)
+    material.version, material.fields = 20, Zeros(material.fields)
+    data = material.to_bytes()
+    assert MaterialFile.from_bytes(data).textures["diffuse"] == material.textures["diffuse"]
+    return data
+
+
+def test_fallout_76_import_finds_its_material_and_textures_in_the_preferences_data_folder(clean_scene, corpus, addon, tmp_path):
+    """No Fallout 76 file is in the corpus: the nifly golden as Fallout 76 writes it, its shaders
+    naming a material file, finds that file and the file's textures in the FO76 Data folder."""
+    import bpy
+    from test_nif_situations import MATERIAL, fo76_file
+
+    path = fo76_file(corpus, tmp_path)
+    data = tmp_path / "Data"
+    material = data / MATERIAL.replace("\\", "/")
+    material.parent.mkdir(parents=True)
+    material.write_bytes(fallout_76_material(corpus / ALARM_BGSM))
+    textures = set()
+    for slot in ("diffuse", "normal", "smooth_spec"):  # the three AlarmClock.BGSM names
+        stored = MaterialFile.read(corpus / ALARM_BGSM).textures[slot]
+        assert stored
+        target = data / "Textures" / stored.replace("\\", "/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(dds_bytes())
+        textures.add(str(target))
+    preferences = addon.ui.preferences.get(bpy.context)
+    preferences.fo76_data = str(data)
+    try:
+        assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    finally:
+        preferences.fo76_data = ""
+    meshes = [obj for obj in bpy.data.collections[path.stem].all_objects if obj.type == "MESH"]
+    assert meshes
+    for obj in meshes:
+        assert bpy.path.abspath(obj.active_material.get("bgsm_file", "")) == str(material)
+        images = {
+            bpy.path.abspath(node.image.filepath)
+            for node in obj.active_material.node_tree.nodes
+            if node.type == "TEX_IMAGE" and node.image is not None
+        }
+        assert images == textures
