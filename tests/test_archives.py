@@ -108,6 +108,17 @@ def make_dds(dxgi, width, height, mips, cube=False, seed=0):
 
 @pytest.mark.parametrize("dxgi", sorted(LEGACY_PIXEL_FORMATS) + DX10_ONLY)
 def test_built_dx10_textures_extract_to_the_packed_dds(tmp_path, dxgi):
+    check_dx10_archive(tmp_path, dxgi, version=1)
+
+
+@pytest.mark.parametrize("version", [7, 8])
+@pytest.mark.parametrize("dxgi", [71, 28, 98])
+def test_built_dx10_archives_of_the_later_versions(tmp_path, dxgi, version):
+    """Versions 7 and 8 (Fallout 4's next-gen update) keep version 1's DX10 layout."""
+    check_dx10_archive(tmp_path, dxgi, version=version)
+
+
+def check_dx10_archive(tmp_path, dxgi, version):
     textures = {
         "textures/a/square_d.dds": make_dds(dxgi, 64, 64, 7, seed=1),
         "textures/a/wide_n.dds": make_dds(dxgi, 32, 8, 6, seed=2),
@@ -115,7 +126,7 @@ def test_built_dx10_textures_extract_to_the_packed_dds(tmp_path, dxgi):
         "textures/sky/cube_e.dds": make_dds(dxgi, 16, 16, 5, cube=True, seed=4),
     }
     path = tmp_path / "tex.ba2"
-    write_ba2_dx10(path, textures, packed=dxgi % 2 == 0)
+    write_ba2_dx10(path, textures, version=version, packed=dxgi % 2 == 0)
     archive = open_archive(path)
     assert archive.type == "DX10"
     for name, dds in textures.items():

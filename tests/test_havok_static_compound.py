@@ -4,10 +4,12 @@ says, its child inside the tree's bounds; edited and new compounds re-encode wit
 tree that decodes back to them."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
-from support import CORPUS, corpus_files
+from support import CORPUS, ROOT, corpus_files
 from test_havok_shapes import round_trip
 
 from precombined_nif.core.havok import Packfile
@@ -116,8 +118,11 @@ def test_new_static_compound_of_several_children():
 
 
 def test_info_reports_static_compounds(corpus):
-    from precombined_nif.core.info import nif_info
-
-    text = json.dumps(nif_info(NifFile.read(corpus / CELL)))
+    """As the user asks for it: ``cli.py info CELL --json``."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "cli.py"), "info", str(corpus / CELL), "--json"], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    text = json.dumps(json.loads(result.stdout))
     expected = '"shape": {"type": "static_compound", "tree_nodes": 1, "children": [{"type": "compressed_mesh", "vertices": 8, "triangles": 12'
     assert expected in text, text
