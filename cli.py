@@ -49,10 +49,10 @@ class Parser(argparse.ArgumentParser):
 def command_info(args):
     from precombined_nif.core import batch, info
 
-    if len(args.files) > 1 or Path(args.files[0]).is_dir():
+    if len(args.files) > 1 or is_many(args.files[0]):
         if args.plugin:
             raise UsageError("info: --plugin reads one cell at a time")
-        return run_batch(batch.info_task, [(path, (args.json,)) for path, _ in batch.expand(args.files)], args.jobs)
+        return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args)
     (path,) = args.files
     result = info.file_info(path)
     if args.plugin:
@@ -73,7 +73,7 @@ def command_info(args):
 def command_roundtrip(args):
     from precombined_nif.core import batch
 
-    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args.jobs)
+    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args)
 
 
 def command_sample(args):
@@ -89,38 +89,56 @@ def command_sample(args):
 def command_convert(args):
     from precombined_nif.core import batch
 
-    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args.jobs)
+    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args)
+
+
+def is_many(path):
+    """A folder or an archive: the batch commands take each NIF (or .bsm2) in it."""
+    from precombined_nif.core.archives.data import ARCHIVE_SUFFIXES
+
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in ARCHIVE_SUFFIXES
 
 
 def file_pairs(source, target):
-    """(input, (output,)) per file: a folder's files go to the same places under the output
-    folder; a file goes to the output file, or into it when it is a folder."""
+    """(input, (output,)) per file: a folder's (or an archive's) files go to the same places under
+    the output folder; a file goes to the output file, or into it when it is a folder."""
     from precombined_nif.core import batch
 
     source, target = Path(source), Path(target)
-    if source.is_dir():
+    if is_many(source):
         if target.exists() and not target.is_dir():
-            raise UsageError(f"{target} is a file: a folder's files need an output folder")
+            raise UsageError(f"{target} is a file: the files of {source} need an output folder")
         return [(path, (target / relative,)) for path, relative in batch.expand([source])]
     return [(source, (target / source.name if target.is_dir() else target,))]
 
 
-def run_batch(task, jobs_list, jobs):
-    """Each file's line on stdout (its error on stderr); with several files a summary on stderr.
-    Returns the exit status: 2 when any file failed."""
+WORKER = "precombined_nif.worker"  # the run name under which a spawned worker runs this file
+
+
+def run_batch(task, jobs_list, args):
+    """Each file's line (with --json its object) on stdout, its error on stderr (with --json its
+    object on stdout too); with several files a summary on stderr. Returns the exit status: 2
+    when any file failed."""
+    import runpy
     import time
 
     from precombined_nif.core import batch
 
     if not jobs_list:
-        raise UsageError("no .nif or .bsm2 files found")
+        raise UsageError("no .nif, .kf or .bsm2 files found")
     started, failed = time.monotonic(), 0
-    for ok, text in batch.run(task, jobs_list, jobs):
-        if ok:
-            print(text, flush=True)
-        else:
-            failed += 1
-            print(f"error: {text}", file=sys.stderr, flush=True)
+    # A spawned worker (under Blender, on Windows) imports the package as main() does here.
+    setup = (runpy.run_path, (str(ROOT / "cli.py"), None, WORKER))
+    try:
+        for ok, line, error in batch.run(task, jobs_list, args.jobs, args.json, setup):
+            if line is not None:
+                print(line, flush=True)
+            if not ok:
+                failed += 1
+                print(f"error: {error}", file=sys.stderr, flush=True)
+    except batch.WorkerLost as error:
+        raise CommandError(f"error: {error}") from None
     if len(jobs_list) > 1:
         print(batch.summary(len(jobs_list), failed, time.monotonic() - started), file=sys.stderr)
     return 2 if failed else 0
@@ -388,6 +406,12 @@ def add_jobs(parser):
     )
 
 
+def add_batch_options(parser):
+    """What the commands working file by file share: several files at once, JSON lines."""
+    add_jobs(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object per file (failures too: their \"error\")")
+
+
 def positive(text):
     try:
         value = int(text)
@@ -411,26 +435,25 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    info = commands.add_parser("info", help="summarise files (folders: every .nif and .bsm2 in them)")
+    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf and .bsm2 in them)")
     info.add_argument("files", nargs="+", metavar="file")
-    info.add_argument("--json", action="store_true", help="machine-readable output (several files: one object per line)")
-    add_jobs(info)
+    add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
                       "any of its masters, to name the reference placing each copy (repeatable)")
     info.set_defaults(run=command_info)
 
-    roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's files) and write it back unchanged")
+    roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's or archive's files) and write it back unchanged")
     roundtrip.add_argument("input")
     roundtrip.add_argument("output")
-    add_jobs(roundtrip)
+    add_batch_options(roundtrip)
     roundtrip.set_defaults(run=command_roundtrip)
 
     convert = commands.add_parser(
-        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's) into a PC (little-endian) NIF"
+        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's or archive's) into a PC (little-endian) NIF"
     )
     convert.add_argument("input")
     convert.add_argument("output")
-    add_jobs(convert)
+    add_batch_options(convert)
     convert.set_defaults(run=command_convert)
 
     sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
@@ -534,6 +557,9 @@ def main(argv=None):
     except FormatError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into a command that stopped reading (head): not a failure
+        sys.stderr.close()
+        return 0
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
         print(f"error: {where}{error.strerror or error}", file=sys.stderr)
@@ -551,7 +577,9 @@ def main(argv=None):
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == WORKER:
+    load_package()
+elif __name__ == "__main__":
     status = main()
     if "bpy" in sys.modules:
         # Under Blender sys.exit only ends the script; the status must reach the shell.

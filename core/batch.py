@@ -1,29 +1,54 @@
-"""Many files at once: folders expanded into the files the codec reads, one task per file run in
-worker processes, each task's outcome reported as one line (or one JSON object), a progress
-bar on a terminal and a summary at the end. A damaged file fails alone: the others finish."""
+"""Many files at once: folders and archives expanded into the files the codec reads, one task
+per file run in worker processes, each task's outcome reported as one line (or one JSON object),
+a progress bar on a terminal and a summary at the end. A damaged file fails alone: the others
+finish."""
 
 import json
 import os
 import sys
 import time
-from pathlib import Path
+from concurrent.futures import BrokenExecutor
+from pathlib import Path, PurePosixPath
 
 from .errors import FormatError
 
-SUFFIXES = (".nif", ".bsm2")
+SUFFIXES = (".nif", ".kf", ".bsm2")
+NIF_SUFFIXES = (".nif", ".kf")  # what game archives hold of these (a .bsm2 is never packed in one)
 
 
 def expand(paths):
-    """Files named directly, and the readable files under folders (recursively, sorted), each
-    with its path relative to the folder it was found in (None for a file named directly)."""
+    """Files named directly, the readable files under folders (recursively, sorted) and inside
+    archives (.ba2/.bsa, named ``ARCHIVE:inner/path``), each with its path relative to the folder
+    or archive it was found in (None for a file named directly). A folder's archives are read
+    too: a game's Data folder covers its loose and its archived meshes."""
+    from .archives.data import ARCHIVE_SUFFIXES
+
     found = []
     for path in map(Path, paths):
         if path.is_dir():
-            inner = sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
-            found += [(p, p.relative_to(path)) for p in inner]
+            for inner in sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES + ARCHIVE_SUFFIXES and p.is_file()):
+                if inner.suffix.lower() in ARCHIVE_SUFFIXES:
+                    found += [(name, inner.relative_to(path) / relative) for name, relative in archive_files(inner)]
+                else:
+                    found.append((inner, inner.relative_to(path)))
+        elif path.suffix.lower() in ARCHIVE_SUFFIXES:
+            found += archive_files(path)
         else:
             found.append((path, None))
     return found
+
+
+def archive_files(path):
+    """(``ARCHIVE:inner/path``, inner path) of the NIFs an archive holds, in archive order. An
+    archive that cannot be read is one entry, ``ARCHIVE:``, whose reading fails with its error:
+    a batch reports it as one failed file and goes on."""
+    from .archives.data import opened_archive
+
+    try:
+        names = opened_archive(path).names()
+    except FormatError:
+        return [(f"{path}:", PurePosixPath(Path(path).name))]
+    return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in NIF_SUFFIXES]
 
 
 def failure_text(path, error):
@@ -36,44 +61,56 @@ def failure_text(path, error):
 
 
 # -- the tasks (top-level functions: worker processes receive them by name) ------------------
+# Each returns its file's line of text, or with ``as_json`` its JSON object (a dict).
 def info_task(path, as_json):
     from . import info
 
     result = info.file_info(path)
-    if as_json:
-        return json.dumps({"file": str(path), **result}, ensure_ascii=False)
-    return info.render_text(path, result)
+    return {"file": str(path), **result} if as_json else info.render_text(path, result)
 
 
-def roundtrip_task(source, target):
+def roundtrip_task(source, target, as_json):
+    from .archives.data import read_path
+    from .files import write_replacing
     from .formats import read_file
 
+    written = read_file(source).to_bytes()
     Path(target).parent.mkdir(parents=True, exist_ok=True)
-    read_file(source).write(target)
-    same = Path(source).read_bytes() == Path(target).read_bytes()
+    write_replacing(target, written)
+    same = written == read_path(source)
+    if as_json:
+        return {"file": str(source), "output": str(target), "identical": same}
     return f"{target}: written, {'identical to' if same else 'differs from'} {source}"
 
 
-def convert_task(source, target):
+def convert_task(source, target, as_json):
+    from .formats import read_file
     from .nif import NifFile
     from .nif.xbox import to_pc
 
-    nif = NifFile.read(source)
+    nif = read_file(source)
+    if not isinstance(nif, NifFile):
+        raise FormatError("not a NIF: only NIFs have an Xbox 360 byte order to convert", path=source)
     was_big = nif.header.big_endian
     unpacked = to_pc(nif)
     Path(target).parent.mkdir(parents=True, exist_ok=True)
     nif.write(target)
+    if as_json:
+        return {"file": str(source), "output": str(target), "from": "xbox360" if was_big else "pc", "shapes_unpacked": unpacked}
     if not was_big:
         return f"{target}: {source} is already a PC (little-endian) file: written back as it is"
     return f"{target}: PC file written from an Xbox 360 (big-endian) file, {unpacked} shape(s) unpacked"
 
 
 def _run_one(job):
-    task, path, arguments = job
+    """(ok, line to print, error text or None) of one file."""
+    task, path, arguments, as_json = job
     try:
-        return True, task(path, *arguments)
+        outcome = task(path, *arguments, as_json)
     except Exception as error:  # every failure is this file's alone
-        return False, failure_text(path, error)
+        text = failure_text(path, error)
+        return False, json.dumps({"file": str(path), "error": text}, ensure_ascii=False) if as_json else None, text
+    return True, json.dumps(outcome, ensure_ascii=False) if as_json else outcome, None
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -101,32 +138,45 @@ class Progress:
             self.stream.write("\n")
 
 
-def run(task, jobs_list, jobs=1):
-    """Run ``task(path, *arguments)`` for each (path, arguments) of ``jobs_list`` in ``jobs``
-    worker processes; yields (ok, text) in input order while showing progress."""
-    work = [(task, path, tuple(arguments)) for path, arguments in jobs_list]
+class WorkerLost(Exception):
+    """A worker process ended before finishing its files (killed, out of memory, failed to start)."""
+
+
+def run(task, jobs_list, jobs=1, as_json=False, worker_setup=None):
+    """Run ``task(path, *arguments, as_json)`` for each (path, arguments) of ``jobs_list`` in
+    ``jobs`` worker processes; yields (ok, line, error text) in input order while showing
+    progress (``line``: what to print on stdout, None for a failure in text mode).
+    ``worker_setup``: (function, arguments) making this package importable in a worker that
+    starts afresh (spawn), called there before its first task."""
+    work = [(task, path, tuple(arguments), as_json) for path, arguments in jobs_list]
     progress = Progress(len(work))
     failed = 0
+    pool = None
     try:
         if jobs <= 1 or len(work) <= 1:
             results = map(_run_one, work)
-            pool = None
         else:
             import multiprocessing  # 50 ms that single-file commands do not pay
+            from concurrent.futures import ProcessPoolExecutor
 
-            # spawn under Blender (forking a process holding bpy is unsafe); fork elsewhere
+            # spawn under Blender (forking a process holding bpy is unsafe) and on Windows; fork elsewhere
             method = "spawn" if "bpy" in sys.modules or os.name == "nt" else "fork"
-            pool = multiprocessing.get_context(method).Pool(jobs)
-            results = pool.imap(_run_one, work, chunksize=max(1, min(64, len(work) // (jobs * 8))))
+            setup, arguments = worker_setup if method == "spawn" and worker_setup else (None, ())
+            # A worker that dies (killed, out of memory) breaks the executor, which says so, where a
+            # multiprocessing.Pool would start another and wait for the lost tasks for ever.
+            pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method), initializer=setup, initargs=arguments)
+            results = pool.map(_run_one, work, chunksize=max(1, min(64, len(work) // (jobs * 8))))
+        done = 0
         try:
-            for done, (ok, text) in enumerate(results, 1):
+            for done, (ok, line, error) in enumerate(results, 1):
                 failed += not ok
                 progress.update(done, failed)
-                yield ok, text
-        finally:
-            if pool is not None:
-                pool.terminate()
+                yield ok, line, error
+        except BrokenExecutor as error:
+            raise WorkerLost(f"a worker process stopped ({error}): {len(work) - done} file(s) not processed") from None
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)  # no worker outlives the command (Blender exits with os._exit)
         progress.close()
 
 

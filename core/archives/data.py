@@ -67,10 +67,10 @@ def read_path(text):
     if inside is None:
         return Path(text).read_bytes()
     archive_file, inner = inside
-    with open_archive(archive_file) as archive:
-        if inner not in archive:
-            raise FormatError(f"holds no file {inner}", path=archive_file)
-        return archive.read(inner)
+    archive = opened_archive(archive_file)  # a batch over an archive reads its tables once
+    if inner not in archive:
+        raise FormatError(f"holds no file {inner}", path=archive_file)
+    return archive.read(inner)
 
 
 def path_in_folder(folder, relative):

@@ -3,6 +3,7 @@ after ``--``, and the exit status forced through to the shell."""
 
 import json
 import subprocess
+from pathlib import Path
 
 import extension
 from support import unavailable
@@ -174,3 +175,18 @@ def test_import_of_a_plugin_given_as_a_nif_says_what_it_is(tmp_path, corpus):
     result = blender_cli("import", plugin, "--blend", tmp_path / "x.blend")
     assert result.returncode == 2 and f"{plugin}: not a NIF: this is a plugin" in result.stderr
     assert not (tmp_path / "x.blend").exists()
+
+
+def test_jobs_under_blender_start_their_workers_and_end_them(tmp_path, corpus):
+    """Under Blender the workers are spawned (a fresh interpreter, not a fork): they must find
+    the package, and none may outlive the command (Blender leaves through os._exit; a worker
+    left running holds the output open, and this run would never end)."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("FO4/AlarmClock.nif", "FONV/9mmscp.nif", "FO4/BTMaleBody.nif"):
+        (folder / name.split("/")[1]).write_bytes((corpus / "pynifly/tests/tests" / name).read_bytes())
+    result = blender_cli("info", folder, "--json", "--jobs", "2")
+    assert result.returncode == 0, result.stderr
+    files = [json.loads(line)["file"] for line in result.stdout.splitlines() if line.startswith("{")]
+    assert sorted(Path(file).name for file in files) == ["9mmscp.nif", "AlarmClock.nif", "BTMaleBody.nif"]
+    assert result.stderr.splitlines()[-1].startswith("3 file(s), 0 failed")
