@@ -101,6 +101,16 @@ def decompose(matrix):
     return matrix[..., :3, 3].copy(), quaternion, scale, error
 
 
+def invertible(matrices, limit=1e12):
+    """Per (..., n, n) matrix: finite, and far enough from singular to invert reliably (a
+    damaged file's matrices may be neither; numpy would raise, or return garbage)."""
+    matrices = np.asarray(matrices, np.float64)
+    finite = np.isfinite(matrices).all(axis=(-2, -1))
+    safe = np.where(finite[..., None, None], matrices, np.eye(matrices.shape[-1]))
+    with np.errstate(all="ignore"):
+        return finite & (np.linalg.cond(safe) < limit)
+
+
 def rigid(matrix):
     """The nearest rotation + the translation of a (..., 4, 4) matrix: what a Blender bone's rest
     can hold."""

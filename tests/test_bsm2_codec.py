@@ -162,6 +162,26 @@ def test_sample_round_trips(hierarchy):
         assert again.hierarchy.inverse_bind[1, 12:15].tolist() == [0.0, -samples.SEGMENT, 0.0]
 
 
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [0.0] * 16,  # all zero
+        [1.0, 2.0, 3.0, 0.0, 2.0, 4.0, 6.0, 0.0, 3.0, 6.0, 9.0, 0.0, 0.0, 0.0, 0.0, 1.0],  # rank 1
+        [float("nan")] * 16,
+        [1e-9, 0, 0, 0, 0, 1e-9, 0, 0, 0, 0, 1e-9, 0, 0, 0, 0, 1],  # scaled to nothing
+    ],
+    ids=["zero", "rank-1", "nan", "tiny"],
+)
+def test_singular_inverse_bind_is_refused_naming_the_bone(matrix):
+    """A bind no matrix inverts: the reader's error names the bone (not numpy's LinAlgError)."""
+    data = samples.skinned_strip(True).to_bytes()
+    stored = struct.pack("<16f", *Bsm2File.from_bytes(data).hierarchy.inverse_bind[1])
+    assert data.count(stored) == 1
+    damaged = data.replace(stored, struct.pack("<16f", *matrix))
+    with pytest.raises(FormatError, match=f"bone 1 \\('{samples.BONE_NAMES[1]}'\\): its inverse bind matrix cannot be inverted"):
+        Bsm2File.from_bytes(damaged, path="damaged.bsm2")
+
+
 def test_hierarchy_and_full_matrices_deform_alike():
     local, full = samples.skinned_strip(True), samples.skinned_strip(False)
     for a, b in zip(local.animations, full.animations):

@@ -2,6 +2,7 @@
 writer (tests/xbox_writer.py), read by the codec and converted back to PC files."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -320,3 +321,15 @@ def test_lod_additional_geometry_data_swaps_as_four_byte_words():
     rewritten = WriteStream(header)
     back.sync(rewritten)
     assert bytes(rewritten.out) == bytes(little.out)
+
+
+def test_packed_data_too_short_for_its_vertices_says_how_short(corpus):
+    """One vertex more than the packed data holds: the message gives the bytes needed and the
+    (smaller) bytes held, never two equal numbers."""
+    nif = NifFile.from_bytes(make_xbox((corpus / FONV / "22smg.nif").read_bytes()))
+    packed = next(b for b in nif.blocks if isinstance(b, BSPackedAdditionalGeometryData))
+    packed.num_vertices += 1
+    with pytest.raises(FormatError, match=r"need (\d+) bytes, the data block holds only (\d+)") as raised:
+        decode_streams(packed)
+    need, held = map(int, re.search(r"need (\d+) bytes, the data block holds only (\d+)", str(raised.value)).groups())
+    assert need > held

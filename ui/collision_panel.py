@@ -7,7 +7,8 @@ faces a Bethesda material."""
 import bpy
 import numpy as np
 
-from ..io.havok.collision_import import MATERIAL, RADIUS, SHAPE, material_text, parse_material, set_ranges, to_int32
+from ..io.havok.collision_import import MATERIAL, RADIUS, SHAPE, material_text, parse_material, set_ranges
+from ..io.integers import to_int32
 
 MOTIONS = (
     ("static", "Static", "Does not move"),

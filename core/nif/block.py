@@ -1,5 +1,7 @@
 """Block base class and the registry mapping block type names to classes."""
 
+from numbers import Integral
+
 from ..errors import FormatError
 from ..registry import Registry
 
@@ -22,6 +24,13 @@ def registered_types():
 
 def class_for(type_name):
     return BLOCK_TYPES.get(type_name, RawBlock)
+
+
+def block_at(blocks, index, *classes):
+    """The block a reference names, if it is one of ``classes``, else None: a damaged file's
+    reference may point anywhere, so it resolves only to what it must name."""
+    block = blocks[index] if isinstance(index, Integral) and 0 <= index < len(blocks) else None
+    return block if isinstance(block, classes) else None
 
 
 class Block:

@@ -6,7 +6,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..files import write_replacing
 from ..stream import Budget, ReadStream, WriteStream, encode_text
-from .block import class_for
+from .block import block_at, class_for
 from .header import Header
 
 
@@ -151,3 +151,6 @@ class NifFile:
     # -- queries ------------------------------------------------------------------------
     def blocks_of(self, *classes):
         return [(index, block) for index, block in enumerate(self.blocks) if isinstance(block, classes)]
+
+    def block_at(self, index, *classes):
+        return block_at(self.blocks, index, *classes)

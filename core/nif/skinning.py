@@ -83,10 +83,12 @@ def shape_weights(instance, data, partition, vertex_count, packed=None):
         indices, values = packed
         if indices is None:
             return weights
-        if len(values) and indices[values > 0].max(initial=0) >= bone_count:
-            raise FormatError(f"a vertex names bone {int(indices[values > 0].max())} of only {bone_count}")
+        used = values != 0  # empty slots name bone 0 with weight 0; NaN weights count as used
+        named = indices[used]
+        if named.size and int(named.max()) >= bone_count:
+            raise FormatError(f"a vertex names bone {int(named.max())} of only {bone_count}")
         rows = np.broadcast_to(np.arange(vertex_count)[:, None], indices.shape)
-        np.add.at(weights, (rows, indices.astype(np.intp)), values)
+        np.add.at(weights, (rows[used], named.astype(np.intp)), values[used])
         return weights
     if data.has_vertex_weights:
         for bone, record in enumerate(data.bones):
@@ -102,6 +104,8 @@ def shape_weights(instance, data, partition, vertex_count, packed=None):
         local = part.bone_indices.astype(np.intp)
         if len(local) and (local.max() >= len(bones) or (len(bones) and bones.max() >= bone_count)):
             raise FormatError("a skin partition names a bone it does not have")
+        if len(part.vertex_map) and int(part.vertex_map.max()) >= vertex_count:
+            raise FormatError(f"a skin partition maps vertex {int(part.vertex_map.max())} of only {vertex_count}")
         rows = np.broadcast_to(part.vertex_map.astype(np.intp)[:, None], local.shape)
         held = part.vertex_weights > 0  # empty slots name bone 0 with weight 0
         weights[rows[held], bones[local[held]]] = part.vertex_weights[held]

@@ -18,6 +18,7 @@ from ...core.bsm2 import packing, skinning
 from ...core.errors import FormatError
 from . import mapping
 from .. import compat
+from ..datablocks import remove_all
 from ..mesh_build import build_mesh
 
 # Decomposition error above which a key is reported as not holdable by location/rotation/scale.
@@ -74,15 +75,7 @@ class _Created:
     def remove(self):
         if self.context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
-        for datablock in reversed(self.ids):
-            collection = {
-                bpy.types.Object: bpy.data.objects,
-                bpy.types.Mesh: bpy.data.meshes,
-                bpy.types.Armature: bpy.data.armatures,
-                bpy.types.Action: bpy.data.actions,
-                bpy.types.Material: bpy.data.materials,
-            }[type(datablock)]
-            collection.remove(datablock)
+        remove_all(self.ids)
         self.view_layer.objects.active = self.active
         for obj in self.selected:
             obj.select_set(True)
@@ -192,8 +185,9 @@ def _influences(bsm):
 def _rest_targets(bsm, positions):
     """Per bone, the armature-space rest matrix wanted (Blender keeps only its rigid part), and a
     bone length for display."""
-    extent = np.ptp(positions, axis=0) if len(positions) else np.ones(3)
-    length = max(BONE_LENGTH_FRACTION * float(np.linalg.norm(extent)), 1e-3)
+    finite = np.asarray(positions, np.float64)[np.isfinite(positions).all(axis=1)]
+    extent = np.ptp(finite, axis=0) if len(finite) else np.ones(3)
+    length = float(np.clip(BONE_LENGTH_FRACTION * np.linalg.norm(extent), 1e-3, 1e6))  # damaged files: still a bone
     if bsm.hierarchy is not None:
         return mapping.TO_BLENDER @ np.linalg.inv(bsm.hierarchy.inverse_bind_matrices), length
     vertex, bone, weight = _influences(bsm)
@@ -223,6 +217,9 @@ def _armature(context, bsm, name, positions, created):
     obj = created.object(f"{name}_Armature", armature)
     targets, length = _rest_targets(bsm, positions)
     file_names = _file_bone_names(bsm)
+    bad = np.flatnonzero(~transforms.invertible(targets))
+    if len(bad):  # non-finite vertex positions or bind matrices: no bone can stand there
+        raise FormatError(f"bone {bad[0]} ({file_names[bad[0]]!r}): its rest pose cannot be shown as a Blender bone")
     with _edit_mode(context, obj) as edit_bones:
         bones = []
         for file_name, rest in zip(file_names, transforms.rigid(targets)):
@@ -234,8 +231,10 @@ def _armature(context, bsm, name, positions, created):
             if parent != index:
                 bones[index].parent = bones[parent]
         names = [bone.name for bone in bones]
-    for bone_name, file_name, target in zip(names, file_names, targets):
-        bone = armature.bones[bone_name]
+    for index, (bone_name, file_name, target) in enumerate(zip(names, file_names, targets)):
+        bone = armature.bones.get(bone_name)
+        if bone is None or not transforms.invertible(bone.matrix_local):  # Blender could not place it
+            raise FormatError(f"bone {index} ({file_name!r}): its rest pose cannot be shown as a Blender bone")
         mapping.remember_file_name(bone, file_name)
         if bsm.hierarchy is not None:
             residual = np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ target
@@ -264,6 +263,11 @@ def _animations(scene, bsm, armature_object, bone_names, created, warnings):
     start = scene.frame_start
     for index, animation in enumerate(bsm.animations):
         skin = skinning.skinning_matrices(bsm, animation)
+        singular = np.argwhere(~transforms.invertible(skin))
+        if len(singular):  # a damaged key: no pose of Blender's reproduces it
+            key, bone = singular[0]
+            warnings.append(f"animation {animation.name!r} not imported: key {key} of bone {bone} is not an invertible matrix")
+            continue
         pose = mapping.TO_BLENDER @ skin @ mapping.FROM_BLENDER @ rests
         location, rotation, scale, error = transforms.decompose(mapping.basis_matrices(pose, rests, parents))
         if error > SHEAR_TOLERANCE * max(1.0, float(np.abs(location).max(initial=0.0))):

@@ -56,11 +56,6 @@ CAPSULE_RINGS = 4  # per half sphere
 RANGES = {"havok_mass": (0.0, 1e9), "havok_friction": (0.0, 10.0), "havok_restitution": (0.0, 1.0), RADIUS: (0.0, 1e6)}
 
 
-def to_int32(value):
-    """A u32 (a Bethesda material id) as the int32 a Blender int attribute holds."""
-    return int(np.array(value, np.uint32).view(np.int32))
-
-
 def material_text(value):
     return f"0x{int(value):08X}"
 

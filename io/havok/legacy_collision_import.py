@@ -14,12 +14,12 @@ materials from its sub shapes in the ``havok_material`` face attribute) and ``st
 ``convex_list``. The body's motion system is shown as static (fixed), keyframed or dynamic (the
 others)."""
 
-import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion
 
 from ...core.errors import FormatError
 from ...core.havok.shapes.hull import convex_hull
+from ...core.nif.block import block_at
 from ...core.nif.blocks.geometry import NiTriStripsData
 from ...core.nif.blocks.legacy_havok import (
     GAME_UNITS,
@@ -37,6 +37,7 @@ from ...core.nif.blocks.legacy_havok import (
     bhkTransformShape,
     hkPackedNiTriStripsData,
 )
+from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
 
@@ -48,11 +49,6 @@ SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape
 
 def motion_name(motion_system):
     return {FIXED: "static", KEYFRAMED: "keyframed"}.get(motion_system, "dynamic")
-
-
-def block_at(blocks, index, kind):
-    block = blocks[index] if 0 <= index < len(blocks) else None
-    return block if isinstance(block, kind) else None
 
 
 def body_matrix(body):
@@ -96,11 +92,7 @@ def build_collision(builder, owner_index, owner_block, owner):
 
 
 def _remove(builder, start):
-    for datablock in reversed(builder.created[start:]):
-        if isinstance(datablock, bpy.types.Object):
-            bpy.data.objects.remove(datablock)
-        elif isinstance(datablock, bpy.types.Mesh):
-            bpy.data.meshes.remove(datablock)
+    remove_all(builder.created[start:])
     del builder.created[start:]
 
 

@@ -39,6 +39,8 @@ from ...core.nif.blocks.animation import (
     NiBSplineCompTransformInterpolator,
     NiBSplineData,
     NiFloatData,
+    NiFloatInterpolator,
+    NiPoint3Interpolator,
     NiPosData,
     NiTransformData,
     NiTransformInterpolator,
@@ -55,6 +57,10 @@ INTERPOLATION = {item.identifier: item.value for item in KEYFRAME["interpolation
 FREE = KEYFRAME["handle_left_type"].enum_items["FREE"].value
 AUTO_CLAMPED = KEYFRAME["handle_left_type"].enum_items["AUTO_CLAMPED"].value
 SIMILARITY = 1e-4  # what A may stray from a rotation times a uniform scale
+
+# What a controlled block's interpolator may be (anything else there is damage: left out).
+INTERPOLATORS = (NiTransformInterpolator, NiBoolInterpolator, NiFloatInterpolator, NiPoint3Interpolator,
+                 NiBSplineCompTransformInterpolator)
 
 
 def fps_of(scene):
@@ -291,8 +297,8 @@ class SequenceImport:
 
     def _markers(self, action):
         nif = self.builder.nif
-        text_keys = nif.blocks[self.sequence.text_keys] if 0 <= self.sequence.text_keys < len(nif.blocks) else None
-        if not isinstance(text_keys, NiTextKeyExtraData):
+        text_keys = nif.block_at(self.sequence.text_keys, NiTextKeyExtraData)
+        if text_keys is None:
             return
         for key in text_keys.keys:
             marker = action.pose_markers.new(key.text or "")
@@ -357,8 +363,8 @@ def import_animations(builder, scene):
         imported = SequenceImport(builder, index, sequence, fps)
         imported.kf = builder.collection.name if kf else None
         for number, controlled in enumerate(sequence.controlled_blocks):
-            interpolator = nif.blocks[controlled.interpolator] if 0 <= controlled.interpolator < len(nif.blocks) else None
-            data = nif.blocks[interpolator.data] if 0 <= getattr(interpolator, "data", -1) < len(nif.blocks) else None
+            interpolator = nif.block_at(controlled.interpolator, *INTERPOLATORS)
+            data = nif.block_at(getattr(interpolator, "data", -1), NiTransformData, NiFloatData, NiPosData, NiBoolData)
             # keys, or only the pose the interpolator holds for the whole sequence
             transform = isinstance(interpolator, NiTransformInterpolator) and (isinstance(data, NiTransformData) or data is None)
             visibility = controlled.controller_type == "NiVisController" and isinstance(interpolator, NiBoolInterpolator) and (
@@ -483,10 +489,9 @@ def _spline(nif, interpolator):
     None."""
     if not isinstance(interpolator, NiBSplineCompTransformInterpolator):
         return None
-    blocks = nif.blocks
-    spline = blocks[interpolator.spline_data] if 0 <= interpolator.spline_data < len(blocks) else None
-    basis = blocks[interpolator.basis_data] if 0 <= interpolator.basis_data < len(blocks) else None
-    if not (isinstance(spline, NiBSplineData) and isinstance(basis, NiBSplineBasisData)):
+    spline = nif.block_at(interpolator.spline_data, NiBSplineData)
+    basis = nif.block_at(interpolator.basis_data, NiBSplineBasisData)
+    if spline is None or basis is None:
         return None
     return (spline, basis) if basis.num_control_points > bspline.DEGREE else None
 

@@ -23,6 +23,7 @@ from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
+from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import source_of, template_collection
@@ -257,7 +258,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=int(obj.get("nif_flags", 0xE))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", 0xE))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index

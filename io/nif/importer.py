@@ -10,6 +10,8 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
 from . import animation_import, extra_empties, material_import, skin_import
+from ..datablocks import remove_all
+from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
@@ -93,7 +95,7 @@ class SceneBuilder:
         obj = self.link(bpy.data.objects.new(name, data))
         obj["nif_block"] = index
         obj["nif_type"] = block.type_name
-        obj["nif_flags"] = block.flags
+        obj["nif_flags"] = to_int32(block.flags)
         obj.rotation_mode = "QUATERNION"  # Euler angles lose float32 precision near 90-degree pitches
         if data is None:
             obj.empty_display_size = 8.0
@@ -155,17 +157,5 @@ class SceneBuilder:
         return list(self._warnings)
 
     def remove_created(self):
-        removers = (
-            (bpy.types.Object, bpy.data.objects),
-            (bpy.types.Mesh, bpy.data.meshes),
-            (bpy.types.Armature, bpy.data.armatures),
-            (bpy.types.Material, bpy.data.materials),
-            (bpy.types.Image, bpy.data.images),
-            (bpy.types.NodeTree, bpy.data.node_groups),
-        )
-        for datablock in reversed(self.created):
-            for kind, collection in removers:
-                if isinstance(datablock, kind):
-                    collection.remove(datablock)
-                    break
+        remove_all(self.created)
         self.created.clear()

@@ -30,6 +30,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ...core import transforms
 from ...core.errors import FormatError
 from ...core.nif import skinning
 from ...core.nif.blocks.geometry import NiTriBasedGeom
@@ -59,6 +60,15 @@ def node_parents(nif):
     return parents
 
 
+def _uniformly_scaled_rotation(matrix, tolerance=0.01):
+    """Whether a 3x3 matrix is a rotation times a (non-zero) uniform scale, as every bind pose
+    is: anything else (damage) has no bone rest that reproduces it."""
+    if not np.isfinite(matrix).all():
+        return False
+    stretch = np.linalg.svd(matrix, compute_uv=False)
+    return stretch[-1] > 1e-6 * max(stretch[0], 1.0) and stretch[0] <= stretch[-1] * (1 + tolerance)
+
+
 class _Skin:
     """One skinned shape: its blocks, weights and the armature it joins."""
 
@@ -70,7 +80,12 @@ class _Skin:
         for bone in self.bones:
             if not (0 <= bone < len(nif.blocks) and isinstance(nif.blocks[bone], NiNode)):
                 raise FormatError(f"skin instance {instance_index}: bone {bone} is not a node")
-        self.rests = [placement @ np.linalg.inv(bind) for bind in skinning.bind_matrices(self.instance, self.data)]
+        self.rests = []
+        for bone, bind in zip(self.bones, skinning.bind_matrices(self.instance, self.data)):
+            if not _uniformly_scaled_rotation(bind[:3, :3]):
+                name = nif.blocks[bone].name or f"NiNode:{bone}"
+                raise FormatError(f"skin instance {instance_index}: the bind pose of bone {name!r} is not a rotation and scale")
+            self.rests.append(placement @ np.linalg.inv(bind))
         self.armature = None
 
 
@@ -170,7 +185,10 @@ class SkinImport:
                     bone.parent = edit_bones[parent]
             armature.names = {node: bone.name for node, bone in edit_bones.items()}
         for node, bone_name in armature.names.items():
-            bone = data.bones[bone_name]
+            bone = data.bones.get(bone_name)
+            if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
+                raise FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
+                                  block=node, block_type=blocks[node].type_name)
             bone["nif_block"] = node
             bone["nif_rest"] = [float(v) for v in armature.rests[node].ravel()]
             bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
@@ -192,6 +210,11 @@ class SkinImport:
                 bone = armature.data.bones[bone_name]
                 node_matrix = self._placement(node)[1]
                 targets[bone_name] = node_matrix @ np.linalg.inv(armature.rests[node]) @ _array(bone.matrix_local)
+            singular = [name for name, target in targets.items() if not transforms.invertible(target[:3, :3])]
+            if singular:  # a node scaled to nothing (or damaged): no pose reproduces it
+                self.builder.warn(f"{armature.data.name}: shown in its bind pose; where the file puts bone "
+                                  f"{singular[0]!r} cannot be posed (its node's transform is singular)")
+                continue
             for bone_name, target in targets.items():
                 bone = armature.data.bones[bone_name]
                 relative = _array(bone.matrix_local)
@@ -245,7 +268,11 @@ class SkinImport:
         self._parent_armature(armature)
         count = len(mesh.vertices)
         packed = (shape_block.bone_indices, shape_block.bone_weights) if isinstance(shape_block, BSTriShape) else None
-        weights = skinning.shape_weights(skin.instance, skin.data, skin.partition, count, packed)
+        try:
+            weights = skinning.shape_weights(skin.instance, skin.data, skin.partition, count, packed)
+        except FormatError as error:
+            self.builder.warn(f"{shape_block.name or shape_index}: skin not imported ({error.message})")
+            return
         groups = [obj.vertex_groups.get(armature.names[node]) or obj.vertex_groups.new(name=armature.names[node]) for node in skin.bones]
         _set_weights(mesh, [group.index for group in groups], weights)
         modifier = obj.modifiers.new("Armature", "ARMATURE")

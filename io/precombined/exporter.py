@@ -24,6 +24,7 @@ from ...core.stream import WriteStream
 from .instancing import instancer_matrices, instancer_source
 from ..havok import collision_export
 from ..collection_objects import objects_in
+from ..integers import to_uint32
 from ..mesh_read import mesh_arrays
 from ..nif.exporter import NifExporter
 
@@ -328,7 +329,7 @@ def objects_entries(records, holders):
             entries.append(record.entry)
             continue
         known = holder.get("precombined_hash")
-        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, int(holder.get("precombined_offset", offset))))
+        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(holder.get("precombined_offset", offset))))
         offset += record.geometry_size()
     return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
 

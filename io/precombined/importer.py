@@ -11,6 +11,7 @@ from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.packed_vertices import PackedVertices
 from ...core.precombined.names import find_geometry_file
 from .instancing import NODE_GROUP, attach_instancer, points_mesh
+from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..nif.importer import SceneBuilder
 
@@ -251,7 +252,7 @@ class CellBuilder(SceneBuilder):
             entry = block.objects[index]
             for holder in holders:
                 holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
-                holder["precombined_offset"] = int(entry["data_offset"])
+                holder["precombined_offset"] = to_int32(entry["data_offset"])
 
     def _build_instancer(self, name, block_index, index, record, mesh, matrices):
         """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
