@@ -133,6 +133,14 @@ def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
     result = blender_cli("export", blend, tmp_path / "out.nif", "--layout", "inline")
     assert result.returncode == 0, result.stderr
     assert "--layout does not apply to a NIF that is not a precombined cell: ignored" in result.stderr
+    cell, cell_blend = tmp_path / "cell_OC.nif", tmp_path / "cell.blend"
+    assert blender_cli("sample", cell, "--cell").returncode == 0
+    assert blender_cli("import", cell, "--blend", cell_blend).returncode == 0
+    result = blender_cli("export", cell_blend, tmp_path / "out_OC.nif", "--game", "FO3", "--full-precision")
+    assert result.returncode == 0, result.stderr
+    assert "--game does not apply to a precombined cell: ignored" in result.stderr
+    assert "--full-precision does not apply to a precombined cell: ignored" in result.stderr
+    assert (tmp_path / "out_OC.nif").read_bytes() == cell.read_bytes()
 
 
 def test_export_each_collection_as_its_own_file(tmp_path, corpus):

@@ -71,6 +71,22 @@ def test_multi_file_import_keeps_going_past_a_bad_file(clean_scene, corpus, tmp_
     assert "AlarmClock" in bpy.data.collections and "bad" not in bpy.data.collections
 
 
+def test_the_import_report_says_precombined_only_for_cells(clean_scene, corpus, tmp_path, capfd):
+    import bpy
+
+    from precombined_nif.core.nif import samples
+
+    (tmp_path / "AlarmClock.nif").write_bytes((corpus / "pynifly/tests/tests/FO4/AlarmClock.nif").read_bytes())
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(tmp_path / "AlarmClock.nif")) == {"FINISHED"}
+    assert "Info: Imported 1 NIF file(s)\n" in capfd.readouterr().out
+    samples.precombined_cell().write(tmp_path / "00012345_0ABCDEF0_OC.nif")
+    result = bpy.ops.import_scene.precombined_nif(
+        directory=str(tmp_path), files=[{"name": "AlarmClock.nif"}, {"name": "00012345_0ABCDEF0_OC.nif"}]
+    )
+    assert result == {"FINISHED"}
+    assert "Info: Imported 2 NIF file(s) (1 precombined cell(s))" in capfd.readouterr().out
+
+
 def _shapes(collection):
     """The NIF shapes an import made (collision bodies are meshes too, but not shapes)."""
     return [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o]
