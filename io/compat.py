@@ -32,6 +32,14 @@ def new_fcurve(action, slot, data_path, index, group):
     return fcurve
 
 
+def find_fcurve(action, slot, data_path, index):
+    """The F-curve for ``data_path[index]`` if ``action`` has one for ``slot``, else None."""
+    if not SLOTTED_ACTIONS:
+        return action.fcurves.find(data_path, index=index)
+    channelbag = action.layers[0].strips[0].channelbag(slot)
+    return channelbag.fcurves.find(data_path, index=index) if channelbag is not None else None
+
+
 def fcurves(action, slot):
     """The F-curves through which ``action`` animates ``slot`` (all of them before 4.4)."""
     if not SLOTTED_ACTIONS:

@@ -308,6 +308,11 @@ class SequenceImport:
         """F-curves of one key group: ``curves`` [(data path, array index, keyframe arrays)]."""
         action, slot = self.slot(target.obj, target.id_type)
         group = target.bone_name or target.obj.name
+        if any(compat.find_fcurve(action, slot, target.prefix + path, index) for path, index, _ in curves):
+            # two key groups of one sequence for the same channel (a damaged name): the first shown
+            self.builder.warn(f"sequence {self.sequence.name!r}: {group} is animated twice; the second keys are "
+                              f"kept in the file, not shown")
+            return
         fcurves = []
         for path, array_index, (frames, values, left, right, interpolation) in curves:
             fcurve = compat.new_fcurve(action, slot, target.prefix + path, array_index, group)

@@ -217,6 +217,31 @@ def test_strip_point_past_the_vertices_fails_cleanly_and_the_good_file_imports(c
     assert not [m for m in bpy.data.meshes if m.users == 0]
 
 
+# Damage longer fuzz runs found (source, offset, bytes written there), kept as fixed cases.
+FOUND = [
+    ("AnimatronicSpaceMan", 26679, struct.pack("<f", float("inf"))),  # two key groups then animate one bone
+    ("CK cell 1200ADBE", 1088, struct.pack("<f", float("nan"))),  # a record offset past 2^31
+    ("MaleBody", 74790, struct.pack("<f", float("nan"))),  # a bone posed by a singular matrix
+]
+
+
+@pytest.mark.parametrize("name, offset, written", FOUND, ids=[f"{n}@{o}" for n, o, _ in FOUND])
+def test_damage_found_by_longer_runs(clean_scene, corpus, tmp_path, name, offset, written):
+    import bpy
+
+    operator_name, suffix, source = SOURCES[name]
+    data = bytearray(source(corpus))
+    data[offset : offset + len(written)] = written
+    path = tmp_path / f"damaged{suffix}"
+    path.write_bytes(data)
+    before = snapshot()
+    try:
+        getattr(bpy.ops.import_scene, operator_name)(filepath=str(path))
+    except RuntimeError as error:
+        assert "internal error" not in str(error) and path.name in str(error)
+        assert snapshot() == before
+
+
 def test_what_a_failed_import_made_is_removed_whatever_its_kind(clean_scene):
     """The importers register every datablock they make; on failure they are all removed, the
     kinds the NIF importer once forgot (actions) included."""
