@@ -28,6 +28,7 @@ import re
 import bpy
 import numpy as np
 
+from ...core import transforms
 from ...core.nif import bspline
 from ...core.nif.blocks.animation import (
     CONSTANT,
@@ -123,11 +124,13 @@ class Target:
 def _targets(builder, index, node):
     """The Targets of the node at ``index``: its object, or its bone in every armature showing
     it (skins with different bind poses get armatures of their own); None for one whose
-    placement is sheared."""
+    placement is sheared or singular."""
     made = builder.objects.get(index)
     if made is None:
         return []
     local = np.array(local_matrix(node), np.float64)
+    if not transforms.invertible(local):  # a node scaled to nothing (or damaged): no keys map onto it
+        return [None]
     if not isinstance(made, tuple):
         return [_object_target(made, local)]
     found = [made] + [
@@ -145,7 +148,11 @@ def _object_target(obj, local):
 def _bone_target(obj, bone_name, local):
     bone = obj.data.bones[bone_name]
     rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+    if not transforms.invertible(rest):
+        return None
     b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
+    if not transforms.invertible(b):  # a rest Blender could not hold
+        return None
     basis = np.array(obj.pose.bones[bone_name].matrix_basis, np.float64)
     a = basis @ np.linalg.inv(b) @ np.linalg.inv(local)
     return _similar_target(obj, bone_name, a, float(np.cbrt(np.linalg.det(b[:3, :3]))))
@@ -390,7 +397,7 @@ def import_animations(builder, scene):
                 missing += 1
             for target in targets[name]:
                 if target is None:
-                    builder.warn(f"{controlled.node_name}: its placement is sheared, its keys are not shown")
+                    builder.warn(f"{controlled.node_name}: its placement is sheared or singular, its keys are not shown")
                 elif transform:
                     _transform_keys(imported, target, number, interpolator, data, fps)
                 elif spline:

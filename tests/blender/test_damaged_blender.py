@@ -222,6 +222,7 @@ FOUND = [
     ("AnimatronicSpaceMan", 26679, struct.pack("<f", float("inf"))),  # two key groups then animate one bone
     ("CK cell 1200ADBE", 1088, struct.pack("<f", float("nan"))),  # a record offset past 2^31
     ("MaleBody", 74790, struct.pack("<f", float("nan"))),  # a bone posed by a singular matrix
+    ("AnimatronicSpaceMan", 286286, struct.pack("<i", -2)),  # keys for a bone whose rest is singular
 ]
 
 
