@@ -52,7 +52,7 @@ def command_info(args):
     if len(args.files) > 1 or is_many(args.files[0]):
         if args.plugin:
             raise UsageError("info: --plugin reads one cell at a time")
-        return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args)
+        return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args, args.files)
     (path,) = args.files
     result = info.file_info(path)
     if args.plugin:
@@ -73,7 +73,7 @@ def command_info(args):
 def command_roundtrip(args):
     from precombined_nif.core import batch
 
-    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args)
+    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args, [args.input])
 
 
 def command_sample(args):
@@ -89,7 +89,7 @@ def command_sample(args):
 def command_convert(args):
     from precombined_nif.core import batch
 
-    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args)
+    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args, [args.input])
 
 
 def is_many(path):
@@ -116,7 +116,7 @@ def file_pairs(source, target):
 WORKER = "precombined_nif.worker"  # the run name under which a spawned worker runs this file
 
 
-def run_batch(task, jobs_list, args):
+def run_batch(task, jobs_list, args, given):
     """Each file's line (with --json its object) on stdout, its error on stderr (with --json its
     object on stdout too); with several files a summary on stderr. Returns the exit status: 2
     when any file failed."""
@@ -125,8 +125,8 @@ def run_batch(task, jobs_list, args):
 
     from precombined_nif.core import batch
 
-    if not jobs_list:
-        raise UsageError("no .nif, .kf or .bsm2 files found")
+    if not jobs_list:  # folders or archives holding no mesh
+        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf or .bsm2 file (`cli.py ls` lists an archive's files)")
     started, failed = time.monotonic(), 0
     # A spawned worker (under Blender, on Windows) imports the package as main() does here.
     setup = (runpy.run_path, (str(ROOT / "cli.py"), None, WORKER))
