@@ -1,6 +1,7 @@
 """What ``cli.py info`` reports: a JSON-ready summary of a file and its human rendering."""
 
 from .bsm2 import Bsm2File
+from .errors import FormatError
 from .formats import read_file
 from .havok.summary import system_summary
 from .nif.blocks.collision import bhkSystem
@@ -9,6 +10,7 @@ from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from .nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
 from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from .nif.blocks.tri_shape import BSTriShape
+from .nif import skinning
 from .nif.header import version_string
 
 
@@ -16,6 +18,13 @@ def shape_summary(nif, index, block):
     if isinstance(block, BSTriShape):
         vertices = block.vertex_count if block.vertex_data is not None else block.num_vertices
         triangles = block.triangle_count
+        if block.vertex_data is None:  # Skyrim SE skinned: the triangles are the skin partition's
+            try:
+                found = skinning.partition_geometry(nif, block)
+            except FormatError:
+                found = None
+            if found is not None:
+                vertices, triangles = len(found.positions), len(found.triangles)
     else:
         data = nif.blocks[block.data] if 0 <= block.data < len(nif.blocks) else None
         if isinstance(data, NiTriBasedGeomData):

@@ -1,5 +1,6 @@
-"""Skyrim SE NiSkinPartition keeps the shape's vertices (the corpus has none): a block built
-byte by byte from nif.xml's layout decodes to the values put in."""
+"""Skyrim SE NiSkinPartition keeps the shape's vertices (the corpus's one such partition has no
+positions: its BSDynamicTriShape holds them): blocks built byte by byte from nif.xml's layout
+decode to the values put in."""
 
 import struct
 
@@ -51,4 +52,52 @@ def test_sse_skin_partition_decodes_handmade_bytes():
     np.testing.assert_array_equal(part.triangles, [[0, 1, 2]])
     np.testing.assert_array_equal(part.triangles_copy, [[0, 1, 2]])
     assert part.vertex_desc == DESC and part.global_vb == 1
+    assert nif.to_bytes() == data
+
+
+def sse_vertex(x, y, z, u, v):
+    """One 40-byte vertex of DESC: float position, UV, normal, tangent, weights and bones."""
+    return (struct.pack("<4f2e", x, y, z, 0.0, u, v) + bytes([128, 128, 255, 0, 255, 128, 128, 0])
+            + struct.pack("<4e", 1.0, 0.0, 0.0, 0.0) + bytes(4))
+
+
+def sse_partition(vertex_map, local, copy):
+    """A Skyrim SE SkinPartition of one bone: its vertex map, triangles numbered within it and
+    the triangles' copy (nif.xml's SkinPartition, bs 100)."""
+    nv, nt = len(vertex_map), len(local)
+    out = struct.pack("<5H", nv, nt, 1, 0, 4) + struct.pack("<H", 0)
+    out += b"\x01" + struct.pack(f"<{nv}H", *vertex_map)
+    out += b"\x01" + struct.pack(f"<{4 * nv}f", *([1.0, 0.0, 0.0, 0.0] * nv))
+    out += b"\x01" + b"".join(struct.pack("<3H", *t) for t in local)
+    out += b"\x01" + bytes(4 * nv) + b"\x00\x00" + struct.pack("<Q", DESC)
+    return out + b"".join(struct.pack("<3H", *t) for t in copy)
+
+
+def test_sse_shape_triangles_go_through_each_partitions_vertex_map():
+    """A skinned Skyrim SE BSTriShape with no vertices of its own (data size 0): its vertices are
+    the partition's buffer, its triangles each partition's, numbered within the partition and
+    mapped to the shape's vertices through the partition's vertex map (the corpus's one SSE file
+    has a single partition whose map is the identity, so it cannot tell)."""
+    from precombined_nif.core.nif import skinning
+
+    positions = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 1.0, 0.0)]
+    uvs = [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)]
+    vertices = b"".join(sse_vertex(*p, *uv) for p, uv in zip(positions, uvs))
+    shape = struct.pack("<iIiI", -1, 0, -1, 14) + struct.pack("<13f", 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 1)
+    shape += struct.pack("<i4f3iQ2HII", -1, 0.5, 0.5, 0.0, 1.0, 1, -1, -1, DESC, 2, 4, 0, 0)
+    instance = struct.pack("<3iI", -1, 2, -1, 0) + struct.pack("<I4H", 2, 1, 30, 1, 31)
+    partition = struct.pack("<I", 2) + struct.pack("<IIQ", len(vertices), 40, DESC) + vertices
+    partition += sse_partition([2, 0, 1], [(1, 2, 0)], [(0, 1, 2)])  # shape triangle (0, 1, 2)
+    partition += sse_partition([3, 2, 0], [(2, 1, 0)], [(0, 2, 3)])  # shape triangle (0, 2, 3)
+    blocks = [RawBlock("BSTriShape", shape), RawBlock("BSDismemberSkinInstance", instance),
+              RawBlock("NiSkinPartition", partition)]
+    data = NifFile(Header(user_version=12, bs_version=100), blocks, [0]).to_bytes()
+    nif = NifFile.from_bytes(data)
+    assert nif.blocks[0].vertex_data is None and not isinstance(nif.blocks[2], RawBlock)
+    found = skinning.partition_geometry(nif, nif.blocks[0])
+    np.testing.assert_array_equal(found.triangles, [[0, 1, 2], [0, 2, 3]])
+    np.testing.assert_array_equal(found.positions, positions)
+    np.testing.assert_array_equal(found.uvs, uvs)
+    np.testing.assert_allclose(found.normals, [[128 / 255 * 2 - 1, 128 / 255 * 2 - 1, 1]] * 4, atol=1e-6)
+    np.testing.assert_array_equal(skinning.face_partitions(found.triangles, nif.blocks[2]), [0, 1])
     assert nif.to_bytes() == data

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import FormatError
 from .blocks.geometry import strips_to_triangles
 from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition
-from .blocks.tri_shape import PerSegmentData, Segment, SegmentSharedData
+from .blocks.tri_shape import BSDynamicTriShape, BSTriShape, PerSegmentData, Segment, SegmentSharedData, check_triangles
 
 MAX_WEIGHTS = 4
 NO_SEGMENT = -1
@@ -165,9 +165,12 @@ def _triangle_keys(triangles):
 
 
 def partition_triangles(part):
-    """A partition's triangles in the shape's vertex numbering."""
+    """A partition's triangles in the shape's vertex numbering (they are stored numbered within
+    the partition, through its vertex map; without one, only Skyrim SE's copy in shape numbering
+    says which vertices they use)."""
     if part.vertex_map is None:
-        return np.zeros((0, 3), np.int64)
+        copy = part.triangles_copy
+        return np.zeros((0, 3), np.int64) if copy is None else np.asarray(copy, np.int64).reshape(-1, 3)
     local = strips_to_triangles(part.strips) if len(part.strips) else part.triangles
     if local is None or not len(local):
         return np.zeros((0, 3), np.int64)
@@ -175,6 +178,53 @@ def partition_triangles(part):
     if local.max() >= len(part.vertex_map):
         raise FormatError("a skin partition triangle names a vertex outside its vertex map")
     return part.vertex_map.astype(np.int64)[local]
+
+
+class PartitionGeometry:
+    """A Skyrim SE skinned shape's vertex arrays (one row per shape vertex) and triangles (shape
+    vertex numbers), as partition_geometry finds them."""
+
+    def __init__(self, positions, triangles, uvs=None, normals=None, colors=None):
+        self.positions = positions
+        self.triangles = triangles
+        self.uvs = uvs
+        self.normals = normals
+        self.colors = colors
+
+
+def partition_geometry(nif, block):
+    """Skyrim SE (bs 100) skinned BSTriShape / BSDynamicTriShape store no vertices of their own
+    (data size 0): the NiSkinPartition holds the shape's vertex buffer (its own vertex desc) and,
+    per partition, the triangles, numbered within the partition through its vertex map (the SSE
+    "Triangles Copy" repeats them in shape numbering). A BSDynamicTriShape's positions are its
+    float4 dynamic vertices (w: the bitangent's x), the partition's buffer then having none.
+    Returns a PartitionGeometry, or None for any other shape, or one without a partition or
+    positions to show."""
+    if not isinstance(block, BSTriShape) or block.vertex_data is not None or not block.skinned:
+        return None
+    if nif.header.bs_version != 100:
+        return None
+    instance = nif.block_at(block.skin, NiSkinInstance)
+    partition = nif.block_at(instance.skin_partition, NiSkinPartition) if instance is not None else None
+    if partition is None:
+        return None
+    dynamic = block.dynamic_vertices if isinstance(block, BSDynamicTriShape) else None
+    if dynamic is not None and len(dynamic):
+        positions = np.asarray(dynamic, np.float32)[:, :3]
+    else:
+        positions = partition.positions
+    if positions is None:
+        return None
+    count = len(positions)
+    if block.num_vertices != count:
+        raise FormatError(f"shape {block.name!r}: {count} vertices for the {block.num_vertices} it counts")
+    if partition.vertex_data is not None and len(partition.vertex_data) != count:
+        raise FormatError(f"shape {block.name!r}: its skin partition holds {len(partition.vertex_data)} vertices "
+                          f"for its {count}")
+    parts = [partition_triangles(part) for part in partition.partitions]
+    triangles = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
+    check_triangles(triangles, count)
+    return PartitionGeometry(positions, triangles, uvs=partition.uvs, normals=partition.normals, colors=partition.colors)
 
 
 def triangle_lookup(faces, triangles):

@@ -13,7 +13,7 @@ from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
-from ...core.nif import NifFile
+from ...core.nif import NifFile, skinning
 from ...core.nif import vertex_format as vf
 from ...core.nif.block import RawBlock
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
@@ -318,6 +318,8 @@ class NifExporter:
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
+        if index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None:
+            return self._keep_partition_shape(obj, index, matrix, skin)
         if index is not None and self._unchanged(mesh):
             block = self.nif.blocks[index]
             self._place(index, obj, matrix)
@@ -343,6 +345,27 @@ class NifExporter:
             if not self.keep_skin:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
+
+    def _keep_partition_shape(self, obj, index, matrix, skin):
+        """A Skyrim SE skinned shape keeps its geometry in its NiSkinPartition, which the exporter
+        cannot encode: the shape, its skin and partition stay as stored (its placement, name and
+        material are written); an edit of its geometry or skin is reported, never half written."""
+        mesh = obj.data
+        self._place(index, obj, matrix)
+        self.shapes_of[obj] = [index]
+        self.block_of[obj] = index
+        if not self._unchanged(mesh):
+            self.warn(
+                f"{obj.name}: its geometry changed, but a Skyrim SE skinned shape keeps its geometry in its "
+                f"skin partition, which the exporter cannot write: the stored shape is kept"
+            )
+        elif not self.keep_skin and not skin_export.skin_unchanged(self, index, skin, mesh):
+            self.warn(
+                f"{obj.name}: its skin changed, but a Skyrim SE skinned shape keeps its weights in its "
+                f"skin partition, which the exporter cannot write: the stored skin is kept"
+            )
+        material_export.write_material(self, index, mesh.materials[0] if len(mesh.materials) else None)
+        return [index]
 
     def _file_triangles(self, block):
         if isinstance(block, BSTriShape):

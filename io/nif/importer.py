@@ -5,6 +5,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ...core.nif import skinning
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
@@ -20,7 +21,13 @@ from .node_transform import local_matrix
 def shape_mesh(nif, block, name):
     """The mesh of a geometry block, or None when it holds no vertices of its own."""
     if isinstance(block, BSTriShape):
-        if block.vertex_data is None or block.positions is None:
+        if block.vertex_data is None:
+            # Skyrim SE skinned shapes keep their vertices and triangles in the skin partition.
+            found = skinning.partition_geometry(nif, block)
+            if found is None:
+                return None
+            return build_mesh(name, found.positions, found.triangles, uvs=found.uvs, normals=found.normals, colors=found.colors)
+        if block.positions is None:
             return None
         return build_mesh(name, block.positions, block.triangles, uvs=block.uvs, normals=block.normals, colors=block.colors)
     data = nif.blocks[block.data] if 0 <= block.data < len(nif.blocks) else None

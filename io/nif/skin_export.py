@@ -144,25 +144,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
                 block.skin_instance = -1
         return
     armature = source["armature"]
-    instance_index = block.skin if fo4 else block.skin_instance
-    existing = instance_index >= 0 and isinstance(nif.blocks[instance_index], (BSSkinInstance, NiSkinInstance))
-    by_node = {bone.get("nif_block"): bone.name for bone in armature.data.bones}
-    used_names = list(dict.fromkeys(source["groups"].values()))
-    names = []
-    if existing:  # keep the template's bone order, new bones after
-        names = [by_node.get(int(n)) for n in np.asarray(nif.blocks[instance_index].bones).tolist()]
-        if None in names:
-            names = []
-    names = names + [n for n in used_names if n not in names]
-    weights = _group_weights(mesh, source["groups"], names)[np.asarray(vertex_ids, np.intp)]
-    indices, values = skinning.limit_weights(weights)
+    instance_index, existing, names, indices, values, binds, nodes = _skin_target(exporter, block, source, mesh, vertex_ids)
     if (values.sum(axis=1) == 0).any():
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
-    placement = np.array(armature.matrix_world.inverted() @ source["object"].matrix_world)
-    binds = [np.linalg.inv(bone_rest(armature.data.bones[name])) @ placement for name in names]
-    if any((armature.name, name) not in exporter.bone_nodes for name in names):
-        write_armature(exporter, armature, exporter.block_of.get(armature, armature.get("nif_root", armature.get("nif_block", -1))))
-    nodes = [exporter.bone_index(armature, name) for name in names]
     if existing and exporter.template and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
@@ -177,6 +161,43 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
         _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited, indices, values, triangles, groups)
 
 
+def _skin_target(exporter, block, source, mesh, vertex_ids):
+    """What ``source`` makes of the skin of ``block`` for the exported vertices: (instance index,
+    whether the block has a skin instance, bone names, limited bone indices and weights per
+    vertex, binds, bone node indices); writes the armature's nodes when not written yet."""
+    nif = exporter.nif
+    armature = source["armature"]
+    instance_index = block.skin if isinstance(block, BSTriShape) else block.skin_instance
+    existing = instance_index >= 0 and isinstance(nif.blocks[instance_index], (BSSkinInstance, NiSkinInstance))
+    by_node = {bone.get("nif_block"): bone.name for bone in armature.data.bones}
+    used_names = list(dict.fromkeys(source["groups"].values()))
+    names = []
+    if existing:  # keep the template's bone order, new bones after
+        names = [by_node.get(int(n)) for n in np.asarray(nif.blocks[instance_index].bones).tolist()]
+        if None in names:
+            names = []
+    names = names + [n for n in used_names if n not in names]
+    weights = _group_weights(mesh, source["groups"], names)[np.asarray(vertex_ids, np.intp)]
+    indices, values = skinning.limit_weights(weights)
+    placement = np.array(armature.matrix_world.inverted() @ source["object"].matrix_world)
+    binds = [np.linalg.inv(bone_rest(armature.data.bones[name])) @ placement for name in names]
+    if any((armature.name, name) not in exporter.bone_nodes for name in names):
+        write_armature(exporter, armature, exporter.block_of.get(armature, armature.get("nif_root", armature.get("nif_block", -1))))
+    nodes = [exporter.bone_index(armature, name) for name in names]
+    return instance_index, existing, names, indices, values, binds, nodes
+
+
+def skin_unchanged(exporter, shape_index, source, mesh):
+    """Whether ``source`` (skin_source) still says what the template's skin of blocks[shape_index]
+    stores, every vertex of ``mesh`` exported as it is."""
+    block = exporter.nif.blocks[shape_index]
+    if source is None:
+        return not block.skinned
+    instance_index, existing, _names, indices, values, binds, nodes = _skin_target(
+        exporter, block, source, mesh, np.arange(len(mesh.vertices)))
+    return existing and _unchanged(exporter.nif, block, instance_index, nodes, binds, indices, values)
+
+
 def _unchanged(nif, block, instance_index, nodes, binds, indices, values):
     instance, data, partition = skinning.skin_blocks(nif, instance_index)
     if [int(n) for n in np.asarray(instance.bones).tolist()] != nodes:
@@ -184,7 +205,7 @@ def _unchanged(nif, block, instance_index, nodes, binds, indices, values):
     stored = skinning.bind_matrices(instance, data)
     if any(np.abs(a - b).max() > 1e-4 * max(1.0, np.abs(a[:3, 3]).max()) for a, b in zip(stored, binds)):
         return False
-    fo4 = isinstance(block, BSTriShape)
+    fo4 = isinstance(instance, BSSkinInstance)  # weights in the shape's vertices (not SSE's NiSkinInstance)
     count = len(indices)
     packed = (block.bone_indices, block.bone_weights) if fo4 else None
     if fo4 and block.bone_indices is None:

@@ -71,6 +71,8 @@ def properties(holder):
         for convert in ("to_dict", "to_list"):
             if hasattr(value, convert):
                 return getattr(value, convert)()
+        if isinstance(value, list):  # a list of arrays, e.g. obj["nif_body_parts"]
+            return [plain(item) for item in value]
         return value
 
     return {key: plain(holder[key]) for key in holder.keys() if key not in SOURCES}
@@ -331,9 +333,9 @@ def clear_imported_data():
 
 @pytest.mark.parametrize("nif, meshes_bsa, textures_bsa, version, shown", [
     ("pynifly/tests/tests/FONV/22smg.nif", "Fallout - Meshes.bsa", "Fallout - Textures.bsa", 104, 10),
-    # The corpus' one Skyrim SE NIF: its shape keeps its triangles in the skin partition, so no
-    # mesh shows a texture; it still comes out of the LZ4 archive as from the loose file.
-    ("pynifly/tests/tests/FO4/VaaMaleScarR04.nif", "Skyrim - Meshes0.bsa", "Skyrim - Textures0.bsa", 105, 0),
+    # The corpus' one Skyrim SE NIF: its shape keeps its geometry in the skin partition; its
+    # mesh shows both textures of its set (diffuse, normal map), from the LZ4 archive as loose.
+    ("pynifly/tests/tests/FO4/VaaMaleScarR04.nif", "Skyrim - Meshes0.bsa", "Skyrim - Textures0.bsa", 105, 2),
 ])
 def test_bsa_archives_alone_give_what_loose_files_give(clean_scene, corpus, addon, tmp_path, nif, meshes_bsa,
                                                       textures_bsa, version, shown):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from support import CORPUS, corpus_files
 
-from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
@@ -105,18 +105,21 @@ def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
             bpy.ops.import_scene.precombined_nif(filepath=str(path))
         return
     collection = imported(path)
+    # Skyrim SE skinned shapes: vertices and triangles in the skin partition
+    in_partition = {index: skinning.partition_geometry(nif, block) for index, block in nif.blocks_of(BSTriShape)}
+    in_partition = {index: found for index, found in in_partition.items() if found is not None}
     geometry = {
         index
         for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)
         if (block.vertex_data is not None if isinstance(block, BSTriShape) else 0 <= block.data < len(nif.blocks))
-    }
+    } | set(in_partition)
     meshes = _shapes(collection)
     assert {o["nif_block"] for o in meshes} <= geometry
     bones = {bone.name for o in collection.all_objects if o.type == "ARMATURE" for bone in o.data.bones}
     shaders = {}
     for obj in meshes:
         block = nif.blocks[obj["nif_block"]]
-        data = block if isinstance(block, BSTriShape) else nif.blocks[block.data]
+        data = in_partition.get(obj["nif_block"]) or (block if isinstance(block, BSTriShape) else nif.blocks[block.data])
         count = block.num_vertices if isinstance(block, BSTriShape) else len(data.vertices)
         assert len(obj.data.vertices) == count
         assert len(obj.data.polygons) == len(drop_degenerate(data.triangles))

@@ -276,8 +276,8 @@ def test_shape_without_material_gets_the_default_shader(clean_scene, addon):
 
 
 def sse_static_file(corpus, tmp_path):
-    """A Skyrim SE file with geometry: the corpus's one SSE file with a texture set keeps its
-    triangles in its skin partition (no mesh to show them), so its shape is rewritten, apart from
+    """A Skyrim SE static: the corpus's one SSE file with a texture set is skinned (its geometry in
+    its skin partition), so its shape is rewritten, apart from
     the product's reader and writer, as the unskinned BSTriShape of SSE statics: a quad at the
     scar, float positions and UVs inline, the same shader, texture set and alpha property."""
     nif = RawNif.read(corpus / SSE_SCAR)
