@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import BrokenExecutor
 from pathlib import Path, PurePosixPath
 
 from .errors import FormatError
@@ -148,6 +147,8 @@ def run(task, jobs_list, jobs=1, as_json=False, worker_setup=None):
     progress (``line``: what to print on stdout, None for a failure in text mode).
     ``worker_setup``: (function, arguments) making this package importable in a worker that
     starts afresh (spawn), called there before its first task."""
+    from concurrent.futures import BrokenExecutor, ProcessPoolExecutor  # 16 ms (logging) info of one file does not pay
+
     work = [(task, path, tuple(arguments), as_json) for path, arguments in jobs_list]
     progress = Progress(len(work))
     failed = 0
@@ -157,7 +158,6 @@ def run(task, jobs_list, jobs=1, as_json=False, worker_setup=None):
             results = map(_run_one, work)
         else:
             import multiprocessing  # 50 ms that single-file commands do not pay
-            from concurrent.futures import ProcessPoolExecutor
 
             # spawn under Blender (forking a process holding bpy is unsafe) and on Windows; fork elsewhere
             method = "spawn" if "bpy" in sys.modules or os.name == "nt" else "fork"

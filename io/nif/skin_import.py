@@ -210,7 +210,8 @@ class SkinImport:
                 bone = armature.data.bones[bone_name]
                 node_matrix = self._placement(node)[1]
                 targets[bone_name] = node_matrix @ np.linalg.inv(armature.rests[node]) @ _array(bone.matrix_local)
-            singular = [name for name, target in targets.items() if not transforms.invertible(target[:3, :3])]
+            linear = np.array([target[:3, :3] for target in targets.values()]).reshape(-1, 3, 3)
+            singular = [name for name, good in zip(targets, transforms.invertible(linear)) if not good]
             if singular:  # a node scaled to nothing (or damaged): no pose reproduces it
                 self.builder.warn(f"{armature.data.name}: shown in its bind pose; where the file puts bone "
                                   f"{singular[0]!r} cannot be posed (its node's transform is singular)")
