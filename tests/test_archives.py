@@ -264,7 +264,21 @@ def test_a_texture_table_longer_than_the_first_read(tmp_path):
         assert archive.read(name) == textures[name]
 
 
-def test_a_damaged_texture_count_stops_at_the_texture_data(tmp_path, monkeypatch):
+@pytest.fixture
+def reads(monkeypatch):
+    """(offset, size) of every piece the archive readers read from their files."""
+    pieces = []
+    original = Archive.read_at
+
+    def counting(self, offset, size, what):
+        pieces.append((offset, size))
+        return original(self, offset, size, what)
+
+    monkeypatch.setattr(Archive, "read_at", counting)
+    return pieces
+
+
+def test_a_damaged_texture_count_stops_at_the_texture_data(tmp_path, reads):
     """A count that still fits in the file: the walk over the records stops where the data
     starts instead of reading the archive (several GB for the game's) as records."""
     path = tmp_path / "tex.ba2"
@@ -272,15 +286,12 @@ def test_a_damaged_texture_count_stops_at_the_texture_data(tmp_path, monkeypatch
     data = bytearray(path.read_bytes())
     data[12:16] = struct.pack("<I", 40000)  # 40000 records of 24 bytes fit in its 1.4 MB
     path.write_bytes(bytes(data))
-    read = []
-    original = Archive.read_at
-    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
     with pytest.raises(FormatError, match="texture 1's record and chunks run into texture data at 120"):
         open_archive(path)
-    assert sum(read) <= 24 + (1 << 20)  # the header and the first piece of the table
+    assert sum(size for _, size in reads) <= 24 + (1 << 20)  # the header and the first piece of the table
 
 
-def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, monkeypatch):
+def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, reads):
     """A GNRL count that still fits in the file is refused once the first records show where
     the data starts; at most the first MiB of records is read."""
     path = tmp_path / "big.ba2"
@@ -288,12 +299,9 @@ def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, monkeypatch):
     data = bytearray(path.read_bytes())
     data[12:16] = struct.pack("<I", 80000)  # 80000 records of 36 bytes fit in its 3 MB
     path.write_bytes(bytes(data))
-    read = []
-    original = Archive.read_at
-    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
     with pytest.raises(FormatError, match="80000 GNRL records run into the files' data at 96"):
         open_archive(path)
-    assert sum(read) <= 24 + (1 << 20)
+    assert sum(size for _, size in reads) <= 24 + (1 << 20)
     # An empty file's offset says nothing of where the data starts (writers may leave it 0).
     files = sample_files()
     write_ba2_gnrl(path, files, packed=False)
@@ -305,7 +313,7 @@ def test_a_damaged_file_count_stops_at_the_files_data(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("version", [104, 105])
-def test_a_large_bsa_table_and_damaged_counts(tmp_path, monkeypatch, version):
+def test_a_large_bsa_table_and_damaged_counts(tmp_path, reads, version):
     """45000 files: a table over 1 MiB, read after its first file record shows it ends before
     the data. A file count damaged to 100000 (still fitting in the file) is refused having
     read the header and the start of the table only."""
@@ -318,12 +326,10 @@ def test_a_large_bsa_table_and_damaged_counts(tmp_path, monkeypatch, version):
     data = bytearray(path.read_bytes())
     data[20:24] = struct.pack("<I", 100000)
     path.write_bytes(bytes(data))
-    read = []
-    original = Archive.read_at
-    monkeypatch.setattr(Archive, "read_at", lambda self, offset, size, what: read.append(size) or original(self, offset, size, what))
+    reads.clear()  # what opening the damaged file reads
     with pytest.raises(FormatError, match="tables \\(\\d+ bytes\\) run into the files' data at \\d+"):
         open_archive(path)
-    assert sum(read) < 2000
+    assert sum(size for _, size in reads) < 2000
 
 
 def test_not_an_archive(tmp_path):
@@ -368,26 +374,18 @@ def sparse_dx10(path, name, body, far):
 
 
 @pytest.mark.parametrize("build", [sparse_ba2, sparse_bsa, sparse_dx10])
-def test_two_gigabyte_sparse_archive_is_listed_without_reading_it(tmp_path, monkeypatch, build):
+def test_two_gigabyte_sparse_archive_is_listed_without_reading_it(tmp_path, reads, build):
     path = tmp_path / "huge.archive"
     body = np.random.default_rng(2).bytes(64 << 10)
     far = 2 << 30
     build(path, "meshes/far/away.nif", body, far)
     assert path.stat().st_blocks * 512 < 1 << 20  # sparse: the 2 GB are not on the disk
-    read = []
-    original = Archive.read_at
-
-    def counting(self, offset, size, what):
-        read.append((offset, size))
-        return original(self, offset, size, what)
-
-    monkeypatch.setattr(Archive, "read_at", counting)
     archive = open_archive(path)
     assert archive.file_size > far
     assert archive.names() == ["meshes/far/away.nif"]
     # Listing reads the header and the tables only, none of the file's data.
-    assert sum(size for _, size in read) < 200 and all(offset + size <= 200 or offset > far + len(body) - 1
-                                                       for offset, size in read)
+    assert sum(size for _, size in reads) < 200 and all(offset + size <= 200 or offset > far + len(body) - 1
+                                                        for offset, size in reads)
     extracted = archive.read("MESHES\\FAR\\AWAY.NIF")
     if build is sparse_dx10:  # BC1 gets the 128-byte legacy .dds header in front of its data
         assert extracted[:4] == b"DDS " and extracted[128:] == body
