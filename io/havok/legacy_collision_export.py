@@ -9,9 +9,9 @@ Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation
 written in Havok units: a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
 when its centre or axes are not the body's), a sphere empty as a bhkSphereShape, a capsule mesh
 as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
-as bhkListShape / bhkConvexListShape. Triangle meshes are not written anew: a packed mesh needs
-a MOPP tree, whose code format no public document describes, so an edited one is refused with a
-warning and the stored collision kept. A dynamic body's centre of mass and inertia are computed
+as bhkListShape / bhkConvexListShape, a triangle mesh (packed, strips or compressed) as a
+bhkPackedNiTriStripsShape under a bhkMoppBvTreeShape whose MOPP code is built for it (see
+core/nif/legacy_packed_mesh; its face ``havok_material`` values become sub shapes). A dynamic body's centre of mass and inertia are computed
 from its convex pieces (solid, the mass spread evenly, a sphere as a 26-point hull).
 """
 
@@ -35,7 +35,8 @@ from ...core.nif.blocks.legacy_havok import (
     bhkTransformShape,
     transform_values,
 )
-from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of
+from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
+from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import FIXED, KEYFRAMED, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name, shown_body
 
@@ -43,10 +44,6 @@ MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 # hkMotionType / hkQualityType of new bodies: fixed, keyframed, box inertia; fixed, keyframed, moving
 NEW_MOTION = {"static": (FIXED, 1), "keyframed": (KEYFRAMED, 2), "dynamic": (4, 4)}
 FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
-
-
-class Refused(FormatError):
-    """A collision this exporter does not write anew (the stored one is kept)."""
 
 
 def write_collision(exporter, owner, owner_index):
@@ -73,12 +70,7 @@ def write_collision(exporter, owner, owner_index):
     frame = body_matrix(body) if body is not None else Matrix.Identity(4)
     placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
     pieces = []
-    try:
-        shape = write_shape(exporter, obj, placed, pieces)
-    except Refused as error:
-        kept = "the stored collision is kept" if body is not None else "no collision written"
-        exporter.warn(f"collision {obj.name!r}: {error.message}; {kept}")
-        return
+    shape = write_shape(exporter, obj, placed, pieces)
     if body is None:
         body = bhkRigidBody()
         motion, quality = NEW_MOTION[_motion(obj)]
@@ -135,9 +127,7 @@ def write_shape(exporter, obj, matrix, pieces):
             radius = exporter.nif.blocks[sub_shapes[0]].radius
             return exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
         if kind in MESH_KINDS:
-            raise Refused(f"an edited {kind.replace('_', ' ')} is not written: Fallout 3 / New Vegas triangle mesh "
-                          "collision needs a MOPP tree (bhkMoppBvTreeShape), whose code format is not publicly "
-                          "documented; use convex, box, sphere or capsule shapes")
+            return _triangle_mesh(exporter, obj, matrix, pieces)
         if kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")
@@ -164,8 +154,6 @@ def write_shape(exporter, obj, matrix, pieces):
                 material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / GAME_UNITS,
                 vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
         raise FormatError(f"unknown collision shape {kind!r}")
-    except Refused:
-        raise
     except FormatError as error:
         raise FormatError(f"collision {obj.name!r}: {error.message}") from None
 
@@ -176,6 +164,26 @@ def _mesh_vertices(obj):
     co = np.empty(3 * len(obj.data.vertices), np.float32)
     obj.data.vertices.foreach_get("co", co)
     return co.reshape(-1, 3).astype(np.float64)
+
+
+def _triangle_mesh(exporter, obj, matrix, pieces):
+    """A MOPP tree over a packed triangle mesh of the object's faces (Havok units)."""
+    vertices = _mesh_vertices(obj) @ matrix[:3, :3].T + matrix[:3, 3]
+    mesh = obj.data
+    mesh.calc_loop_triangles()
+    triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
+    mesh.loop_triangles.foreach_get("vertices", triangles)
+    triangles = triangles.reshape(-1, 3)
+    if np.linalg.det(matrix[:3, :3]) < 0:  # mirrored: keep the faces outward
+        triangles = triangles[:, ::-1]
+    radius = float(obj.get(RADIUS, PACKED_RADIUS * GAME_UNITS)) / GAME_UNITS
+    tree, shape, data = packed_mesh_blocks(vertices / GAME_UNITS, triangles, triangle_materials(obj, mesh),
+                                           int(obj.get("havok_layer", 1)), radius)
+    if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
+        pieces.append(hull_mesh(vertices / GAME_UNITS))
+    shape.data = exporter.add(data)
+    tree.shape = exporter.add(shape)
+    return exporter.add(tree)
 
 
 def _sphere_points(radius):
