@@ -335,6 +335,44 @@ def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, 
     assert np.isclose(reread, edited[0], atol=1e-3).all(axis=1).any()
 
 
+def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):
+    """A new static wall (a subdivided plane, a flat mesh: no hull) marked as a packed mesh on a
+    node without collision: a new body holding a MOPP tree over a packed mesh of its faces,
+    placed where the plane is, whose code finds every triangle."""
+    import bpy
+
+    from raw_mopp import mopp_blocks, shape_triangles
+
+    from precombined_nif.ui.collision_panel import mark_collision
+
+    collection = imported(corpus / f"{FONV}/9mmscp.nif")
+    scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=12, y_subdivisions=9, size=40.0)
+    wall = bpy.context.active_object
+    for other in wall.users_collection:
+        other.objects.unlink(wall)
+    collection.objects.link(wall)
+    wall.parent = scope_node
+    wall.rotation_euler = (np.pi / 2, 0.0, 0.3)
+    mark_collision(wall, "packed_mesh")
+    bpy.context.view_layer.update()
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    bodies, raw = collision_bodies(out)
+    _, body, _ = bodies[39]
+    assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
+    ((_, code, origin, scale, type_name, payload, blocks),) = mopp_blocks(out.read_bytes())
+    vertices, triangles, keys, _ = shape_triangles(type_name, payload, blocks)
+    assert len(triangles) == 2 * 12 * 9
+    owner = np.array(scope_node.matrix_world)
+    placed = vertices * UNITS @ owner[:3, :3].T + owner[:3, 3]
+    np.testing.assert_allclose(bounds(placed), bounds(world_points(wall)), atol=1e-3)
+    assert np.array_equal(mopp.program_leaves(code), keys)
+    for corners, key in zip(vertices[triangles], keys):
+        for point in (*corners, corners.mean(axis=0)):
+            assert key in mopp.leaves_at_point(code, origin, scale, point)
+
+
 def test_strips_shape_is_the_files_triangles_where_the_bytes_put_them(clean_scene, corpus, tmp_path):
     """A bhkNiTriStripsShape of two NiTriStripsData blocks in a moved, turned bhkRigidBodyT: one
     mesh of both blocks' vertices (game units, times the shape's scale, not the Havok scale: see
