@@ -4,13 +4,24 @@ each triangle at its centre; the builder's programs over every corpus mesh, rebu
 scratch, find each triangle at its corners, its centre and points inside it, and name nothing
 else; hostile programs fail with FormatError in bounded work."""
 
+import re
+
 import numpy as np
 import pytest
+from raw_havok import HAND_MOPP
 from raw_mopp import mopp_blocks, shape_triangles
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import mopp
+from precombined_nif.core.nif.blocks.legacy_havok import (
+    bhkListShape,
+    bhkMoppBvTreeShape,
+    bhkPackedNiTriStripsShape,
+    bhkTransformShape,
+    hkPackedNiTriStripsData,
+)
+from precombined_nif.core.nif.legacy_packed_mesh import damaged_mopps
 
 MOPP_FILES = [p for p in corpus_files("**/*.nif") if b"bhkMoppBvTreeShape" in p.read_bytes()]
 CASES = [(path, index) for path in MOPP_FILES for index, *_ in mopp_blocks(path.read_bytes())]
@@ -151,3 +162,22 @@ def test_programs_naming_leaves_the_shape_lacks_fail():
 def test_a_bad_space_fails_cleanly(scale):
     with pytest.raises(FormatError, match="positive scale"):
         mopp.leaves_at_point(b"\x31", ORIGIN, scale, (0, 0, 0))
+
+
+@pytest.mark.parametrize("code, why", [
+    (HAND_MOPP, None),
+    (b"", "names no triangle"),
+    (bytes.fromhex("0540 31"), "goes past the end"),
+    (bytes.fromhex("10ff000130" "36"), r"names 1 leaves the shape does not have \(first: 6\)"),
+])
+def test_damaged_stored_code_is_found_in_a_shape_tree(code, why):
+    """A list holding a transform holding the MOPP tree over five packed triangles."""
+    data = hkPackedNiTriStripsData(triangles=np.zeros((5, 4), np.uint16), vertices=np.zeros((3, 3), np.float32))
+    blocks = [bhkListShape(sub_shapes=[1]), bhkTransformShape(shape=2), bhkMoppBvTreeShape(shape=3, code=code),
+              bhkPackedNiTriStripsShape(data=4), data]
+    found = damaged_mopps(blocks, 0)
+    if why is None:
+        assert found == []
+    else:
+        ((index, message),) = found
+        assert index == 2 and re.search(why, message)

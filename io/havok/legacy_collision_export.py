@@ -1,7 +1,7 @@
 """Collision objects (see legacy_collision_import) back into Fallout 3 / New Vegas Havok blocks.
 
 An owner's collision is kept as stored when it is as imported (same collision block, same
-fingerprint); an edited body gets new shape blocks (the old ones become unreferenced and are
+fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones become unreferenced and are
 dropped) and its fields set from the properties, the rest of the rigid body kept; an owner
 without collision gets a new bhkCollisionObject and bhkRigidBody; deleting the objects drops it.
 
@@ -35,7 +35,7 @@ from ...core.nif.blocks.legacy_havok import (
     bhkTransformShape,
     transform_values,
 )
-from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
+from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import FIXED, KEYFRAMED, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name, shown_body
@@ -66,7 +66,10 @@ def write_collision(exporter, owner, owner_index):
     if len(bodies) > 1:
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
     if body is not None and obj.get(BLOCK) == index and obj.get(SOURCE) == fingerprint(obj):
-        return
+        damaged = damaged_mopps(blocks, body.shape)
+        if not damaged:
+            return
+        exporter.warn(f"collision {obj.name!r}: the MOPP code of block {damaged[0][0]} is damaged ({damaged[0][1]}); written anew")
     frame = body_matrix(body) if body is not None else Matrix.Identity(4)
     placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
     pieces = []
