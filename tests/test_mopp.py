@@ -168,7 +168,8 @@ def test_shared_branches_cannot_make_the_walk_explode():
     # go forward, so this, not a loop, is how a program can make a walk unbounded)
     code = b"".join(bytes((0x10, 0xFF, 0x00, 0x00)) for _ in range(60)) + b"\x31"
     with pytest.raises(FormatError, match="too many steps"):
-        mopp.program_leaves(code)
+        mopp.leaves_in_box(code, ORIGIN, SCALE, (0, 0, 0), (1, 1, 1))
+    assert mopp.program_leaves(code).tolist() == [1]  # listing the leaves visits each state once
 
 
 def test_programs_naming_leaves_the_shape_lacks_fail():
