@@ -178,14 +178,18 @@ def _mesh_shape(obj, kind, matrix):
         return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(RADIUS, 0.0)))
     if kind == "capsule":
         return CapsuleShape.build(*fit_capsule(vertices))
+    ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
+    return build_compressed_mesh(vertices, mesh_triangles(mesh, matrix), materials, material_ids=ids)
+
+
+def mesh_triangles(mesh, matrix):
+    """The loop triangles (m, 3) of a mesh placed by ``matrix``, turned round when it mirrors
+    (so the faces stay outward)."""
     mesh.calc_loop_triangles()
     triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
     mesh.loop_triangles.foreach_get("vertices", triangles)
     triangles = triangles.reshape(-1, 3)
-    if np.linalg.det(matrix[:3, :3]) < 0:  # mirrored: keep the faces outward
-        triangles = triangles[:, ::-1]
-    ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
-    return build_compressed_mesh(vertices, triangles, materials, material_ids=ids)
+    return triangles[:, ::-1] if np.linalg.det(matrix[:3, :3]) < 0 else triangles
 
 
 def triangle_materials(obj, mesh):

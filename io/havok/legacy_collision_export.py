@@ -36,7 +36,7 @@ from ...core.nif.blocks.legacy_havok import (
     transform_values,
 )
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
-from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, triangle_materials
+from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import FIXED, KEYFRAMED, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name, shown_body
 
@@ -172,15 +172,9 @@ def _mesh_vertices(obj):
 def _triangle_mesh(exporter, obj, matrix, pieces):
     """A MOPP tree over a packed triangle mesh of the object's faces (Havok units)."""
     vertices = _mesh_vertices(obj) @ matrix[:3, :3].T + matrix[:3, 3]
-    mesh = obj.data
-    mesh.calc_loop_triangles()
-    triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
-    mesh.loop_triangles.foreach_get("vertices", triangles)
-    triangles = triangles.reshape(-1, 3)
-    if np.linalg.det(matrix[:3, :3]) < 0:  # mirrored: keep the faces outward
-        triangles = triangles[:, ::-1]
+    triangles = mesh_triangles(obj.data, matrix)  # first: it makes the loop triangles the materials read
     radius = float(obj.get(RADIUS, PACKED_RADIUS * GAME_UNITS)) / GAME_UNITS
-    tree, shape, data = packed_mesh_blocks(vertices / GAME_UNITS, triangles, triangle_materials(obj, mesh),
+    tree, shape, data = packed_mesh_blocks(vertices / GAME_UNITS, triangles, triangle_materials(obj, obj.data),
                                            int(obj.get("havok_layer", 1)), radius)
     if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
         pieces.append(hull_mesh(vertices / GAME_UNITS))

@@ -118,12 +118,14 @@ def _walk(code, low, high, every=False):
                 if vlo > h:
                     break
                 pc = at + 3
-            elif 0x26 <= op <= 0x28:
-                l, h = _operand(code, at, 1), _operand(code, at + 1, 1)
-                axis = op - 0x26
-                if hi[axis] < l or lo[axis] > h:
+            elif 0x26 <= op <= 0x2B:
+                wide = op >= 0x29  # a 24-bit cut tests the position itself
+                size = 3 if wide else 1
+                l, h = _operand(code, at, size), _operand(code, at + size, size)
+                axis = (op - 0x26) % 3
+                if (high if wide else hi)[axis] < l or (low if wide else lo)[axis] > h:
                     break
-                pc = at + 2
+                pc = at + 2 * size
             elif 0x50 <= op <= 0x53:
                 size = op - 0x4F
                 found.add(leaf + _operand(code, at, size))
@@ -163,12 +165,6 @@ def _walk(code, low, high, every=False):
                 value = _operand(code, at, size)
                 leaf = value if op == 0x0B else leaf + value
                 pc = at + size
-            elif 0x29 <= op <= 0x2B:
-                l, h = _operand(code, at, 3), _operand(code, at + 3, 3)
-                axis = op - 0x29
-                if high[axis] < l or low[axis] > h:
-                    break
-                pc = at + 6
             elif op == 0x00:
                 break
             else:
