@@ -1,9 +1,10 @@
 """Collision objects (see legacy_collision_import) back into Fallout 3 / New Vegas Havok blocks.
 
 An owner's collision is kept as stored when it is as imported (same collision block, same
-fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones become unreferenced and are
-dropped) and its fields set from the properties, the rest of the rigid body kept; an owner
-without collision gets a new bhkCollisionObject and bhkRigidBody; deleting the objects drops it.
+fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones
+become unreferenced and are dropped) and its fields set from the properties, the rest of the
+rigid body kept; an owner without collision gets a new bhkCollisionObject and bhkRigidBody;
+deleting the objects drops it.
 
 Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation taken out) and
 written in Havok units: a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
@@ -11,8 +12,9 @@ when its centre or axes are not the body's), a sphere empty as a bhkSphereShape,
 as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
 as bhkListShape / bhkConvexListShape, a triangle mesh (packed, strips or compressed) as a
 bhkPackedNiTriStripsShape under a bhkMoppBvTreeShape whose MOPP code is built for it (see
-core/nif/legacy_packed_mesh; its face ``havok_material`` values become sub shapes). A dynamic body's centre of mass and inertia are computed
-from its convex pieces (solid, the mass spread evenly, a sphere as a 26-point hull).
+core/nif/legacy_packed_mesh; its face ``havok_material`` values become sub shapes). A dynamic
+body's centre of mass and inertia are computed from its convex pieces (solid, the mass spread
+evenly, a sphere as a 26-point hull).
 """
 
 import numpy as np
@@ -123,6 +125,8 @@ def write_shape(exporter, obj, matrix, pieces):
             children = collision_children(obj)
             if not children:
                 raise FormatError("a list needs collision objects parented to it")
+            if kind == "convex_list" and any(child.get(SHAPE) in MESH_KINDS for child in children):
+                raise FormatError("a convex list holds convex shapes, not triangle meshes")
             sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces) for child in children]
             if kind == "list":
                 filters = np.zeros(len(sub_shapes), FILTER)
