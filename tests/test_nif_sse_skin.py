@@ -76,8 +76,9 @@ def sse_partition(vertex_map, local, copy):
 def test_sse_shape_triangles_go_through_each_partitions_vertex_map():
     """A skinned Skyrim SE BSTriShape with no vertices of its own (data size 0): its vertices are
     the partition's buffer, its triangles each partition's, numbered within the partition and
-    mapped to the shape's vertices through the partition's vertex map (the corpus's one SSE file
-    has a single partition whose map is the identity, so it cannot tell)."""
+    mapped to the shape's vertices through the partition's vertex map, the copy holding their
+    mapping (every real file numbers the shared buffer's vertices instead: tests/blender/
+    test_sse_skin_blender.py)."""
     from precombined_nif.core.nif import skinning
 
     positions = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 1.0, 0.0)]

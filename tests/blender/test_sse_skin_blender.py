@@ -1,0 +1,114 @@
+"""Skyrim SE skinned shapes through Blender, every layout the corpus holds (counts 0 with the
+geometry in the partition's buffer, BSDynamicTriShape, several partitions, body parts, plain
+NiSkinInstance): what Blender shows is checked against tests/sse_raw.py's struct reading."""
+
+import numpy as np
+import pytest
+from nif_rewriter import RawNif
+from sse_raw import raw_sse_shapes
+from support import CORPUS, corpus_files
+
+SSE_SKINNED = [
+    p
+    for p in corpus_files("pynifly/tests/tests/SkyrimSE/**/*.nif") + corpus_files("realmods/sse-deadly-mutilation/**/*.nif")
+    + corpus_files("pynifly/tests/tests/FO4/VaaMaleScarR04.nif")
+    if b"NiSkinPartition" in p.read_bytes() and RawNif.read(p).bs_version == 100  # glassbowskinned is LE
+]
+
+
+def imported(path):
+    import bpy
+
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
+    return bpy.data.collections[path.stem]
+
+
+def mesh_arrays(obj):
+    """(positions, triangles, per-corner uvs, corner normals) of a triangulated imported mesh."""
+    mesh = obj.data
+    co = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", co)
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    uv = None
+    if mesh.uv_layers:
+        uv = np.empty(2 * len(mesh.loops), np.float32)
+        mesh.uv_layers[0].data.foreach_get("uv", uv)
+        uv = uv.reshape(-1, 2)
+    normals = np.array([tuple(n.vector) for n in mesh.corner_normals])
+    return co.reshape(-1, 3), corners.reshape(-1, 3), uv, normals
+
+
+def dense(weights, count, nodes):
+    out = np.zeros((count, len(nodes)))
+    column = {node: i for i, node in enumerate(nodes)}
+    for vertex, bones in weights.items():
+        for node, weight in bones.items():
+            out[vertex, column[node]] = weight
+    return out
+
+
+def blender_weights(obj):
+    """Dense (vertices, bone nodes) weights of an imported mesh, and the bone nodes."""
+    bones = obj.modifiers["Armature"].object.data.bones
+    nodes = [bones[group.name]["nif_block"] for group in obj.vertex_groups]
+    out = np.zeros((len(obj.data.vertices), len(nodes)))
+    for vertex in obj.data.vertices:
+        for element in vertex.groups:
+            out[vertex.index, element.group] = element.weight
+    return out, nodes
+
+
+def check_against_raw(obj, raw):
+    """An imported SSE skinned shape shows what the bytes hold."""
+    positions, triangles, uv, normals = mesh_arrays(obj)
+    np.testing.assert_array_equal(positions, raw["positions"].astype(np.float32))
+    t = raw["triangles"]
+    real = (t[:, 0] != t[:, 1]) & (t[:, 1] != t[:, 2]) & (t[:, 0] != t[:, 2])
+    np.testing.assert_array_equal(triangles, t[real])
+    if raw["uvs"] is not None:
+        np.testing.assert_allclose(uv, np.c_[raw["uvs"][triangles, 0].ravel(), 1 - raw["uvs"][triangles, 1].ravel()], atol=1e-6)
+    if raw["normals"] is not None:
+        expected = raw["normals"][triangles.ravel()]
+        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+        # Blender keeps no normal on a face of no area, nor on the corners sharing its vertices
+        p = raw["positions"][triangles]
+        flat = triangles[np.linalg.norm(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0]), axis=1) == 0]
+        skip = np.isin(triangles.ravel(), flat)
+        assert skip.mean() < 0.01  # maleorchair27 has two such faces
+        np.testing.assert_allclose(normals[~skip], expected[~skip], atol=3e-3)
+    if raw["colors"] is not None:
+        colors = np.empty(4 * len(positions), np.float32)
+        obj.data.color_attributes["Color"].data.foreach_get("color_srgb", colors)
+        np.testing.assert_allclose(colors.reshape(-1, 4), raw["colors"], atol=1e-6)
+    got, nodes = blender_weights(obj)
+    want = dense(raw["weights"], len(positions), nodes)
+    # the buffer holds the weights as halves, the partitions (what Blender shows) as floats
+    np.testing.assert_allclose(got / np.maximum(got.sum(axis=1, keepdims=True), 1e-9), want / np.maximum(want.sum(axis=1, keepdims=True), 1e-9), atol=2e-3)
+    if raw["body_parts"] is not None:
+        parts = np.empty(len(obj.data.polygons), np.int32)
+        obj.data.attributes["nif_body_part"].data.foreach_get("value", parts)
+        np.testing.assert_array_equal(parts, np.array(raw["body_parts"])[raw["part"][real]])
+
+
+@pytest.mark.parametrize("path", SSE_SKINNED, ids=lambda p: p.relative_to(CORPUS).as_posix())
+def test_sse_skinned_shapes_import_as_their_partition_stores_them(clean_scene, path):
+    shapes = raw_sse_shapes(path)
+    assert shapes
+    collection = imported(path)
+    for index, raw in shapes.items():
+        obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+        assert obj.type == "MESH", obj.name
+        assert raw["counts"][0] in (0, raw["count"])  # the two layouts: counts 0, or the buffer's
+        check_against_raw(obj, raw)
+
+
+def test_corpus_holds_the_layouts(corpus):
+    """The files above cover what the issue lists: counts 0 and counts set, BSDynamicTriShape,
+    several partitions with maps that are not the identity, body parts, plain skin instances."""
+    shapes = [raw for path in SSE_SKINNED for raw in raw_sse_shapes(path).values()]
+    assert any(raw["counts"] == (0, 0) for raw in shapes) and any(raw["counts"][0] == raw["count"] for raw in shapes)
+    assert any(len(raw["vertex_maps"]) > 2 and any(not np.array_equal(m, np.arange(len(m))) for m in raw["vertex_maps"]) for raw in shapes)
+    # partition triangles name vertices beyond their partition's map: shape numbering
+    assert any(raw["triangles"][raw["part"] == 0].max() >= len(raw["vertex_maps"][0]) for raw in shapes)
+    assert any(raw["body_parts"] for raw in shapes) and any(raw["body_parts"] is None for raw in shapes)
