@@ -34,6 +34,7 @@ def raw_sse_shape(nif, index):
     block = nif.blocks[index]
     at = nif.av_offsets(index)["end"] + 16  # after the bounding sphere
     skin, _shader, _alpha, shape_desc, num_triangles, num_vertices, data_size = struct.unpack_from("<3iQ2HI", block, at)
+    where = {"counts": at + 20}
     at += 28
     if skin < 0 or data_size:
         return None
@@ -53,6 +54,7 @@ def raw_sse_shape(nif, index):
         body_parts = [struct.unpack_from("<2H", instance, 20 + 4 * bone_count + 4 * i)[1] for i in range(part_count)]
     # NiSkinPartition: partitions, data size, vertex size, vertex desc, the shared vertex buffer
     data = nif.blocks[partition_index]
+    where.update(partition=partition_index, buffer=4, vertex_map=[], bone_indices=[])
     partitions, size, stride, desc = struct.unpack_from("<3IQ", data, 0)
     assert desc == shape_desc and stride == (desc & 0xF) * 4 and size % stride == 0
     count = size // stride
@@ -83,11 +85,13 @@ def raw_sse_shape(nif, index):
         nv, nt, nb, ns, per = struct.unpack_from("<5H", data, at)
         at += 10 + 2 * nb
         vertex_map = struct.unpack_from(f"<{nv}H", data, at + 1) if data[at] else ()
+        where["vertex_map"].append(at + 1)
         at += 1 + (2 * nv if data[at] else 0)
         at += 1 + (4 * nv * per if data[at] else 0)  # vertex weights
         assert ns == 0  # triangles, no strips
         local = struct.unpack_from(f"<{3 * nt}H", data, at + 1) if data[at] else ()
         at += 1 + (6 * nt if data[at] else 0)
+        where["bone_indices"].append(at + 1)
         at += 1 + (nv * per if data[at] else 0)  # bone indices
         at += 2 + 8  # LOD level, global VB, vertex desc
         copy = struct.unpack_from(f"<{3 * nt}H", data, at)
@@ -100,4 +104,4 @@ def raw_sse_shape(nif, index):
     return {"counts": (num_vertices, num_triangles), "positions": np.asarray(positions, np.float64), "uvs": uvs,
             "normals": normals, "colors": colors, "triangles": np.array(triangles, np.int64).reshape(-1, 3),
             "part": np.array(part_of, np.int64), "vertex_maps": vertex_maps, "body_parts": body_parts,
-            "weights": weights, "count": count}
+            "weights": weights, "count": count, "at": where}

@@ -112,3 +112,71 @@ def test_corpus_holds_the_layouts(corpus):
     # partition triangles name vertices beyond their partition's map: shape numbering
     assert any(raw["triangles"][raw["part"] == 0].max() >= len(raw["vertex_maps"][0]) for raw in shapes)
     assert any(raw["body_parts"] for raw in shapes) and any(raw["body_parts"] is None for raw in shapes)
+
+
+FEET = "pynifly/tests/tests/SkyrimSE/femalefeet_0.nif"  # one shape, counts 0, one partition
+
+
+def damaged_feet(corpus, damage):
+    """femalefeet_0 with one field of its skin damaged at the byte layout sse_raw reads."""
+    import struct
+
+    nif = RawNif.read(corpus / FEET)
+    ((index, raw),) = raw_sse_shapes(corpus / FEET).items()
+    at = raw["at"]
+    partition = nif.blocks[at["partition"]]
+    count = raw["count"]
+    if damage == "vertex map":  # "<2H" at counts: triangles, vertices
+        struct.pack_into("<H", partition, at["vertex_map"][0], count + 40)
+    elif damage == "bone index":
+        partition[at["bone_indices"][0]] = 200
+    elif damage == "vertex count":
+        struct.pack_into("<H", nif.blocks[index], at["counts"] + 2, count - 1)
+    elif damage == "triangle count":
+        struct.pack_into("<H", nif.blocks[index], at["counts"], 5)
+    elif damage == "short buffer":  # one vertex fewer: the partition still maps the last one
+        size, stride = struct.unpack_from("<2I", partition, at["buffer"])
+        struct.pack_into("<I", partition, at["buffer"], size - stride)
+        del partition[at["buffer"] + 16 + size - stride : at["buffer"] + 16 + size]
+    elif damage == "buffer past the block":
+        struct.pack_into("<I", partition, at["buffer"], 0x7FFFFFF0 - 0x7FFFFFF0 % 40)
+    return nif.to_bytes(), nif.blocks[index]
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("vertex map", "shape 'FootFemale_Big': skin partition 0 maps vertex 258 of only 218"),
+        ("vertex count", "shape 'FootFemale_Big': it counts 217 vertices, its skin partition holds 218"),
+        ("triangle count", "shape 'FootFemale_Big': it counts 5 triangles, its skin partitions hold 316"),
+        ("short buffer", "shape 'FootFemale_Big': skin partition 0 maps vertex 217 of only 217"),
+        ("buffer past the block", "NiSkinPartition"),
+    ],
+)
+def test_damaged_sse_skin_fails_naming_the_shape_and_leaves_nothing(clean_scene, corpus, tmp_path, damage, message):
+    import bpy
+
+    from test_damaged_blender import snapshot
+
+    data, _ = damaged_feet(corpus, damage)
+    path = tmp_path / "feet.nif"
+    path.write_bytes(data)
+    before = snapshot()
+    with pytest.raises(RuntimeError) as caught:
+        bpy.ops.import_scene.precombined_nif(filepath=str(path))
+    assert message in str(caught.value) and str(path) in str(caught.value) and "internal error" not in str(caught.value)
+    assert snapshot() == before
+
+
+def test_partition_bone_index_past_its_bones_imports_unskinned_with_a_warning(clean_scene, corpus, tmp_path):
+    import bpy
+
+    from precombined_nif.operators.nif_import import import_nif
+
+    data, _ = damaged_feet(corpus, "bone index")
+    path = tmp_path / "feet.nif"
+    path.write_bytes(data)
+    collection, warnings = import_nif(bpy.context, str(path))
+    (mesh,) = [o for o in collection.objects if o.type == "MESH"]
+    assert len(mesh.data.vertices) == 218 and not mesh.vertex_groups
+    assert any(w.startswith("FootFemale_Big: skin not imported (a skin partition names a bone") for w in warnings), warnings
