@@ -13,12 +13,12 @@ from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
-from ...core.nif import NifFile, skinning
+from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif.block import RawBlock
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from ...core.nif.blocks.nodes import NiNode
-from ...core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
+from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export, legacy_collision_export
@@ -32,6 +32,7 @@ GAME_VERSIONS = {
     # game: (user version, bs version)
     "FO4": (12, 130),
     "FO3": (11, 34),
+    "SSE": (12, 100),
 }
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
@@ -109,6 +110,7 @@ class NifExporter:
         # The import did not build collision / skinning: the template's is kept as stored.
         self.keep_collision = False
         self.keep_skin = False
+        self.sse_layouts = {}  # Skyrim SE shape index -> sse_skin.layout_of its template block
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -318,9 +320,12 @@ class NifExporter:
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
-        if index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None:
-            return self._keep_partition_shape(obj, index, matrix, skin)
-        if index is not None and self._unchanged(mesh):
+        in_partition = index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None
+        if in_partition and (self.keep_skin or self._unchanged(mesh) and skin_export.skin_unchanged(self, index, skin, mesh)):
+            return self._keep_partition_shape(obj, index, matrix)
+        if index is not None and self.nif.header.bs_version == sse_skin.SSE_BS_VERSION and isinstance(self.nif.blocks[index], BSTriShape):
+            self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
+        if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
             self._place(index, obj, matrix)
             triangles = np.asarray(self._file_triangles(block), np.int64).reshape(-1, 3)
@@ -346,23 +351,19 @@ class NifExporter:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
-    def _keep_partition_shape(self, obj, index, matrix, skin):
-        """A Skyrim SE skinned shape keeps its geometry in its NiSkinPartition, which the exporter
-        cannot encode: the shape, its skin and partition stay as stored (its placement, name and
-        material are written); an edit of its geometry or skin is reported, never half written."""
+    def _keep_partition_shape(self, obj, index, matrix):
+        """A Skyrim SE skinned shape whose geometry (in its NiSkinPartition) and skin still hold,
+        or one imported without its skin (its weights unknown to Blender): the shape, its skin and
+        partition stay as stored (its placement, name and material are written); a geometry edit
+        of the latter is reported, never half written."""
         mesh = obj.data
         self._place(index, obj, matrix)
         self.shapes_of[obj] = [index]
         self.block_of[obj] = index
         if not self._unchanged(mesh):
             self.warn(
-                f"{obj.name}: its geometry changed, but a Skyrim SE skinned shape keeps its geometry in its "
-                f"skin partition, which the exporter cannot write: the stored shape is kept"
-            )
-        elif not self.keep_skin and not skin_export.skin_unchanged(self, index, skin, mesh):
-            self.warn(
-                f"{obj.name}: its skin changed, but a Skyrim SE skinned shape keeps its weights in its "
-                f"skin partition, which the exporter cannot write: the stored skin is kept"
+                f"{obj.name}: its geometry changed but its skin is kept as stored (imported without Skin), and a "
+                f"Skyrim SE skinned shape keeps its geometry with its skin: the stored shape is kept"
             )
         material_export.write_material(self, index, mesh.materials[0] if len(mesh.materials) else None)
         return [index]
@@ -443,6 +444,10 @@ class NifExporter:
             if colors is not None:
                 block.colors = colors
             block.set_triangles(triangles)
+            if self.nif.header.bs_version == sse_skin.SSE_BS_VERSION:
+                block.vertex_desc = sse_skin.sse_desc(block.vertex_flags & ~vf.FULL_PRECISION)
+                if isinstance(block, BSDynamicTriShape):  # the positions the game draws (w: bitangent x)
+                    block.dynamic_vertices = np.asarray(block.vertex_data["position"], np.float32)
             if isinstance(block, BSMeshLODTriShape):
                 block.lod_sizes = (len(triangles), 0, 0)
             return

@@ -353,22 +353,21 @@ def sse_exported(collection, path):
     return path.read_bytes(), messages
 
 
-@pytest.mark.parametrize("edit", ["none", "vertex", "weight", "unbound"])
-def test_edited_sse_skinned_shape_keeps_its_stored_bytes_with_a_warning(clean_scene, corpus, tmp_path, edit):
-    """The exporter cannot write Skyrim SE skin partitions: an edited shape is reported by name and
-    written as stored, never as a partition that disagrees with it."""
+@pytest.mark.parametrize("edit", ["none", "unbound"])
+def test_sse_skinned_shape_untouched_or_unbound(clean_scene, corpus, tmp_path, edit):
+    """An untouched Skyrim SE skinned shape writes back byte for byte; one whose armature
+    modifier was removed is written unskinned, its vertices in the shape (edited skins:
+    test_sse_skin_blender.py)."""
     collection = imported(corpus / SSE_SCAR)
     obj = next(o for o in collection.all_objects if o.get("nif_type") == "BSDynamicTriShape")
-    if edit == "vertex":
-        obj.data.vertices[0].co.z += 1.0
-    elif edit == "weight":
-        obj.vertex_groups[0].remove([0])
-    elif edit == "unbound":
+    if edit == "unbound":
         obj.modifiers.remove(obj.modifiers["Armature"])
     data, messages = sse_exported(collection, tmp_path / "out.nif")
-    assert data == (corpus / SSE_SCAR).read_bytes()
+    assert messages == []
     if edit == "none":
-        assert messages == []
-    else:
-        what = "geometry" if edit == "vertex" else "skin"
-        assert any(obj.name in m and what in m and "kept" in m for m in messages), messages
+        assert data == (corpus / SSE_SCAR).read_bytes()
+        return
+    shape = NifFile.read(tmp_path / "out.nif").blocks[obj["nif_block"]]
+    assert not shape.skinned and shape.vertex_data is not None
+    np.testing.assert_allclose(shape.positions, np.asarray(shape.dynamic_vertices)[:, :3])
+    assert len(shape.positions) == len(obj.data.vertices) and len(shape.triangles) == len(obj.data.polygons)

@@ -180,3 +180,92 @@ def test_partition_bone_index_past_its_bones_imports_unskinned_with_a_warning(cl
     (mesh,) = [o for o in collection.objects if o.type == "MESH"]
     assert len(mesh.data.vertices) == 218 and not mesh.vertex_groups
     assert any(w.startswith("FootFemale_Big: skin not imported (a skin partition names a bone") for w in warnings), warnings
+
+
+def export_collection(collection, path):
+    from precombined_nif.io.nif.exporter import export_nif
+
+    _nif, messages = export_nif(str(path), list(collection.all_objects))
+    return messages
+
+
+def add_vertex(obj):
+    """A new vertex beside vertex 0, with a triangle joining it to vertex 0's first face's edge,
+    weighted as vertex 0. Returns its index."""
+    import bmesh
+
+    mesh = obj.data
+    bm = bmesh.new()
+    bm.from_mesh(mesh)
+    bm.verts.ensure_lookup_table()
+    face = bm.verts[0].link_faces[0]
+    a, b = [v for v in face.verts][:2]
+    new = bm.verts.new(a.co + (a.co - face.calc_center_median()))
+    bm.faces.new((b, a, new))
+    beside = a.index
+    bm.to_mesh(mesh)
+    bm.free()
+    index = len(mesh.vertices) - 1
+    for element in mesh.vertices[beside].groups:
+        obj.vertex_groups[element.group].add([index], element.weight, "REPLACE")
+    return index, beside
+
+
+EDITED = ["pynifly/tests/tests/SkyrimSE/malebody_1.nif", "pynifly/tests/tests/SkyrimSE/childhead.nif",
+          "pynifly/tests/tests/SkyrimSE/treeaspen03.nif", "realmods/sse-deadly-mutilation/meshes/armor/bandit/body3m_1.nif"]
+
+
+@pytest.mark.parametrize("name", EDITED)
+def test_edited_sse_skinned_mesh_is_written_in_its_layout(clean_scene, corpus, tmp_path, name):
+    """Vertices moved, a weight changed, a vertex added: the file keeps its layout (counts 0 and the
+    buffer in the partition, or a BSDynamicTriShape's dynamic vertices), four normalised weights
+    per vertex in partitions within the bone limit, and re-imports with the edits."""
+    import bpy
+
+    path = corpus / name
+    before = raw_sse_shapes(path)
+    index = next(iter(before))
+    collection = imported(path)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    moved = np.arange(0, len(obj.data.vertices), 50)
+    for v in moved.tolist():
+        obj.data.vertices[v].co.z += 2.0
+    group = obj.vertex_groups[obj.data.vertices[1].groups[0].group]
+    group.add([1], 0.25, "REPLACE")
+    added, beside = add_vertex(obj)
+    mesh_positions = mesh_arrays(obj)[0]
+    edited_weights, nodes = blender_weights(obj)
+    messages = export_collection(collection, tmp_path / "out.nif")
+    faces = "1 faces have no body part of the file's; they are written in body part"
+    parts = before[index]["body_parts"]
+    assert [m for m in messages if obj.name in m] == ([f"{obj.name}: {faces} {parts[0]}"] if parts and 0 not in parts else [])
+    after = raw_sse_shapes(tmp_path / "out.nif")
+    raw = after[index]
+    assert raw["counts"] == (raw["count"] if before[index]["counts"][0] else 0, 0 if not before[index]["counts"][1] else len(raw["triangles"]))
+    assert set(map(tuple, raw["positions"].astype(np.float32).tolist())) == set(map(tuple, mesh_positions.tolist()))
+    # four weights per vertex at most, normalised, every vertex weighted
+    counted = [len(bones) for bones in raw["weights"].values()]
+    assert len(raw["weights"]) == raw["count"] and max(counted) <= 4
+    np.testing.assert_allclose([sum(b.values()) for b in raw["weights"].values()], 1.0, atol=2e-3)
+    source, written = RawNif.read(path), RawNif.read(tmp_path / "out.nif")
+    assert [written.type_of(i) for i in range(len(written.blocks))] == [source.type_of(i) for i in range(len(source.blocks))]
+    if before[index]["body_parts"] is not None:
+        assert set(raw["body_parts"]) == set(before[index]["body_parts"])
+    assert raw["at"]["partition"] == before[index]["at"]["partition"]
+    bpy.data.collections.remove(collection)
+    again = imported(tmp_path / "out.nif")
+    obj2 = next(o for o in again.all_objects if o.get("nif_block") == index)
+    check_against_raw(obj2, raw)
+    positions2 = mesh_arrays(obj2)[0]
+    weights2, nodes2 = blender_weights(obj2)
+    # each Blender vertex of the edited mesh is found, with its (limited, normalised) weights
+    for v in [*moved[:5].tolist(), 1, added]:
+        at = np.flatnonzero((positions2 == mesh_positions[v]).all(axis=1))
+        assert len(at), v
+        got = {nodes2[c]: w for c, w in enumerate(weights2[at[0]]) if w > 0}
+        want = {nodes[c]: w for c, w in enumerate(edited_weights[v]) if w > 0}
+        order = sorted(want, key=lambda n: -want[n])[:4]
+        total = sum(want[n] for n in order)
+        assert set(got) == set(order), v
+        for node in order:
+            assert abs(got[node] - want[node] / total) < 2e-3
