@@ -37,6 +37,7 @@ GAME_VERSIONS = {
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
+NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim SE's), else 0xE
 
 
 def empty_nif(game):
@@ -111,6 +112,8 @@ class NifExporter:
         self.keep_collision = False
         self.keep_skin = False
         self.sse_layouts = {}  # Skyrim SE shape index -> sse_skin.layout_of its template block
+        self.new_flags = NEW_FLAGS.get(game, 0xE)
+        self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim SE's root type)
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -143,6 +146,7 @@ class NifExporter:
         exported = [obj for obj in objects if obj.type in ("EMPTY", "MESH", "ARMATURE")]
         if not any(obj.type == "MESH" for obj in exported) and not self.template:
             raise FormatError("nothing to export: no mesh objects")
+        self.skinned_meshes = any(obj.type == "MESH" and skin_export.skin_source(obj) for obj in exported)
         before = self._reachable() if self.template else set()
         self.scene_blocks = self._scene_blocks()
         self._bind(exported)
@@ -218,7 +222,9 @@ class NifExporter:
             return self.nif.roots[0] if self.nif.roots else None
         if len(roots) == 1 and roots[0].type == "EMPTY":
             return None
-        index = self.add(NiNode("NiNode", name="Scene Root", flags=0xE))
+        # Skyrim SE statics hang from a BSFadeNode, its armour from a NiNode
+        kind = "BSFadeNode" if self.game == "SSE" and not self.skinned_meshes else "NiNode"
+        index = self.add(NiNode(kind, name="Scene Root", flags=self.new_flags))
         self.nif.roots = [index]
         return index
 
@@ -260,7 +266,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", 0xE))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", self.new_flags))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index
@@ -346,8 +352,10 @@ class NifExporter:
         self.shapes_of[obj] = [piece[0] for piece in pieces]
         self.block_of[obj] = pieces[0][0]
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
+            if self.game == "SSE" and not self.keep_skin:  # vanilla order: the skin's blocks, then the shader's
+                skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
             material_export.write_material(self, shape_index, material)
-            if not self.keep_skin:
+            if self.game != "SSE" and not self.keep_skin:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
@@ -414,9 +422,9 @@ class NifExporter:
                 self.nif.blocks[block.data] = data
             return index
         name = obj.name if number == 0 else f"{obj.name}:{number}"
-        if self.game == "FO4":
-            block = BSTriShape("BSTriShape", name=name, flags=0xE)
-            block.set_vertex_flags(FO4_FLAGS, self.full_precision)
+        if self.game in ("FO4", "SSE"):
+            block = BSTriShape("BSTriShape", name=name, flags=self.new_flags)
+            block.set_vertex_flags(FO4_FLAGS, self.full_precision or self.game == "SSE")  # SSE: float positions
             return self.add(block)
         data_index = self.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
         return self.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))

@@ -72,7 +72,7 @@ def write_armature(exporter, armature_obj, parent_index):
         # Further armatures of one file (other bind poses) share the nodes of the first.
         reuse = exporter.template and isinstance(index, int) and 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], NiNode)
         if not reuse:
-            index = exporter.add(NiNode("NiNode", name=bone.name, flags=0xE))
+            index = exporter.add(NiNode("NiNode", name=bone.name, flags=exporter.new_flags))
         parent_bone = exporter.bone_nodes[(armature_obj.name, bone.parent.name)] if bone.parent else None
         if reuse and index in file_parents and _bone_ancestor(index, file_parents, bone_blocks) == parent_bone:
             # Still the bone parent the import found: the node stays under its own parent, which

@@ -269,3 +269,127 @@ def test_edited_sse_skinned_mesh_is_written_in_its_layout(clean_scene, corpus, t
         assert set(got) == set(order), v
         for node in order:
             assert abs(got[node] - want[node] / total) < 2e-3
+
+
+def block_types(path):
+    nif = RawNif.read(path)
+    return [nif.type_of(i) for i in range(len(nif.blocks))]
+
+
+def shape_fields(path, index):
+    """(flags, vertex desc) of a BSTriShape, read with struct."""
+    import struct
+
+    nif = RawNif.read(path)
+    flags_at = nif.av_offsets(index)["transform"] - 4
+    (flags,) = struct.unpack_from("<I", nif.blocks[index], flags_at)
+    (desc,) = struct.unpack_from("<Q", nif.blocks[index], nif.av_offsets(index)["end"] + 16 + 12)
+    return flags, desc
+
+
+def shader_flags(path, index):
+    """Shader flags 1 and 2 of a Skyrim SE BSLightingShaderProperty (after its type, name, extra
+    data list and controller)."""
+    import struct
+
+    nif = RawNif.read(path)
+    block = nif.blocks[index]
+    (extra,) = struct.unpack_from("<I", block, 8)
+    return struct.unpack_from("<2I", block, 12 + 4 * extra + 4)
+
+
+def vanilla_desc(flags):
+    """The vertex desc a corpus SSE shape with these attribute flags holds."""
+    for path in corpus_files("pynifly/tests/tests/SkyrimSE/**/*.nif"):
+        nif = RawNif.read(path)
+        if nif.bs_version != 100:
+            continue
+        for index in nif.indices_of("BSTriShape"):
+            _, desc = shape_fields(path, index)
+            if desc >> 44 == flags:
+                return desc
+    raise AssertionError(f"no corpus shape with flags 0x{flags:X}")
+
+
+def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_path):
+    import bpy
+
+    from test_nif_export import _cube, export_objects
+
+    cube = _cube()
+    positions = {tuple(np.round(v.co, 4)) for v in cube.data.vertices}
+    uvs = sorted(tuple(np.round(d.uv, 4)) for d in cube.data.uv_layers[0].data)
+    export_objects([cube], tmp_path / "cube.nif", game="SSE")
+    path = tmp_path / "cube.nif"
+    # farmbench01 / noblecrate01: BSFadeNode, BSTriShape, BSLightingShaderProperty, BSShaderTextureSet
+    assert block_types(path) == ["BSFadeNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
+    assert RawNif.read(path).bs_version == 100 and RawNif.read(path).user_version == 12
+    flags, desc = shape_fields(path, 1)
+    assert flags == 0x8000E and desc == vanilla_desc(0x1B)  # steeldagger's: position, UV, normal, tangent
+    assert shader_flags(path, 2) == (0x82400301, 0x8021)
+    bpy.data.objects.remove(cube)
+    again = imported(path)
+    (obj,) = [o for o in again.all_objects if o.type == "MESH"]
+    got, got_triangles, got_uvs, _ = mesh_arrays(obj)
+    assert len(got_triangles) == 12 and len(got) == 24  # a UV-mapped, flat-shaded cube: 4 vertices a face
+    assert {tuple(np.round(p, 4)) for p in got} == positions
+    assert set(map(tuple, np.round(got_uvs, 4).tolist())) == set(uvs)
+
+
+def test_new_sse_skinned_mesh_matches_vanilla_armour_and_reimports(clean_scene, tmp_path):
+    import bpy
+
+    from test_nif_export import _skinned_column, export_objects
+
+    armature, plane = _skinned_column()
+    order = [plane.vertex_groups[name].index for name in ("Lower", "Upper")]
+    by_position = {
+        tuple(np.round(np.array(plane.matrix_world @ v.co), 3)): np.array([{g.group: g.weight for g in v.groups}.get(i, 0.0) for i in order])
+        for v in plane.data.vertices
+    }
+    path = tmp_path / "skinned.nif"
+    export_objects([armature, plane], path, game="SSE")
+    types = block_types(path)
+    # femalefeet_0: nodes, then BSTriShape, its skin (instance, data, partition), its shader and textures
+    shape = types.index("BSTriShape")
+    assert types[0] == "NiNode" and set(types[:shape]) == {"NiNode"}
+    assert types[shape:] == ["BSTriShape", "NiSkinInstance", "NiSkinData", "NiSkinPartition", "BSLightingShaderProperty", "BSShaderTextureSet"]
+    flags, desc = shape_fields(path, shape)
+    assert flags == 0x8000E and desc == vanilla_desc(0x5B)  # malebody_1's loincloth: with the skin
+    assert shader_flags(path, shape + 4) == (0x82400303, 0x8021)  # vanilla's, with the skinned bit
+    (raw,) = raw_sse_shapes(path).values()
+    assert raw["counts"] == (0, 0) and len(raw["weights"]) == raw["count"]
+    np.testing.assert_allclose([sum(b.values()) for b in raw["weights"].values()], 1.0, atol=2e-3)
+    bpy.data.objects.remove(plane)
+    bpy.data.objects.remove(armature)
+    again = imported(path)
+    (obj,) = [o for o in again.all_objects if o.type == "MESH"]
+    check_against_raw(obj, raw)
+    got, nodes = blender_weights(obj)
+    names = {bone["nif_block"]: bone.name for bone in obj.modifiers["Armature"].object.data.bones}
+    assert [names[n] for n in nodes] == ["Lower", "Upper"]
+    for vertex in obj.data.vertices:
+        place = tuple(np.round(np.array(obj.matrix_world @ vertex.co), 3))
+        np.testing.assert_allclose(got[vertex.index], by_position[place], atol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["pynifly/tests/tests/SkyrimSE/farmbench01.nif", "pynifly/tests/tests/SkyrimSE/steeldagger.nif"])
+def test_edited_sse_static_is_written_as_sse(clean_scene, corpus, tmp_path, name):
+    """An edited Skyrim SE static keeps its file (collision and all) and its vertex layout."""
+    from precombined_nif.core.nif import NifFile
+
+    path = corpus / name
+    source = NifFile.read(path)
+    collection = imported(path)
+    obj = next(o for o in collection.all_objects if o.get("nif_type") == "BSTriShape" and o.type == "MESH")
+    index = obj["nif_block"]
+    obj.data.vertices[0].co.z += 3.0
+    moved = np.array(obj.data.vertices[0].co)
+    messages = export_collection(collection, tmp_path / "out.nif")
+    assert not messages
+    out = NifFile.read(tmp_path / "out.nif")
+    assert out.header.game == "SSE" and block_types(tmp_path / "out.nif") == block_types(path)
+    shape = out.blocks[index]
+    assert shape.vertex_desc == source.blocks[index].vertex_desc and shape_fields(tmp_path / "out.nif", index) == shape_fields(path, index)
+    assert (np.abs(shape.positions - moved).max(axis=1) < 1e-5).any()
+    assert shape.bound_radius >= source.blocks[index].bound_radius - 1e-3
