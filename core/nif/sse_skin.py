@@ -11,7 +11,8 @@ from .blocks.tri_shape import BSDynamicTriShape
 from .packed_vertices import bounding_sphere
 
 SSE_BS_VERSION = 100
-# Bones per partition: nifly's limit for Skyrim SE (vanilla files use up to 35, daedriccuirass_1).
+# Bones per partition: nifly's limit for Skyrim SE (vanilla files use up to 35, daedriccuirass_1);
+# also used for Skyrim LE, where nifly sets none.
 BONE_LIMIT = 80
 
 

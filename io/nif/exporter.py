@@ -33,6 +33,7 @@ GAME_VERSIONS = {
     "FO4": (12, 130),
     "FO3": (11, 34),
     "SSE": (12, 100),
+    "SKYRIM": (12, 83),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
 }
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names

@@ -333,7 +333,8 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
         records.append(record)
     data.bones = records
     instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
-    built = skinning.build_partitions(indices, values, triangles, groups, sse_skin.BONE_LIMIT if sse else FO3_BONE_LIMIT)
+    limit = sse_skin.BONE_LIMIT if exporter.game in ("SSE", "SKYRIM") else FO3_BONE_LIMIT
+    built = skinning.build_partitions(indices, values, triangles, groups, limit)
     partition.partitions = [sse_skin.sse_partition(p) if sse else _partition(p) for p in built]
     if dismember is BSDismemberSkinInstance:
         flags = {int(part): int(flag) for part, flag in obj.get("nif_body_parts", [])}

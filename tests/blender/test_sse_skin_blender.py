@@ -393,3 +393,41 @@ def test_edited_sse_static_is_written_as_sse(clean_scene, corpus, tmp_path, name
     assert shape.vertex_desc == source.blocks[index].vertex_desc and shape_fields(tmp_path / "out.nif", index) == shape_fields(path, index)
     assert (np.abs(shape.positions - moved).max(axis=1) < 1e-5).any()
     assert shape.bound_radius >= source.blocks[index].bound_radius - 1e-3
+
+
+@pytest.mark.parametrize("name", ["pynifly/tests/tests/Skyrim/malehead.nif", "pynifly/tests/tests/Skyrim/draugr.nif"])
+def test_edited_skyrim_le_skinned_mesh_is_written_as_skyrim(clean_scene, corpus, tmp_path, name):
+    """Skyrim LE shares Skyrim SE's skin blocks (but keeps NiTriShape geometry, partitions
+    numbered within themselves): a moved vertex and a changed weight are written into the file
+    as Skyrim, four normalised weights per vertex, body parts kept."""
+    import bpy
+
+    from precombined_nif.core.nif import NifFile, skinning
+
+    path = corpus / name
+    source = NifFile.read(path)
+    collection = imported(path)
+    obj = next(o for o in collection.all_objects if o.type == "MESH" and o.modifiers.get("Armature"))
+    index = obj["nif_block"]
+    obj.data.vertices[0].co.z += 2.0
+    moved = np.array(obj.data.vertices[0].co)
+    obj.vertex_groups[obj.data.vertices[1].groups[0].group].add([1], 0.25, "REPLACE")
+    messages = export_collection(collection, tmp_path / "out.nif")
+    assert not [m for m in messages if "anew" in m or obj.name in m], messages
+    out = NifFile.read(tmp_path / "out.nif")
+    assert out.header.game == "SKYRIM" and block_types(tmp_path / "out.nif") == block_types(path)
+    shape = out.blocks[index]
+    vertices = out.blocks[shape.data].vertices
+    assert (np.abs(vertices - moved).max(axis=1) < 1e-5).any()
+    instance, data, partition = skinning.skin_blocks(out, shape.skin_instance)
+    weights = skinning.shape_weights(instance, data, partition, len(vertices))
+    assert ((weights > 0).sum(axis=1) <= 4).all()
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+    if hasattr(instance, "partitions"):
+        old = skinning.skin_blocks(source, source.blocks[index].skin_instance)[0]
+        assert set(instance.partitions["body_part"].tolist()) == set(old.partitions["body_part"].tolist())
+    covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
+    assert len(covered) == len(out.blocks[shape.data].triangles)
+    bpy.data.collections.remove(collection)
+    again = imported(tmp_path / "out.nif")
+    assert next(o for o in again.all_objects if o.get("nif_block") == index).vertex_groups
