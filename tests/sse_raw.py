@@ -104,4 +104,4 @@ def raw_sse_shape(nif, index):
     return {"counts": (num_vertices, num_triangles), "positions": np.asarray(positions, np.float64), "uvs": uvs,
             "normals": normals, "colors": colors, "triangles": np.array(triangles, np.int64).reshape(-1, 3),
             "part": np.array(part_of, np.int64), "vertex_maps": vertex_maps, "body_parts": body_parts,
-            "weights": weights, "count": count, "at": where}
+            "weights": weights, "count": count, "desc": desc, "at": where}

@@ -22,6 +22,7 @@ def sse_desc(flags):
     return vf.build_desc(flags, True) & ~(vf.FULL_PRECISION << 44)
 
 
+DYNAMIC_VERTEX_SIZE = 4 << 4  # desc bits 4-7 (nif.xml): a BSDynamicTriShape's 16-byte dynamic vertices, in 4s
 NEW_LAYOUT = (False, False, False)  # a new shape: as vanilla BSTriShapes, no inline data, counts 0
 
 
@@ -50,6 +51,7 @@ def store_in_partition(shape, partition, layout, bone_indices, bone_weights):
     if isinstance(shape, BSDynamicTriShape):  # as vanilla heads: the FULL_PRECISION bit, no positions
         shape.dynamic_vertices = np.c_[positions, shape.vertex_data["position"][:, 3]].astype(np.float32)
         partition.set_vertex_flags(flags & ~vf.VERTEX, True)
+        partition.vertex_desc |= DYNAMIC_VERTEX_SIZE
     inline, counts_vertices, counts_triangles = layout
     count, triangles = len(positions), len(shape.triangles)
     if not inline:

@@ -443,20 +443,24 @@ class NifExporter:
             flags = flags | vf.TANGENT if tangents is not None else flags & ~vf.TANGENT
             flags = flags | vf.COLORS if colors is not None else flags & ~vf.COLORS
             flags = flags | vf.SKINNED if skinned else flags & ~vf.SKINNED
+            if index in self.sse_layouts:  # an edited SSE shape keeps its attributes (vanilla bodies: no normals)
+                flags &= block.vertex_flags | vf.VERTEX | vf.SKINNED
             block.set_vertex_flags(flags, block.full_precision or self.full_precision)
             block.positions = positions
-            block.normals = arrays["normals"][used]
-            if uvs is not None:
+            if flags & vf.NORMAL:
+                block.normals = arrays["normals"][used]
+            if flags & vf.UV:
                 block.uvs = uvs
-            if tangents is not None:
+            if flags & vf.TANGENT:
                 block.tangents, block.bitangents = tangents, bitangents
-            if colors is not None:
+            if flags & vf.COLORS:
                 block.colors = colors
             block.set_triangles(triangles)
             if self.nif.header.bs_version == sse_skin.SSE_BS_VERSION:
                 block.vertex_desc = sse_skin.sse_desc(block.vertex_flags & ~vf.FULL_PRECISION)
                 if isinstance(block, BSDynamicTriShape):  # the positions the game draws (w: bitangent x)
                     block.dynamic_vertices = np.asarray(block.vertex_data["position"], np.float32)
+                    block.vertex_desc |= sse_skin.DYNAMIC_VERTEX_SIZE
             if isinstance(block, BSMeshLODTriShape):
                 block.lod_sizes = (len(triangles), 0, 0)
             return

@@ -251,7 +251,7 @@ def test_edited_sse_skinned_mesh_is_written_in_its_layout(clean_scene, corpus, t
     assert [written.type_of(i) for i in range(len(written.blocks))] == [source.type_of(i) for i in range(len(source.blocks))]
     if before[index]["body_parts"] is not None:
         assert set(raw["body_parts"]) == set(before[index]["body_parts"])
-    assert raw["at"]["partition"] == before[index]["at"]["partition"]
+    assert raw["at"]["partition"] == before[index]["at"]["partition"] and raw["desc"] == before[index]["desc"]
     bpy.data.collections.remove(collection)
     again = imported(tmp_path / "out.nif")
     obj2 = next(o for o in again.all_objects if o.get("nif_block") == index)
