@@ -1,4 +1,4 @@
-"""Blender objects back into a NIF (FO4 or FO3/FNV). Objects an import made keep pointing at
+"""Blender objects back into a NIF (FO4, FO3/FNV or Skyrim SE; Skyrim LE imports edited in place). Objects an import made keep pointing at
 their blocks (``nif_block``) in the source file the import kept on its collection: that file is
 the template, edited in place, so what Blender does not show (extra data, controllers, unknown
 blocks) is written back unchanged and an untouched import writes back byte for byte. Anything
@@ -87,7 +87,7 @@ def moved(obj):
 class NifExporter:
     """The file being written and what the parts writing into it share.
 
-    ``nif``: the NifFile (the template when there is one). ``game``: "FO4" or "FO3".
+    ``nif``: the NifFile (the template when there is one). ``game``: a GAME_VERSIONS key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
     ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
     """
@@ -123,7 +123,7 @@ class NifExporter:
         return len(self.nif.blocks) - 1
 
     def require_writable(self, what):
-        """Files of games the exporter cannot encode for (SSE, FO76) go back only as the import
+        """Files of games the exporter cannot encode for (FO76) go back only as the import
         made them: anything that must be encoded anew stops the export here."""
         if self.game not in GAME_VERSIONS:
             raise FormatError(f"{what} cannot be written in a {self.game} file")
@@ -503,7 +503,7 @@ class NifExporter:
 
 def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
-    game matches. A file of a game the exporter cannot encode for (SSE, FO76) is written back as
+    game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. Returns (NifFile,
     messages)."""
     collection = template_collection(objects)
