@@ -285,6 +285,7 @@ def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, v
         corpus / "nifly/tests/input/TestNifFile_Skinned_FO4.nif",
         corpus / "havok/MetalAddAwnARoofEndCap02.nif",
         corpus / "pynifly/tests/tests/FONV/outfitf_simple.nif",
+        corpus / "pynifly/tests/tests/SkyrimSE/malebody_1.nif",  # skinned, its vertices in the partition
     ]
     command = [extension.python(venv), Path(__file__).with_name("smoke_nif.py"), extension_zip, tmp_path / "user", tmp_path, *files]
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
