@@ -12,7 +12,7 @@ Weights are a dense (vertices, bones) float32 matrix indexed by the skin instanc
 import numpy as np
 
 from ..errors import FormatError
-from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition
+from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition, SkinPartition
 from .blocks.tri_shape import BSDynamicTriShape, BSTriShape, PerSegmentData, Segment, SegmentSharedData
 
 MAX_WEIGHTS = 4
@@ -331,6 +331,22 @@ def _partition(group, triangles, indices, values):
         "bone_indices": bone_slots.astype(np.uint8),
         "triangles": np.searchsorted(vertex_map, triangles).astype(np.uint16),
     }
+
+
+def partition_record(built):
+    """A SkinPartition record of one build_partitions partition (FO3 / Skyrim LE numbering)."""
+    part = SkinPartition()
+    part.num_vertices = len(built["vertex_map"])
+    part.num_triangles = len(built["triangles"])
+    part.weights_per_vertex = MAX_WEIGHTS
+    part.bones = built["bones"]
+    part.vertex_map = built["vertex_map"]
+    part.vertex_weights = built["vertex_weights"]
+    part.strips = ()
+    part.has_faces = 1
+    part.triangles = built["triangles"]
+    part.bone_indices = built["bone_indices"]
+    return part
 
 
 def face_segments(shape):

@@ -6,7 +6,7 @@ numbering (partition_triangles in skinning.py says why). Pure numpy; no bpy."""
 import numpy as np
 
 from . import vertex_format as vf
-from .blocks.skin import SkinPartition
+from .skinning import partition_record
 from .blocks.tri_shape import BSDynamicTriShape
 from .packed_vertices import bounding_sphere
 
@@ -68,16 +68,7 @@ def store_in_partition(shape, partition, layout, bone_indices, bone_weights):
 def sse_partition(built):
     """A SkinPartition record from skinning.build_partitions output, numbered as Skyrim SE
     numbers its triangles (the shape's vertices; the copy the same)."""
-    part = SkinPartition()
-    part.num_vertices = len(built["vertex_map"])
-    part.num_triangles = len(built["triangles"])
-    part.bones = built["bones"]
-    part.vertex_map = built["vertex_map"]
-    part.vertex_weights = built["vertex_weights"]
-    part.strips = ()
-    part.has_faces = 1
-    shape_numbered = np.asarray(built["vertex_map"], np.uint16)[np.asarray(built["triangles"], np.intp)].reshape(-1, 3)
-    part.triangles = shape_numbered
-    part.triangles_copy = shape_numbered.copy()
-    part.bone_indices = built["bone_indices"]
+    part = partition_record(built)
+    part.triangles = np.asarray(built["vertex_map"], np.uint16)[np.asarray(built["triangles"], np.intp)].reshape(-1, 3)
+    part.triangles_copy = part.triangles.copy()
     return part

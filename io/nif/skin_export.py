@@ -21,7 +21,6 @@ from ...core.nif.blocks.skin import (
     NiSkinInstance,
     NiSkinPartition,
     SkinBone,
-    SkinPartition,
     bone_transform_dtype,
 )
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
@@ -335,7 +334,7 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
     limit = sse_skin.BONE_LIMIT if exporter.game in ("SSE", "SKYRIM") else FO3_BONE_LIMIT
     built = skinning.build_partitions(indices, values, triangles, groups, limit)
-    partition.partitions = [sse_skin.sse_partition(p) if sse else _partition(p) for p in built]
+    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p) for p in built]
     if dismember is BSDismemberSkinInstance:
         flags = {int(part): int(flag) for part, flag in obj.get("nif_body_parts", [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
@@ -346,18 +345,3 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
             record["part_flag"] = flags.get(int(p["group"]), 1)
         instance.partitions = parts
     return partition
-
-
-def _partition(built):
-    part = SkinPartition()
-    part.num_vertices = len(built["vertex_map"])
-    part.num_triangles = len(built["triangles"])
-    part.weights_per_vertex = skinning.MAX_WEIGHTS
-    part.bones = built["bones"]
-    part.vertex_map = built["vertex_map"]
-    part.vertex_weights = built["vertex_weights"]
-    part.strips = ()
-    part.has_faces = 1
-    part.triangles = built["triangles"]
-    part.bone_indices = built["bone_indices"]
-    return part
