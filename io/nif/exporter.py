@@ -113,6 +113,7 @@ class NifExporter:
         self.keep_collision = False
         self.keep_skin = False
         self.sse_layouts = {}  # Skyrim SE shape index -> sse_skin.layout_of its template block
+        self.encoded = set()  # shape indices whose geometry was encoded anew
         self.new_flags = NEW_FLAGS.get(game, 0xE)
         self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim SE's root type)
 
@@ -432,6 +433,7 @@ class NifExporter:
 
     def _encode_geometry(self, index, arrays, used, triangles, skinned):
         block = self.nif.blocks[index]
+        self.encoded.add(index)
         positions = arrays["positions"][used]
         uvs = None if arrays["uvs"] is None else arrays["uvs"][used]
         colors = None if arrays["colors"] is None else arrays["colors"][used]

@@ -147,8 +147,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     instance_index, existing, names, indices, values, binds, nodes = _skin_target(exporter, block, source, mesh, vertex_ids)
     if (values.sum(axis=1) == 0).any():
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
-    # Skyrim SE keeps the vertices in the partition: an edited shape rewrites its skin too.
-    if existing and exporter.template and not sse and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
+    # Skyrim SE keeps the vertices in the partition too: a shape encoded anew rewrites its skin.
+    rewrite = sse and shape_index in exporter.encoded
+    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))

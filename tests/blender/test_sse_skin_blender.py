@@ -431,3 +431,42 @@ def test_edited_skyrim_le_skinned_mesh_is_written_as_skyrim(clean_scene, corpus,
     bpy.data.collections.remove(collection)
     again = imported(tmp_path / "out.nif")
     assert next(o for o in again.all_objects if o.get("nif_block") == index).vertex_groups
+
+
+def test_sse_skinned_shape_with_inline_vertices_imports_and_writes_back(clean_scene, corpus, tmp_path):
+    """The other layout tools write: the skinned shape counts and holds its vertices itself, the
+    partition holding them too (made here from femalefeet_0 by sse_skin, which the exporter uses
+    to write that layout back): Blender shows the shape's own vertices and the partition's
+    weights; untouched it writes back byte for byte, edited in the same layout."""
+    import bpy
+
+    from precombined_nif.core.nif import NifFile, skinning, sse_skin
+
+    nif = NifFile.read(corpus / FEET)
+    ((index, raw),) = raw_sse_shapes(corpus / FEET).items()
+    shape = nif.blocks[index]
+    found = skinning.partition_geometry(nif, shape)
+    instance, data, partition = skinning.skin_blocks(nif, shape.skin)
+    indices, values = skinning.limit_weights(skinning.shape_weights(instance, data, partition, len(found.positions)))
+    shape.positions, shape.uvs, shape.colors = found.positions, found.uvs, found.colors  # feet: no normals
+    shape.set_triangles(found.triangles)
+    sse_skin.store_in_partition(shape, partition, (True, True, True), indices, values)
+    path = tmp_path / "inline.nif"
+    nif.write(path)
+    assert NifFile.read(path).blocks[index].num_vertices == raw["count"]
+    collection = imported(path)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    positions, triangles, _uv, _normals = mesh_arrays(obj)
+    np.testing.assert_array_equal(positions, raw["positions"].astype(np.float32))
+    np.testing.assert_array_equal(triangles, raw["triangles"])
+    got, nodes = blender_weights(obj)
+    want = dense(raw["weights"], len(positions), nodes)
+    np.testing.assert_allclose(got / got.sum(axis=1, keepdims=True), want / want.sum(axis=1, keepdims=True), atol=2e-3)
+    assert not export_collection(collection, tmp_path / "same.nif")
+    assert (tmp_path / "same.nif").read_bytes() == path.read_bytes()
+    obj.data.vertices[0].co.z += 1.0
+    export_collection(collection, tmp_path / "edited.nif")
+    edited = NifFile.read(tmp_path / "edited.nif").blocks[index]
+    assert edited.vertex_data is not None and edited.num_vertices == len(edited.positions)
+    written = NifFile.read(tmp_path / "edited.nif")
+    np.testing.assert_array_equal(skinning.skin_blocks(written, edited.skin)[2].positions, edited.positions)
