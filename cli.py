@@ -510,7 +510,7 @@ def build_parser():
         "its own NIF there, named after the file it came from"
     )
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3"), help=".nif: the game to write for (default: as imported, else FO4)")
+    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else FO4)")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
                       "edited since their material file gave them their look")

@@ -50,6 +50,7 @@ GAMES = {
         Game("FO4", "Fallout 4", ("Fallout4.esm",), ("Fallout4 - *.ba2",)),
         Game("FO3", "Fallout 3 / New Vegas", ("Fallout3.esm", "FalloutNV.esm"), ("Fallout - *.bsa",)),
         Game("SSE", "Skyrim Special Edition", ("Skyrim.esm",), ("Skyrim - *.bsa",)),
+        Game("SKYRIM", "Skyrim", ("Skyrim.esm",), ("Skyrim - *.bsa",)),
         Game("FO76", "Fallout 76", ("SeventySix.esm",), ("SeventySix - *.ba2",)),
     )
 }

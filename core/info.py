@@ -138,6 +138,7 @@ GAME_NAMES = {
     "FO4": "Fallout 4",
     "FO76": "Fallout 76",
     "SSE": "Skyrim Special Edition",
+    "SKYRIM": "Skyrim",
     "unknown": "unknown game",
 }
 

@@ -27,6 +27,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("AUTO", "As Imported", "The game of the imported file the objects came from (Fallout 4 for new scenes)"),
             ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
             ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
+            ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
         ),
         default="AUTO",
     )

@@ -128,7 +128,7 @@ class NifImport(MultiFileImport):
         return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
 
     # The games whose Data folders (from the preferences) the import looks in, shown in its options.
-    data_folder_games = ("FO4", "FO3", "SSE", "FO76")
+    data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76")
 
     def draw(self, context):
         """The options as Blender draws them by default, then the Data folders."""

@@ -10,6 +10,7 @@ INSTALLED = {
     "FO4": ["Fallout4.esm", "Fallout4 - Meshes.ba2"],
     "FO3": ["Fallout3.esm", "FalloutNV.esm", "Fallout - Meshes.bsa"],
     "SSE": ["Skyrim.esm", "Skyrim - Meshes0.bsa"],
+    "SKYRIM": ["Skyrim.esm", "Skyrim - Meshes.bsa"],
     "FO76": ["SeventySix.esm", "SeventySix - Meshes.ba2"],
 }
 

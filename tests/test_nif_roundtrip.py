@@ -70,6 +70,7 @@ def test_versions_and_games(corpus):
     assert games["FO4"] >= {(12, 130), (12, 139)}
     assert games["FO3"] == {(11, 34)}
     assert games["SSE"] == {(12, 100)}
+    assert games["SKYRIM"] == {(12, 83)} and "unknown" not in games
     sse = NifFile.read(corpus / "pynifly/tests/tests/FO4/VaaMaleScarR04.nif").header
     assert (sse.game, sse.bs_version) == ("SSE", 100)
 

@@ -76,8 +76,9 @@ def sse_partition(vertex_map, local, copy):
 def test_sse_shape_triangles_go_through_each_partitions_vertex_map():
     """A skinned Skyrim SE BSTriShape with no vertices of its own (data size 0): its vertices are
     the partition's buffer, its triangles each partition's, numbered within the partition and
-    mapped to the shape's vertices through the partition's vertex map (the corpus's one SSE file
-    has a single partition whose map is the identity, so it cannot tell)."""
+    mapped to the shape's vertices through the partition's vertex map, the copy holding their
+    mapping (every real file numbers the shared buffer's vertices instead: tests/blender/
+    test_sse_skin_blender.py)."""
     from precombined_nif.core.nif import skinning
 
     positions = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 1.0, 0.0)]
@@ -101,3 +102,48 @@ def test_sse_shape_triangles_go_through_each_partitions_vertex_map():
     np.testing.assert_allclose(found.normals, [[128 / 255 * 2 - 1, 128 / 255 * 2 - 1, 1]] * 4, atol=1e-6)
     np.testing.assert_array_equal(skinning.face_partitions(found.triangles, nif.blocks[2]), [0, 1])
     assert nif.to_bytes() == data
+
+
+def test_partitions_written_anew_hold_what_was_put_in(corpus, tmp_path):
+    """malebody_1's body re-encoded by sse_skin (what the exporter does for an edited shape):
+    the struct reading of the written file finds the same vertices, triangles (shape-numbered,
+    each partition's within its map), four normalised weights per vertex, the body parts, and
+    the shape still counting 0."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from sse_raw import raw_sse_shapes
+
+    from precombined_nif.core.nif import skinning, sse_skin
+
+    path = corpus / "pynifly/tests/tests/SkyrimSE/malebody_1.nif"
+    nif = NifFile.read(path)
+    index = 2
+    shape = nif.blocks[index]
+    found = skinning.partition_geometry(nif, shape)
+    instance, data, partition = skinning.skin_blocks(nif, shape.skin)
+    groups = np.asarray(instance.partitions["body_part"])[skinning.face_partitions(found.triangles, partition)]
+    indices, values = skinning.limit_weights(skinning.shape_weights(instance, data, partition, len(found.positions)))
+    layout = sse_skin.layout_of(shape)
+    shape.positions, shape.uvs = found.positions, found.uvs  # the vanilla body has no normals
+    shape.set_triangles(found.triangles)
+    built = skinning.build_partitions(indices, values, found.triangles, groups, sse_skin.BONE_LIMIT)
+    partition.partitions = [sse_skin.sse_partition(p) for p in built]
+    instance.partitions = np.array([(1, p["group"]) for p in built], instance.partitions.dtype)
+    sse_skin.store_in_partition(shape, partition, layout, indices, values)
+    nif.write(tmp_path / "out.nif")
+    before, after = raw_sse_shapes(path)[index], raw_sse_shapes(tmp_path / "out.nif")[index]
+    assert after["counts"] == (0, 0) and after["count"] == before["count"] and after["desc"] == before["desc"]
+    np.testing.assert_array_equal(after["positions"], before["positions"])
+    np.testing.assert_array_equal(after["uvs"], before["uvs"])
+    assert sorted(map(tuple, np.sort(after["triangles"], axis=1).tolist())) == sorted(map(tuple, np.sort(before["triangles"], axis=1).tolist()))
+    for number, vertex_map in enumerate(after["vertex_maps"]):
+        assert np.isin(after["triangles"][after["part"] == number], vertex_map).all()
+    assert max(len(b) for b in after["weights"].values()) <= 4
+    np.testing.assert_allclose([sum(b.values()) for b in after["weights"].values()], 1.0, atol=2e-3)
+    for vertex, bones in before["weights"].items():
+        total = sum(bones.values())
+        assert set(after["weights"][vertex]) == set(bones)
+        for node, weight in bones.items():
+            assert abs(after["weights"][vertex][node] - weight / total) < 2e-3
+    assert sorted(after["body_parts"]) == sorted(before["body_parts"])

@@ -10,7 +10,7 @@ ADDON_ID = __package__.rpartition(".")[0]
 
 # The preference holding each game's Data folder (the first two names predate the others and
 # stay, so saved preferences keep their folders).
-SETTINGS = {"FO4": "fo4_data", "FO3": "fnv_data", "SSE": "sse_data", "FO76": "fo76_data"}
+SETTINGS = {"FO4": "fo4_data", "FO3": "fnv_data", "SSE": "sse_data", "SKYRIM": "skyrim_data", "FO76": "fo76_data"}
 
 
 def _folder(game, looked_up):
@@ -27,6 +27,7 @@ class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     fo4_data: _folder("FO4", "textures, materials and .csg geometry")
     fnv_data: _folder("FO3", "textures")
     sse_data: _folder("SSE", "textures")
+    skyrim_data: _folder("SKYRIM", "textures")
     fo76_data: _folder("FO76", "textures")
 
     cache_folder: bpy.props.StringProperty(

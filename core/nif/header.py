@@ -10,6 +10,7 @@ GAMES = (
     ("FO76", lambda bs, user: bs == 155),
     ("FO4", lambda bs, user: 130 <= bs <= 139),
     ("SSE", lambda bs, user: bs == 100),
+    ("SKYRIM", lambda bs, user: user == 12 and bs == 83),  # Skyrim (Legendary Edition)
     ("FO3", lambda bs, user: user == 11 and 11 <= bs <= 34),
 )
 

@@ -52,8 +52,8 @@ SLOTS = {
     ("BSEffectShaderProperty", False): {"diffuse": "source_texture"},
     ("BSShaderPPLightingProperty", False): {"diffuse": 0, "normal": 1, "glow": 2},
 }
-TEXTURE_SET_SIZE = {"FO4": 10, "FO3": 6}
-GAME_BS_VERSIONS = {"FO4": 130, "FO3": 34}
+TEXTURE_SET_SIZE = {"FO4": 10, "FO3": 6, "SSE": 9, "SKYRIM": 9}
+GAME_BS_VERSIONS = {"FO4": 130, "FO3": 34, "SSE": 100, "SKYRIM": 83}
 
 
 # -- the blocks of a shape's material -----------------------------------------------------------
@@ -337,10 +337,14 @@ def apply_look(record, changes, bs_version):
 def new_record(game, skinned=False):
     """A default material for a new shape: the shader vanilla files of the game use (Fallout 4
     lighting shader with specular, cast shadows, ZBuffer test and write; Fallout 3 / New Vegas
-    per-pixel lighting with a NiMaterialProperty)."""
+    per-pixel lighting with a NiMaterialProperty; Skyrim SE lighting shader as its statics and
+    armour have it: specular, receive and cast shadows, ZBuffer test and write, vertex colours
+    used, glossiness 80, wrapped textures)."""
     bs_version = GAME_BS_VERSIONS[game]
     if game == "FO4":
         record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x80400201, shader_flags_2=0x1)}
+    elif game in ("SSE", "SKYRIM"):
+        record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x82400301, shader_flags_2=0x8021)}
     else:
         record = {
             "shader": default_entry(

@@ -12,9 +12,8 @@ Weights are a dense (vertices, bones) float32 matrix indexed by the skin instanc
 import numpy as np
 
 from ..errors import FormatError
-from .blocks.geometry import strips_to_triangles
-from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition
-from .blocks.tri_shape import BSDynamicTriShape, BSTriShape, PerSegmentData, Segment, SegmentSharedData, check_triangles
+from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition, SkinPartition
+from .blocks.tri_shape import BSDynamicTriShape, BSTriShape, PerSegmentData, Segment, SegmentSharedData
 
 MAX_WEIGHTS = 4
 NO_SEGMENT = -1
@@ -76,7 +75,8 @@ def bind_matrices(instance, data):
 def shape_weights(instance, data, partition, vertex_count, packed=None):
     """Dense (vertex_count, bones) weights. FO4 reads the shape's packed vertex buffer
     (``packed``: its bone_indices / bone_weights); FO3 reads NiSkinData's per-bone lists, or
-    the partitions when the data holds none."""
+    the partitions when the data holds none. Skyrim SE draws with its partitions' four weights
+    per vertex (its NiSkinData may hold more): a partition with a vertex buffer is read."""
     bone_count = len(instance.bones)
     weights = np.zeros((vertex_count, bone_count), np.float32)
     if isinstance(instance, BSSkinInstance):
@@ -90,7 +90,7 @@ def shape_weights(instance, data, partition, vertex_count, packed=None):
         rows = np.broadcast_to(np.arange(vertex_count)[:, None], indices.shape)
         np.add.at(weights, (rows[used], named.astype(np.intp)), values[used])
         return weights
-    if data.has_vertex_weights:
+    if data.has_vertex_weights and (partition is None or partition.vertex_data is None):
         for bone, record in enumerate(data.bones):
             w = record.weights
             if len(w) and int(w["index"].max()) >= vertex_count:
@@ -165,17 +165,29 @@ def _triangle_keys(triangles):
 
 
 def partition_triangles(part):
-    """A partition's triangles in the shape's vertex numbering (they are stored numbered within
-    the partition, through its vertex map; without one, only Skyrim SE's copy in shape numbering
-    says which vertices they use)."""
-    if part.vertex_map is None:
-        copy = part.triangles_copy
-        return np.zeros((0, 3), np.int64) if copy is None else np.asarray(copy, np.int64).reshape(-1, 3)
-    local = strips_to_triangles(part.strips) if len(part.strips) else part.triangles
-    if local is None or not len(local):
-        return np.zeros((0, 3), np.int64)
-    local = np.asarray(local, np.int64).reshape(-1, 3)
+    """A partition's triangles in the shape's vertex numbering. Before Skyrim SE they are numbered
+    within the partition, through its vertex map. Skyrim SE partitions (those with a "triangles
+    copy") share the shape's vertex buffer: in every corpus file the triangles equal their copy and
+    name shape vertices beyond the map (nifly reads them so too); a file numbering them within the
+    partition holds their mapping in the copy. Either way the copy is in shape numbering."""
+    local = np.asarray(part.faces, np.int64).reshape(-1, 3)
+    copy = part.triangles_copy
+    if copy is not None:
+        copy = np.asarray(copy, np.int64).reshape(-1, 3)
+        if not np.array_equal(local, copy) and not np.array_equal(_mapped(part, local), copy):
+            raise FormatError("a skin partition's triangles are neither its triangles copy nor their mapping")
+        return copy
+    return _mapped(part, local)
+
+
+def _mapped(part, local):
+    """Partition-local triangles through the partition's vertex map (None when they do not fit it)."""
+    sse = part.triangles_copy is not None
+    if not len(local) or part.vertex_map is None:  # no map: which vertices it covers is unknown
+        return None if sse and len(local) else np.zeros((0, 3), np.int64)
     if local.max() >= len(part.vertex_map):
+        if sse:
+            return None
         raise FormatError("a skin partition triangle names a vertex outside its vertex map")
     return part.vertex_map.astype(np.int64)[local]
 
@@ -194,12 +206,11 @@ class PartitionGeometry:
 
 def partition_geometry(nif, block):
     """Skyrim SE (bs 100) skinned BSTriShape / BSDynamicTriShape store no vertices of their own
-    (data size 0): the NiSkinPartition holds the shape's vertex buffer (its own vertex desc) and,
-    per partition, the triangles, numbered within the partition through its vertex map (the SSE
-    "Triangles Copy" repeats them in shape numbering). A BSDynamicTriShape's positions are its
-    float4 dynamic vertices (w: the bitangent's x), the partition's buffer then having none.
-    Returns a PartitionGeometry, or None for any other shape, or one without a partition or
-    positions to show."""
+    (data size 0; their vertex and triangle counts are either 0 or the partition's): the
+    NiSkinPartition holds the shape's vertex buffer (its own vertex desc) and, per partition, the
+    triangles (partition_triangles). A BSDynamicTriShape's positions are its float4 dynamic
+    vertices (w: the bitangent's x). Returns a PartitionGeometry, or None for any other shape, or
+    one without a partition or positions to show. Damage raises FormatError naming the shape."""
     if not isinstance(block, BSTriShape) or block.vertex_data is not None or not block.skinned:
         return None
     if nif.header.bs_version != 100:
@@ -215,15 +226,28 @@ def partition_geometry(nif, block):
         positions = partition.positions
     if positions is None:
         return None
+    name = block.name
     count = len(positions)
-    if block.num_vertices != count:
-        raise FormatError(f"shape {block.name!r}: {count} vertices for the {block.num_vertices} it counts")
+    if block.num_vertices not in (0, count):
+        raise FormatError(f"shape {name!r}: it counts {block.num_vertices} vertices, its skin partition holds {count}")
     if partition.vertex_data is not None and len(partition.vertex_data) != count:
-        raise FormatError(f"shape {block.name!r}: its skin partition holds {len(partition.vertex_data)} vertices "
+        raise FormatError(f"shape {name!r}: its skin partition holds {len(partition.vertex_data)} vertices "
                           f"for its {count}")
-    parts = [partition_triangles(part) for part in partition.partitions]
+    parts = []
+    for number, part in enumerate(partition.partitions):
+        if part.vertex_map is not None and len(part.vertex_map) and int(part.vertex_map.max()) >= count:
+            raise FormatError(f"shape {name!r}: skin partition {number} maps vertex {int(part.vertex_map.max())} "
+                              f"of only {count}")
+        try:
+            parts.append(partition_triangles(part))
+        except FormatError as error:
+            raise FormatError(f"shape {name!r}: skin partition {number}: {error.message}") from None
     triangles = np.concatenate(parts) if parts else np.zeros((0, 3), np.int64)
-    check_triangles(triangles, count)
+    if block.num_triangles not in (0, len(triangles)):
+        raise FormatError(f"shape {name!r}: it counts {block.num_triangles} triangles, its skin partitions hold "
+                          f"{len(triangles)}")
+    if len(triangles) and int(triangles.max()) >= count:
+        raise FormatError(f"shape {name!r}: a skin partition triangle uses vertex {int(triangles.max())} of only {count}")
     return PartitionGeometry(positions, triangles, uvs=partition.uvs, normals=partition.normals, colors=partition.colors)
 
 
@@ -307,6 +331,22 @@ def _partition(group, triangles, indices, values):
         "bone_indices": bone_slots.astype(np.uint8),
         "triangles": np.searchsorted(vertex_map, triangles).astype(np.uint16),
     }
+
+
+def partition_record(built):
+    """A SkinPartition record of one build_partitions partition (FO3 / Skyrim LE numbering)."""
+    part = SkinPartition()
+    part.num_vertices = len(built["vertex_map"])
+    part.num_triangles = len(built["triangles"])
+    part.weights_per_vertex = MAX_WEIGHTS
+    part.bones = built["bones"]
+    part.vertex_map = built["vertex_map"]
+    part.vertex_weights = built["vertex_weights"]
+    part.strips = ()
+    part.has_faces = 1
+    part.triangles = built["triangles"]
+    part.bone_indices = built["bone_indices"]
+    return part
 
 
 def face_segments(shape):

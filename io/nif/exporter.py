@@ -1,4 +1,4 @@
-"""Blender objects back into a NIF (FO4 or FO3/FNV). Objects an import made keep pointing at
+"""Blender objects back into a NIF (FO4, FO3/FNV or Skyrim SE; Skyrim LE imports edited in place). Objects an import made keep pointing at
 their blocks (``nif_block``) in the source file the import kept on its collection: that file is
 the template, edited in place, so what Blender does not show (extra data, controllers, unknown
 blocks) is written back unchanged and an untouched import writes back byte for byte. Anything
@@ -13,12 +13,12 @@ from mathutils import Matrix
 
 from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
-from ...core.nif import NifFile, skinning
+from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif.block import RawBlock
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from ...core.nif.blocks.nodes import NiNode
-from ...core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
+from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
 from ..havok import collision_export, legacy_collision_export
@@ -32,10 +32,13 @@ GAME_VERSIONS = {
     # game: (user version, bs version)
     "FO4": (12, 130),
     "FO3": (11, 34),
+    "SSE": (12, 100),
+    "SKYRIM": (12, 83),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
 }
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
+NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim SE's), else 0xE
 
 
 def empty_nif(game):
@@ -84,7 +87,7 @@ def moved(obj):
 class NifExporter:
     """The file being written and what the parts writing into it share.
 
-    ``nif``: the NifFile (the template when there is one). ``game``: "FO4" or "FO3".
+    ``nif``: the NifFile (the template when there is one). ``game``: a GAME_VERSIONS key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
     ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
     """
@@ -109,6 +112,10 @@ class NifExporter:
         # The import did not build collision / skinning: the template's is kept as stored.
         self.keep_collision = False
         self.keep_skin = False
+        self.sse_layouts = {}  # Skyrim SE shape index -> sse_skin.layout_of its template block
+        self.encoded = set()  # shape indices whose geometry was encoded anew
+        self.new_flags = NEW_FLAGS.get(game, 0xE)
+        self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim SE's root type)
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -117,7 +124,7 @@ class NifExporter:
         return len(self.nif.blocks) - 1
 
     def require_writable(self, what):
-        """Files of games the exporter cannot encode for (SSE, FO76) go back only as the import
+        """Files of games the exporter cannot encode for (FO76) go back only as the import
         made them: anything that must be encoded anew stops the export here."""
         if self.game not in GAME_VERSIONS:
             raise FormatError(f"{what} cannot be written in a {self.game} file")
@@ -141,6 +148,7 @@ class NifExporter:
         exported = [obj for obj in objects if obj.type in ("EMPTY", "MESH", "ARMATURE")]
         if not any(obj.type == "MESH" for obj in exported) and not self.template:
             raise FormatError("nothing to export: no mesh objects")
+        self.skinned_meshes = any(obj.type == "MESH" and skin_export.skin_source(obj) for obj in exported)
         before = self._reachable() if self.template else set()
         self.scene_blocks = self._scene_blocks()
         self._bind(exported)
@@ -216,7 +224,9 @@ class NifExporter:
             return self.nif.roots[0] if self.nif.roots else None
         if len(roots) == 1 and roots[0].type == "EMPTY":
             return None
-        index = self.add(NiNode("NiNode", name="Scene Root", flags=0xE))
+        # Skyrim SE statics hang from a BSFadeNode, its armour from a NiNode
+        kind = "BSFadeNode" if self.game == "SSE" and not self.skinned_meshes else "NiNode"
+        index = self.add(NiNode(kind, name="Scene Root", flags=self.new_flags))
         self.nif.roots = [index]
         return index
 
@@ -258,7 +268,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", 0xE))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", self.new_flags))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index
@@ -318,9 +328,12 @@ class NifExporter:
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
-        if index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None:
-            return self._keep_partition_shape(obj, index, matrix, skin)
-        if index is not None and self._unchanged(mesh):
+        in_partition = index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None
+        if in_partition and (self.keep_skin or self._unchanged(mesh) and skin_export.skin_unchanged(self, index, skin, mesh)):
+            return self._keep_partition_shape(obj, index, matrix)
+        if index is not None and self.nif.header.bs_version == sse_skin.SSE_BS_VERSION and isinstance(self.nif.blocks[index], BSTriShape):
+            self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
+        if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
             self._place(index, obj, matrix)
             triangles = np.asarray(self._file_triangles(block), np.int64).reshape(-1, 3)
@@ -341,28 +354,26 @@ class NifExporter:
         self.shapes_of[obj] = [piece[0] for piece in pieces]
         self.block_of[obj] = pieces[0][0]
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
+            if self.game == "SSE" and not self.keep_skin:  # vanilla order: the skin's blocks, then the shader's
+                skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
             material_export.write_material(self, shape_index, material)
-            if not self.keep_skin:
+            if self.game != "SSE" and not self.keep_skin:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
-    def _keep_partition_shape(self, obj, index, matrix, skin):
-        """A Skyrim SE skinned shape keeps its geometry in its NiSkinPartition, which the exporter
-        cannot encode: the shape, its skin and partition stay as stored (its placement, name and
-        material are written); an edit of its geometry or skin is reported, never half written."""
+    def _keep_partition_shape(self, obj, index, matrix):
+        """A Skyrim SE skinned shape whose geometry (in its NiSkinPartition) and skin still hold,
+        or one imported without its skin (its weights unknown to Blender): the shape, its skin and
+        partition stay as stored (its placement, name and material are written); a geometry edit
+        of the latter is reported, never half written."""
         mesh = obj.data
         self._place(index, obj, matrix)
         self.shapes_of[obj] = [index]
         self.block_of[obj] = index
         if not self._unchanged(mesh):
             self.warn(
-                f"{obj.name}: its geometry changed, but a Skyrim SE skinned shape keeps its geometry in its "
-                f"skin partition, which the exporter cannot write: the stored shape is kept"
-            )
-        elif not self.keep_skin and not skin_export.skin_unchanged(self, index, skin, mesh):
-            self.warn(
-                f"{obj.name}: its skin changed, but a Skyrim SE skinned shape keeps its weights in its "
-                f"skin partition, which the exporter cannot write: the stored skin is kept"
+                f"{obj.name}: its geometry changed but its skin is kept as stored (imported without Skin), and a "
+                f"Skyrim SE skinned shape keeps its geometry with its skin: the stored shape is kept"
             )
         material_export.write_material(self, index, mesh.materials[0] if len(mesh.materials) else None)
         return [index]
@@ -413,15 +424,16 @@ class NifExporter:
                 self.nif.blocks[block.data] = data
             return index
         name = obj.name if number == 0 else f"{obj.name}:{number}"
-        if self.game == "FO4":
-            block = BSTriShape("BSTriShape", name=name, flags=0xE)
-            block.set_vertex_flags(FO4_FLAGS, self.full_precision)
+        if self.game in ("FO4", "SSE"):
+            block = BSTriShape("BSTriShape", name=name, flags=self.new_flags)
+            block.set_vertex_flags(FO4_FLAGS, self.full_precision or self.game == "SSE")  # SSE: float positions
             return self.add(block)
         data_index = self.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
         return self.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
 
     def _encode_geometry(self, index, arrays, used, triangles, skinned):
         block = self.nif.blocks[index]
+        self.encoded.add(index)
         positions = arrays["positions"][used]
         uvs = None if arrays["uvs"] is None else arrays["uvs"][used]
         colors = None if arrays["colors"] is None else arrays["colors"][used]
@@ -433,16 +445,24 @@ class NifExporter:
             flags = flags | vf.TANGENT if tangents is not None else flags & ~vf.TANGENT
             flags = flags | vf.COLORS if colors is not None else flags & ~vf.COLORS
             flags = flags | vf.SKINNED if skinned else flags & ~vf.SKINNED
+            if index in self.sse_layouts:  # an edited SSE shape keeps its attributes (vanilla bodies: no normals)
+                flags &= block.vertex_flags | vf.VERTEX | vf.SKINNED
             block.set_vertex_flags(flags, block.full_precision or self.full_precision)
             block.positions = positions
-            block.normals = arrays["normals"][used]
-            if uvs is not None:
+            if flags & vf.NORMAL:
+                block.normals = arrays["normals"][used]
+            if flags & vf.UV:
                 block.uvs = uvs
-            if tangents is not None:
+            if flags & vf.TANGENT:
                 block.tangents, block.bitangents = tangents, bitangents
-            if colors is not None:
+            if flags & vf.COLORS:
                 block.colors = colors
             block.set_triangles(triangles)
+            if self.nif.header.bs_version == sse_skin.SSE_BS_VERSION:
+                block.vertex_desc = sse_skin.sse_desc(block.vertex_flags & ~vf.FULL_PRECISION)
+                if isinstance(block, BSDynamicTriShape):  # the positions the game draws (w: bitangent x)
+                    block.dynamic_vertices = np.asarray(block.vertex_data["position"], np.float32)
+                    block.vertex_desc |= sse_skin.DYNAMIC_VERTEX_SIZE
             if isinstance(block, BSMeshLODTriShape):
                 block.lod_sizes = (len(triangles), 0, 0)
             return
@@ -485,7 +505,7 @@ class NifExporter:
 
 def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
-    game matches. A file of a game the exporter cannot encode for (SSE, FO76) is written back as
+    game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. Returns (NifFile,
     messages)."""
     collection = template_collection(objects)

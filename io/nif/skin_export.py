@@ -10,7 +10,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...core.errors import FormatError
-from ...core.nif import skinning
+from ...core.nif import skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import (
@@ -21,7 +21,6 @@ from ...core.nif.blocks.skin import (
     NiSkinInstance,
     NiSkinPartition,
     SkinBone,
-    SkinPartition,
     bone_transform_dtype,
 )
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
@@ -72,7 +71,7 @@ def write_armature(exporter, armature_obj, parent_index):
         # Further armatures of one file (other bind poses) share the nodes of the first.
         reuse = exporter.template and isinstance(index, int) and 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], NiNode)
         if not reuse:
-            index = exporter.add(NiNode("NiNode", name=bone.name, flags=0xE))
+            index = exporter.add(NiNode("NiNode", name=bone.name, flags=exporter.new_flags))
         parent_bone = exporter.bone_nodes[(armature_obj.name, bone.parent.name)] if bone.parent else None
         if reuse and index in file_parents and _bone_ancestor(index, file_parents, bone_blocks) == parent_bone:
             # Still the bone parent the import found: the node stays under its own parent, which
@@ -132,12 +131,13 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     of each)."""
     nif = exporter.nif
     block = nif.blocks[shape_index]
-    fo4 = isinstance(block, BSTriShape)
+    sse = isinstance(block, BSTriShape) and nif.header.bs_version == sse_skin.SSE_BS_VERSION
+    fo4 = isinstance(block, BSTriShape) and not sse
     if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and nif.header.bs_version >= 130:
         _write_segments(exporter, shape_index, block, mesh, face_ids)
     if source is None:
         if block.skinned:
-            if fo4:
+            if isinstance(block, BSTriShape):
                 block.skin = -1
                 block.set_vertex_flags(block.vertex_flags & ~vf.SKINNED)
             else:
@@ -147,18 +147,23 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     instance_index, existing, names, indices, values, binds, nodes = _skin_target(exporter, block, source, mesh, vertex_ids)
     if (values.sum(axis=1) == 0).any():
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
-    if existing and exporter.template and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
+    # Skyrim SE keeps the vertices in the partition too: a shape encoded anew rewrites its skin.
+    rewrite = sse and shape_index in exporter.encoded
+    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))
-    positions = block.positions if fo4 else nif.blocks[block.data].vertices
+    positions = block.positions if isinstance(block, BSTriShape) else nif.blocks[block.data].vertices
     bounds = skinning.bone_bounds(positions, limited, binds)
     root = exporter.block_of.get(armature, nodes[0] if nodes else -1)
     if fo4:
         _write_fo4(exporter, block, instance_index if existing else -1, root, nodes, binds, bounds, indices, values)
     else:
-        groups = _face_values(mesh, "nif_body_part", face_ids)
-        _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited, indices, values, triangles, groups)
+        groups = _body_part_groups(exporter, source["object"], _face_values(mesh, "nif_body_part", face_ids, -1))
+        partition = _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited,
+                               indices, values, triangles, groups, sse)
+        if sse:
+            sse_skin.store_in_partition(block, partition, exporter.sse_layouts.get(shape_index, sse_skin.NEW_LAYOUT), indices, values)
 
 
 def _skin_target(exporter, block, source, mesh, vertex_ids):
@@ -213,7 +218,9 @@ def _unchanged(nif, block, instance_index, nodes, binds, indices, values):
     old_indices, old_values = skinning.limit_weights(skinning.shape_weights(instance, data, partition, count, packed))
     if old_values.shape != values.shape or np.abs(old_values - values).max(initial=0) > WEIGHT_NOISE:
         return False
-    return np.array_equal(np.where(old_values > 0, old_indices, 0), np.where(values > 0, indices, 0))
+    # compared by bone node: a skin may list one node twice (treeaspen03), Blender has one group
+    node_of = np.asarray(nodes, np.int64)
+    return np.array_equal(np.where(old_values > 0, node_of[old_indices], -1), np.where(values > 0, node_of[indices], -1))
 
 
 def _write_segments(exporter, shape_index, block, mesh, face_ids):
@@ -244,6 +251,19 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
     if unknown:
         exporter.warn(f"{name}: {unknown} faces have no segment; they are written in segment {fallback}")
     skinning.write_segments(block, layout, *skinning.resolve_segments(layout, segment, sub, fallback))
+
+
+def _body_part_groups(exporter, obj, groups):
+    """Each triangle's body part: a face of none the import listed (a face made in Blender has
+    0, a mesh without the attribute -1) goes to the first listed, with a warning; without a list,
+    as the faces say (-1: 0)."""
+    listed = [int(part) for part, _flag in obj.get("nif_body_parts", [])]
+    if not listed:
+        return np.maximum(groups, 0)
+    unknown = ~np.isin(groups, listed)
+    if unknown.any():
+        exporter.warn(f"{obj.name}: {int(unknown.sum())} faces have no body part of the file's; they are written in body part {listed[0]}")
+    return np.where(unknown, listed[0], groups)
 
 
 def _face_values(mesh, name, face_ids, missing=0):
@@ -285,10 +305,16 @@ def _write_fo4(exporter, block, instance_index, root, nodes, binds, bounds, indi
     data.bones = records
 
 
-def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds, limited, indices, values, triangles, groups):
+def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds, limited, indices, values, triangles, groups, sse=False):
+    """NiSkinInstance / BSDismemberSkinInstance, NiSkinData and NiSkinPartition (Skyrim SE's
+    partitions numbered as sse_skin says); returns the partition block."""
     dismember = BSDismemberSkinInstance if "nif_body_parts" in obj or (groups != 0).any() else NiSkinInstance
     type_name = "BSDismemberSkinInstance" if dismember is BSDismemberSkinInstance else "NiSkinInstance"
-    block.skin_instance, instance = _reuse(exporter, instance_index, dismember, type_name)
+    instance_index, instance = _reuse(exporter, instance_index, dismember, type_name)
+    if isinstance(block, BSTriShape):
+        block.skin = instance_index
+    else:
+        block.skin_instance = instance_index
     instance.skeleton_root = root
     instance.bones = np.array(nodes, np.int32)
     instance.data, data = _reuse(exporter, instance.data, NiSkinData, "NiSkinData")
@@ -307,8 +333,9 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
         records.append(record)
     data.bones = records
     instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
-    built = skinning.build_partitions(indices, values, triangles, groups, FO3_BONE_LIMIT)
-    partition.partitions = [_partition(p) for p in built]
+    limit = sse_skin.BONE_LIMIT if exporter.game in ("SSE", "SKYRIM") else FO3_BONE_LIMIT
+    built = skinning.build_partitions(indices, values, triangles, groups, limit)
+    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p) for p in built]
     if dismember is BSDismemberSkinInstance:
         flags = {int(part): int(flag) for part, flag in obj.get("nif_body_parts", [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
@@ -318,18 +345,4 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
             record["body_part"] = p["group"]
             record["part_flag"] = flags.get(int(p["group"]), 1)
         instance.partitions = parts
-
-
-def _partition(built):
-    part = SkinPartition()
-    part.num_vertices = len(built["vertex_map"])
-    part.num_triangles = len(built["triangles"])
-    part.weights_per_vertex = skinning.MAX_WEIGHTS
-    part.bones = built["bones"]
-    part.vertex_map = built["vertex_map"]
-    part.vertex_weights = built["vertex_weights"]
-    part.strips = ()
-    part.has_faces = 1
-    part.triangles = built["triangles"]
-    part.bone_indices = built["bone_indices"]
-    return part
+    return partition

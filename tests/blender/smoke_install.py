@@ -24,7 +24,7 @@ def smoke(zip_path, user_dir):
         preferences = bpy.context.preferences.addons[extension.ADDON].preferences
         if preferences is None or "fo4_data" not in preferences.bl_rna.properties:
             return f"enabled, but its preferences ({extension.PREFERENCES_CLASS}) are not registered"
-        missing = {"fo4_data", "fnv_data", "sse_data", "fo76_data"} - set(preferences.bl_rna.properties.keys())
+        missing = {"fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data"} - set(preferences.bl_rna.properties.keys())
         if missing:
             return f"its preferences lack the Data folders {sorted(missing)}"
     finally:

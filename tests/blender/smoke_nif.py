@@ -4,8 +4,8 @@
 
 Materials (node trees, blend modes), armatures and custom normals are where Blender versions
 differ, so test_nif_export.py runs this on 4.2 and 5.0 with a skinned FO4 file, a static FO4
-file with collision and a FO3 file: each must import, write back byte for byte untouched, and
-write an edited vertex. Prints one line; exits 0 when all went well, else 1.
+file with collision, a FO3 file and a Skyrim SE body: each must import, write back byte for
+byte untouched, and write an edited vertex. Prints one line; exits 0 when all went well, else 1.
 """
 
 import os

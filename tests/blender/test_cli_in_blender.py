@@ -52,6 +52,16 @@ def test_nif_import_then_export_writes_the_file_back(tmp_path):
     result = blender_cli("export", blend, tmp_path / "fo3.nif", "--game", "FO3")
     assert result.returncode == 0, result.stderr
     assert "FO3 NIF" in result.stdout and "not carried over" in result.stderr
+    result = blender_cli("export", blend, tmp_path / "sse.nif", "--game", "SSE")
+    assert result.returncode == 0, result.stderr
+    assert "SSE NIF" in result.stdout
+    from precombined_nif.core.nif import NifFile
+
+    cube = NifFile.read(tmp_path / "sse.nif")
+    assert (cube.header.user_version, cube.header.bs_version) == (12, 100)
+    # the sample's own root node, then its cube as Skyrim SE statics hold it
+    assert [b.type_name for b in cube.blocks] == ["NiNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
+    assert len(cube.blocks[1].positions) == 24 and len(cube.blocks[1].triangles) == 12
 
 
 def test_cell_imported_from_an_archive_with_its_plugin(tmp_path, corpus):

@@ -42,6 +42,8 @@ SOURCES = {  # name -> (import operator, file suffix, the undamaged bytes)
     "FNV skeleton": ("precombined_nif", ".nif", corpus_file("pynifly/io_scene_nifly/skeletons/FONV/skeleton.nif")),
     "FO3 test_emit": ("precombined_nif", ".nif", corpus_file("niftools/todo/old_nifs/fo3/test_emit.nif")),
     "VaaMaleScarR04 (SSE)": ("precombined_nif", ".nif", corpus_file("pynifly/tests/tests/FO4/VaaMaleScarR04.nif")),
+    "malebody_1 (SSE)": ("precombined_nif", ".nif", corpus_file("pynifly/tests/tests/SkyrimSE/malebody_1.nif")),
+    "childhead (SSE)": ("precombined_nif", ".nif", corpus_file("pynifly/tests/tests/SkyrimSE/childhead.nif")),
     "MetalIntCeilingA1x1Mid02": ("precombined_nif", ".nif", corpus_file("havok/MetalIntCeilingA1x1Mid02.nif")),
     "CK cell 1200ADBE": ("precombined_nif", ".nif", corpus_file("ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF")),
     "Xbox 9mmscp": ("precombined_nif", ".nif", xbox_file),

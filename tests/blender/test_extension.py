@@ -128,6 +128,7 @@ class RecordingLayout:
     ("FO4", "fo4_data", "Fallout4.esm"),
     ("FO3", "fnv_data", "FalloutNV.esm"),
     ("SSE", "sse_data", "Skyrim.esm"),
+    ("SKYRIM", "skyrim_data", "Skyrim.esm"),
     ("FO76", "fo76_data", "SeventySix.esm"),
 ])
 def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_path, game, setting, plugin):
@@ -148,7 +149,7 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
         assert module.folder_problem(preferences, game) is None
         layout = RecordingLayout()
         module.draw_data_folders(layout, preferences, module.SETTINGS)
-        assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "fo76_data")]
+        assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data")]
         assert module.data_folders(bpy.context, game) == [str(tmp_path)]
     finally:
         setattr(preferences, setting, "")
@@ -156,7 +157,7 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
 
 
 @pytest.mark.parametrize("operator, folders", [
-    ("precombined_nif", ["fo4_data", "fnv_data", "sse_data", "fo76_data"]),
+    ("precombined_nif", ["fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data"]),
     ("precombined_cell", ["fo4_data"]),
 ])
 def test_import_options_show_the_data_folders_they_look_in(addon, tmp_path, operator, folders):

@@ -10,7 +10,7 @@ import pytest
 import extension
 from support import CORPUS, corpus_files, unavailable
 
-from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -60,6 +60,9 @@ def shapes(nif):
 
 def geometry(nif, shape):
     """(positions, triangles) of a shape in either game's layout."""
+    if isinstance(shape, BSTriShape) and shape.vertex_data is None:  # Skyrim SE skinned: in the partition
+        found = skinning.partition_geometry(nif, shape)
+        return found.positions, found.triangles
     if isinstance(shape, BSTriShape):
         return shape.positions, np.asarray(shape.triangles)
     data = nif.blocks[shape.data]
@@ -154,7 +157,7 @@ def _cube(name="Box", size=2.0):
     return obj
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3"])
+@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
 def test_new_cube_is_written_with_seams_and_hard_edges(clean_scene, tmp_path, game):
     obj = _cube()
     obj.location = (1.0, 2.0, 3.0)
@@ -282,6 +285,7 @@ def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, v
         corpus / "nifly/tests/input/TestNifFile_Skinned_FO4.nif",
         corpus / "havok/MetalAddAwnARoofEndCap02.nif",
         corpus / "pynifly/tests/tests/FONV/outfitf_simple.nif",
+        corpus / "pynifly/tests/tests/SkyrimSE/malebody_1.nif",  # skinned, its vertices in the partition
     ]
     command = [extension.python(venv), Path(__file__).with_name("smoke_nif.py"), extension_zip, tmp_path / "user", tmp_path, *files]
     result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
@@ -333,15 +337,14 @@ def _node_worlds(nif):
     return worlds
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3"])
+@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
 def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, game):
-    from precombined_nif.core.nif import skinning
 
     armature, column = _skinned_column()
     out = export_objects([armature, column], tmp_path / "skinned.nif", game=game)
     (shape,) = shapes(out)
     assert shape.skinned
-    instance, data, partition = skinning.skin_blocks(out, shape.skin if game == "FO4" else shape.skin_instance)
+    instance, data, partition = skinning.skin_blocks(out, shape.skin if isinstance(shape, BSTriShape) else shape.skin_instance)
     assert [out.blocks[b].name for b in np.asarray(instance.bones).tolist()] == ["Lower", "Upper"]
     positions, triangles = geometry(out, shape)
     packed = (shape.bone_indices, shape.bone_weights) if game == "FO4" else None
@@ -360,6 +363,6 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     homogeneous = np.c_[positions, np.ones(len(positions))]
     skinned = sum(w[:, None] * (homogeneous @ (bone @ bind).T) for w, bone, bind in zip(weights.T, bones, binds))
     np.testing.assert_allclose(skinned[:, :3], (homogeneous @ shape_world.T)[:, :3], atol=1e-3)
-    if game == "FO3":
+    if game != "FO4":
         covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
         assert len(covered) == len(triangles)

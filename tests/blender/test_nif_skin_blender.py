@@ -1,7 +1,6 @@
 """Skinned NIFs through Blender: armatures, vertex groups and deformation against the file's own
 skinning math; export back through io.nif.skin_export onto the imported file as template."""
 
-import struct
 
 import numpy as np
 import pytest
@@ -347,123 +346,6 @@ def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path)
 SSE_SCAR = "pynifly/tests/tests/FO4/VaaMaleScarR04.nif"  # in the FO4 folder, but Skyrim SE (bs 100)
 
 
-def raw_sse_shape(path):
-    """The Skyrim SE BSDynamicTriShape of ``path`` read with struct from nif.xml's layout, apart
-    from the product's decoders: {"positions", "uvs", "normals", "colors", "triangles" (shape
-    numbering), "part" (the partition of each triangle), "body_parts", "weights" ({vertex:
-    {bone node: weight}}), "count"}."""
-    from nif_rewriter import RawNif
-
-    nif = RawNif.read(path)
-    assert nif.bs_version == 100
-    (index,) = nif.indices_of("BSDynamicTriShape")
-    block = nif.blocks[index]
-    at = nif.av_offsets(index)["end"] + 16  # after the bounding sphere
-    skin, _shader, _alpha, _desc, _triangles, count, data_size = struct.unpack_from("<3iQ2HI", block, at)
-    at += 28
-    assert data_size == 0  # SSE skinned: no vertices of its own
-    (particle_size,) = struct.unpack_from("<I", block, at)
-    assert particle_size == 0
-    (dynamic_size,) = struct.unpack_from("<I", block, at + 4)
-    dynamic = np.frombuffer(bytes(block[at + 8 : at + 8 + dynamic_size]), "<f4").reshape(-1, 4)
-    assert len(dynamic) == count
-    # BSDismemberSkinInstance: data, partition, skeleton root, bones, (part flag, body part) each
-    instance = nif.blocks[skin]
-    _data, partition_index, _root, bone_count = struct.unpack_from("<3iI", instance, 0)
-    bones = struct.unpack_from(f"<{bone_count}i", instance, 16)
-    at = 16 + 4 * bone_count
-    (part_count,) = struct.unpack_from("<I", instance, at)
-    body_parts = [struct.unpack_from("<2H", instance, at + 4 + 4 * i)[1] for i in range(part_count)]
-    # NiSkinPartition: partitions, data size, vertex size, vertex desc, the global vertex buffer
-    data = nif.blocks[partition_index]
-    partitions, size, stride, desc = struct.unpack_from("<3IQ", data, 0)
-    at = 20
-    flags = desc >> 44
-    assert stride == (desc & 0xF) * 4 and size == stride * count and not flags & 0x1  # positions: the dynamic ones
-    offset = {name: ((desc >> shift) & 0xF) * 4 for name, shift in (("uv", 8), ("normal", 16), ("color", 24))}
-    uvs, normals, colors = [], [], []
-    for vertex in range(count):
-        base = at + vertex * stride
-        uvs.append(struct.unpack_from("<2e", data, base + offset["uv"]))
-        normals.append([b / 255 * 2 - 1 for b in data[base + offset["normal"] : base + offset["normal"] + 3]])
-        colors.append([b / 255 for b in data[base + offset["color"] : base + offset["color"] + 4]])
-    assert flags & 0x2 and flags & 0x8 and flags & 0x20  # UVs, normals, colours
-    at += size
-    triangles, part_of, weights = [], [], {}
-    for number in range(partitions):
-        nv, nt, nb, ns, per = struct.unpack_from("<5H", data, at)
-        at += 10
-        part_bones = struct.unpack_from(f"<{nb}H", data, at)
-        at += 2 * nb
-        assert data[at]  # has vertex map
-        vertex_map = struct.unpack_from(f"<{nv}H", data, at + 1)
-        at += 1 + 2 * nv
-        assert data[at]  # has vertex weights
-        part_weights = struct.unpack_from(f"<{nv * per}f", data, at + 1)
-        at += 1 + 4 * nv * per
-        assert ns == 0  # triangles, no strips
-        at += 2 * ns
-        local = struct.unpack_from(f"<{3 * nt}H", data, at + 1) if data[at] else ()
-        at += 1 + (6 * nt if data[at] else 0)
-        assert data[at]  # has bone indices
-        bone_indices = data[at + 1 : at + 1 + nv * per]
-        at += 1 + nv * per
-        at += 2 + 8  # LOD level, global VB, vertex desc
-        at += 6 * nt  # the triangles' copy
-        for corner in range(0, len(local), 3):
-            triangles.append([vertex_map[v] for v in local[corner : corner + 3]])  # stored within the partition
-            part_of.append(number)
-        for j, vertex in enumerate(vertex_map):
-            for k in range(per):
-                if part_weights[j * per + k] > 0:
-                    node = bones[part_bones[bone_indices[j * per + k]]]
-                    weights.setdefault(vertex, {})[node] = part_weights[j * per + k]
-    assert at == len(data)
-    return {"positions": dynamic[:, :3], "uvs": np.array(uvs), "normals": np.array(normals), "colors": np.array(colors),
-            "triangles": np.array(triangles), "part": np.array(part_of), "body_parts": body_parts, "weights": weights,
-            "count": count}
-
-
-def test_sse_skinned_shape_imports_its_partition_geometry(clean_scene, corpus):
-    """A Skyrim SE skinned shape keeps its triangles (and, but for a BSDynamicTriShape's positions,
-    its vertices) in its NiSkinPartition: Blender shows them as the bytes say."""
-    raw = raw_sse_shape(corpus / SSE_SCAR)
-    triangles = raw["triangles"]
-    # a sensible scar: every vertex used, every index in range, one consistently wound sheet
-    assert triangles.max() < raw["count"] == 159 and len(np.unique(triangles)) == raw["count"]
-    edges = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
-    assert len(np.unique(edges, axis=0)) == len(edges)  # no directed edge twice: consistent winding
-    _, uses = np.unique(np.sort(edges, axis=1), axis=0, return_counts=True)
-    assert uses.max() == 2
-    collection = imported(corpus / SSE_SCAR)
-    obj = next(o for o in collection.all_objects if o.get("nif_type") == "BSDynamicTriShape")
-    assert obj.type == "MESH"
-    mesh = obj.data
-    co = np.empty(3 * len(mesh.vertices), np.float32)
-    mesh.vertices.foreach_get("co", co)
-    np.testing.assert_array_equal(co.reshape(-1, 3), raw["positions"])
-    corners = np.empty(len(mesh.loops), np.int32)
-    mesh.loops.foreach_get("vertex_index", corners)
-    np.testing.assert_array_equal(corners.reshape(-1, 3), triangles)
-    uv = np.empty(2 * len(mesh.loops), np.float32)
-    mesh.uv_layers[0].data.foreach_get("uv", uv)
-    np.testing.assert_allclose(uv.reshape(-1, 2), np.c_[raw["uvs"][corners, 0], 1 - raw["uvs"][corners, 1]], atol=1e-6)
-    normals = np.array([tuple(n.vector) for n in mesh.corner_normals])
-    expected = raw["normals"][corners] / np.linalg.norm(raw["normals"][corners], axis=1, keepdims=True)
-    np.testing.assert_allclose(normals, expected, atol=2e-3)
-    colors = np.empty(4 * len(mesh.vertices), np.float32)
-    mesh.color_attributes["Color"].data.foreach_get("color_srgb", colors)
-    np.testing.assert_allclose(colors.reshape(-1, 4), raw["colors"], atol=1e-6)
-    parts = np.empty(len(mesh.polygons), np.int32)
-    mesh.attributes["nif_body_part"].data.foreach_get("value", parts)
-    np.testing.assert_array_equal(parts, np.array(raw["body_parts"])[raw["part"]])
-    names = {bone["nif_block"]: bone.name for bone in obj.modifiers["Armature"].object.data.bones}
-    groups = {group.index: group.name for group in obj.vertex_groups}
-    got = {v.index: {g.group: g.weight for g in v.groups} for v in mesh.vertices}
-    want = {v: {obj.vertex_groups[names[node]].index: w for node, w in bones.items()} for v, bones in raw["weights"].items()}
-    assert got == want and len(groups) == 1
-
-
 def sse_exported(collection, path):
     from precombined_nif.io.nif.exporter import export_nif
 
@@ -471,22 +353,21 @@ def sse_exported(collection, path):
     return path.read_bytes(), messages
 
 
-@pytest.mark.parametrize("edit", ["none", "vertex", "weight", "unbound"])
-def test_edited_sse_skinned_shape_keeps_its_stored_bytes_with_a_warning(clean_scene, corpus, tmp_path, edit):
-    """The exporter cannot write Skyrim SE skin partitions: an edited shape is reported by name and
-    written as stored, never as a partition that disagrees with it."""
+@pytest.mark.parametrize("edit", ["none", "unbound"])
+def test_sse_skinned_shape_untouched_or_unbound(clean_scene, corpus, tmp_path, edit):
+    """An untouched Skyrim SE skinned shape writes back byte for byte; one whose armature
+    modifier was removed is written unskinned, its vertices in the shape (edited skins:
+    test_sse_skin_blender.py)."""
     collection = imported(corpus / SSE_SCAR)
     obj = next(o for o in collection.all_objects if o.get("nif_type") == "BSDynamicTriShape")
-    if edit == "vertex":
-        obj.data.vertices[0].co.z += 1.0
-    elif edit == "weight":
-        obj.vertex_groups[0].remove([0])
-    elif edit == "unbound":
+    if edit == "unbound":
         obj.modifiers.remove(obj.modifiers["Armature"])
     data, messages = sse_exported(collection, tmp_path / "out.nif")
-    assert data == (corpus / SSE_SCAR).read_bytes()
+    assert messages == []
     if edit == "none":
-        assert messages == []
-    else:
-        what = "geometry" if edit == "vertex" else "skin"
-        assert any(obj.name in m and what in m and "kept" in m for m in messages), messages
+        assert data == (corpus / SSE_SCAR).read_bytes()
+        return
+    shape = NifFile.read(tmp_path / "out.nif").blocks[obj["nif_block"]]
+    assert not shape.skinned and shape.vertex_data is not None
+    np.testing.assert_allclose(shape.positions, np.asarray(shape.dynamic_vertices)[:, :3])
+    assert len(shape.positions) == len(obj.data.vertices) and len(shape.triangles) == len(obj.data.polygons)
