@@ -1,0 +1,179 @@
+"""Running a MOPP program: which leaf IDs (shape keys) a point or box may touch.
+
+A program is a tree of byte instructions (niftools' "Havok MOPP Data format" page; multi-byte
+operands are big-endian). Each path from the first byte ends at a terminal, which names one
+leaf, or at a cut the query fails:
+
+    00            return (the path ends)
+    01-04 x y z   rescale: subtract (x, y, z) from the 8-bit values, then shift 1-4 more bits in
+    05 j / 06 jj  jump j bytes past the instruction
+    09 b / 0A bb  add b to the leaf base; 0B bbbb sets it
+    10-1C h l j   split on an axis or diagonal: left (next) when the value <= h, right (j past
+                  the instruction) when it is >= l
+    20-22 t j     split at t: left when < t... (value <= t), right when >= t
+    23-25 h l jj kk  split with 16-bit jumps to both sides
+    26-28 l h     cut: go on when l <= value <= h
+    29-2B l24 h24 cut on the 24-bit value
+    30-4F         terminal: base + (opcode - 0x30); 50 b / 51 bb / 52 bbb / 53 bbbb: base + operand
+
+Jumps only go forward, so a path cannot loop; but shared subtrees can make the number of paths
+grow exponentially, so the work is bounded by a step budget. Anything else (a jump or operand
+past the end, an unknown opcode, a path running off the end) raises FormatError.
+"""
+
+import numpy as np
+
+from ...errors import FormatError
+from .space import LEVEL_BITS, LIMIT, quantise
+
+# diagonal splits 13-1C: per-axis coefficients, divisor and constant of the tested value
+DIAGONALS = {
+    0x13: ((0, 1, 1), 2, 0),
+    0x14: ((0, 1, -1), 2, 128),
+    0x15: ((1, 0, 1), 2, 0),
+    0x16: ((1, 0, -1), 2, 128),
+    0x17: ((1, 1, 0), 2, 0),
+    0x18: ((1, -1, 0), 2, 128),
+    0x19: ((1, 1, 1), 3, 0),
+    0x1A: ((1, 1, -1), 3, 85),
+    0x1B: ((1, -1, 1), 3, 85),
+    0x1C: ((1, -1, -1), 3, 170),
+}
+STEPS_PER_BYTE = 64  # a walk may execute this many instructions per byte of code
+MIN_STEPS = 1 << 16
+
+
+def leaves_at_point(code, origin, scale, point):
+    """Sorted leaf IDs (uint32) a point may touch."""
+    return leaves_in_box(code, origin, scale, point, point)
+
+
+def leaves_in_box(code, origin, scale, box_min, box_max):
+    """Sorted leaf IDs (uint32) of the paths an axis-aligned box may take through ``code``."""
+    low, high = quantise(np.stack([np.asarray(box_min, np.float64), np.asarray(box_max, np.float64)]), origin, scale)
+    return _walk(bytes(code), low.tolist(), high.tolist())
+
+
+def program_leaves(code):
+    """Every leaf ID ``code`` can name (the walk of an unbounded box)."""
+    return _walk(bytes(code), [-LIMIT] * 3, [LIMIT] * 3)
+
+
+def check_leaves(code, valid):
+    """Raise FormatError when ``code`` names a leaf not in ``valid`` (an array of IDs)."""
+    named = program_leaves(code)
+    unknown = np.setdiff1d(named, np.asarray(valid, np.uint32))
+    if len(unknown):
+        raise FormatError(f"the MOPP code names {len(unknown)} leaves the shape does not have (first: {int(unknown[0])})")
+    return named
+
+
+def _operand(code, at, size):
+    if at + size > len(code):
+        raise FormatError(f"the MOPP code ends inside the instruction at byte {at - 1}")
+    return int.from_bytes(code[at : at + size], "big")
+
+
+def _target(code, at, jump):
+    if at + jump >= len(code):
+        raise FormatError(f"a MOPP jump at byte {at} goes past the end of the code ({len(code)} bytes)")
+    return at + jump
+
+
+def _walk(code, low, high):
+    found = set()
+    stack = [(0, 0, 0, 0, 0, 0)]  # pc, base of each axis (24-bit), shift, leaf base
+    steps = max(MIN_STEPS, STEPS_PER_BYTE * len(code))
+    if not code:
+        return np.zeros(0, np.uint32)
+    while stack:
+        pc, bx, by, bz, shift, leaf = stack.pop()
+        down = LEVEL_BITS - shift
+        lo = ((low[0] - bx) >> down, (low[1] - by) >> down, (low[2] - bz) >> down)
+        hi = ((high[0] - bx) >> down, (high[1] - by) >> down, (high[2] - bz) >> down)
+        while True:
+            steps -= 1
+            if steps < 0:
+                raise FormatError("the MOPP code takes too many steps to walk (shared branches multiply)")
+            if pc >= len(code):
+                raise FormatError(f"a MOPP path runs past the end of the code ({len(code)} bytes) without a terminal")
+            op = code[pc]
+            at = pc + 1
+            if 0x30 <= op <= 0x4F:
+                found.add(leaf + op - 0x30)
+                break
+            if 0x10 <= op <= 0x1C:
+                h, l, j = _operand(code, at, 1), _operand(code, at + 1, 1), _operand(code, at + 2, 1)
+                vlo, vhi = _value(op, lo, hi)
+                if vhi >= l:
+                    stack.append((_target(code, at + 3, j), bx, by, bz, shift, leaf))
+                if vlo > h:
+                    break
+                pc = at + 3
+            elif 0x26 <= op <= 0x28:
+                l, h = _operand(code, at, 1), _operand(code, at + 1, 1)
+                axis = op - 0x26
+                if hi[axis] < l or lo[axis] > h:
+                    break
+                pc = at + 2
+            elif 0x50 <= op <= 0x53:
+                size = op - 0x4F
+                found.add(leaf + _operand(code, at, size))
+                break
+            elif 0x20 <= op <= 0x22:
+                t, j = _operand(code, at, 1), _operand(code, at + 1, 1)
+                axis = op - 0x20
+                if hi[axis] >= t:
+                    stack.append((_target(code, at + 2, j), bx, by, bz, shift, leaf))
+                if lo[axis] > t:
+                    break
+                pc = at + 2
+            elif 0x23 <= op <= 0x25:
+                h, l = _operand(code, at, 1), _operand(code, at + 1, 1)
+                left, right = _operand(code, at + 2, 2), _operand(code, at + 4, 2)
+                axis = op - 0x23
+                if hi[axis] >= l:
+                    stack.append((_target(code, at + 6, right), bx, by, bz, shift, leaf))
+                if lo[axis] > h:
+                    break
+                pc = _target(code, at + 6, left)
+            elif 0x01 <= op <= 0x04:
+                dx, dy, dz = _operand(code, at, 1), _operand(code, at + 1, 1), _operand(code, at + 2, 1)
+                bx, by, bz = bx + (dx << down), by + (dy << down), bz + (dz << down)
+                shift += op
+                if shift > LEVEL_BITS:
+                    raise FormatError(f"the MOPP code rescales past 24 bits at byte {pc}")
+                down = LEVEL_BITS - shift
+                lo = ((low[0] - bx) >> down, (low[1] - by) >> down, (low[2] - bz) >> down)
+                hi = ((high[0] - bx) >> down, (high[1] - by) >> down, (high[2] - bz) >> down)
+                pc = at + 3
+            elif op == 0x05 or op == 0x06:
+                size = op - 0x04
+                pc = _target(code, at + size, _operand(code, at, size))
+            elif 0x09 <= op <= 0x0B:
+                size = (1, 2, 4)[op - 0x09]
+                value = _operand(code, at, size)
+                leaf = value if op == 0x0B else leaf + value
+                pc = at + size
+            elif 0x29 <= op <= 0x2B:
+                l, h = _operand(code, at, 3), _operand(code, at + 3, 3)
+                axis = op - 0x29
+                if high[axis] < l or low[axis] > h:
+                    break
+                pc = at + 6
+            elif op == 0x00:
+                break
+            else:
+                raise FormatError(f"unknown MOPP instruction 0x{op:02X} at byte {pc}")
+    return np.array(sorted(v & 0xFFFFFFFF for v in found), np.uint32)
+
+
+def _value(op, lo, hi):
+    """The range of a split's tested value over the box."""
+    if op <= 0x12:
+        axis = op - 0x10
+        return lo[axis], hi[axis]
+    weights, divisor, constant = DIAGONALS[op]
+    low = sum(w * (lo[a] if w > 0 else hi[a]) for a, w in enumerate(weights) if w)
+    high = sum(w * (hi[a] if w > 0 else lo[a]) for a, w in enumerate(weights) if w)
+    return low // divisor + constant, high // divisor + constant
