@@ -57,7 +57,8 @@ def read_compressed_data(raw):
     r = Reader(raw)
     r.at = 20 + 32 + 2  # bits and masks, error, AABB, welding and material types
     for _ in range(3):  # materials 32 / 16 / 8
-        r.at += 4 * r.take("I")
+        count = r.take("I")
+        r.at += 4 * count
     materials = [r.take("IBBH")[0] for _ in range(r.take("I"))]
     r.take("I")  # named materials
     transforms = [r.take("8f") for _ in range(r.take("I"))]
@@ -73,7 +74,8 @@ def read_compressed_data(raw):
         offsets = [r.take("H") for _ in range(r.take("I"))]
         indices = [r.take("H") for _ in range(r.take("I"))]
         strips = [r.take("H") for _ in range(r.take("I"))]
-        r.at += 2 * r.take("I")  # welding
+        welding = r.take("I")
+        r.at += 2 * welding
         tx, ty, tz, _, x, y, z, w = transforms[transform]
         rotation = np.array([
             [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],

@@ -3,7 +3,7 @@ and its bhkCompressedMeshShapeData, laid out as nif.xml says, and decoded into t
 
 The data holds "big" triangles (float vertices, for triangles too large for a chunk) and chunks:
 u16 vertex offsets in thousandths of a Havok unit from the chunk's translation, moved by one of
-the shared chunk transforms (rotation, then translation); indices that first run as strips (the
+the shared chunk transforms (rotation, then translation; none when its index is 0xFFFF); indices that first run as strips (the
 ``strips`` lengths, winding alternating) and then as a plain triangle list; one material per
 chunk (an index into ``chunk_materials``). A big triangle's material is also such an index.
 
@@ -159,9 +159,11 @@ class bhkCompressedMeshShapeData(Block):
         offsets = np.asarray(chunk.vertices, np.float64)
         if len(offsets) % 3:
             raise FormatError(f"{where} holds {len(offsets)} vertex values, not three per vertex")
+        local = offsets.reshape(-1, 3) * CHUNK_UNIT + np.asarray(chunk.translation[:3], np.float64)
+        if chunk.transform_index == NO_REFERENCE:
+            return local
         if chunk.transform_index >= len(transforms):
             raise FormatError(f"{where} uses transform {chunk.transform_index} of {len(transforms)}")
-        local = offsets.reshape(-1, 3) * CHUNK_UNIT + np.asarray(chunk.translation[:3], np.float64)
         translation, rotation = transforms[chunk.transform_index, :3], transforms[chunk.transform_index, 4:]
         return local @ quaternion_matrix(rotation).T + translation
 
