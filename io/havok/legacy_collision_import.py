@@ -14,8 +14,9 @@ MOPP tree around a packed triangle mesh is not shown (the mesh is). Shapes: ``bo
 materials from its sub shapes in the ``havok_material`` face attribute) and ``strips_mesh``
 (bhkNiTriStripsShape: its NiTriStripsData hold game units, as pynifly's files show),
 ``compressed_mesh`` (Skyrim's bhkCompressedMeshShape: big triangles and chunks, per-triangle
-materials as for packed meshes), ``list`` and ``convex_list``. The body's motion system is shown as static (fixed), keyframed or dynamic (the
-others)."""
+materials as for packed meshes), ``list`` and ``convex_list``. The body's motion system is shown
+as static (fixed), keyframed or dynamic (the others; Skyrim's codes are Havok 2010's, see
+MOTION_CODES)."""
 
 import numpy as np
 from mathutils import Matrix, Quaternion
@@ -27,6 +28,7 @@ from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompre
 from ...core.nif.blocks.geometry import NiTriStripsData
 from ...core.nif.blocks.legacy_havok import (
     GAME_UNITS,
+    SKYRIM_BS,
     bhkBoxShape,
     bhkCapsuleShape,
     bhkCollisionObject,
@@ -46,15 +48,25 @@ from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
 
-FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
+# hkMotionType and hkQualityType of a body by motion, in FO3/FNV and in Skyrim, whose Havok (2010)
+# dropped the two "stabilized" motion types (every corpus Skyrim body: static 5 with quality 0,
+# keyframed 4 with 1, loose items 3 with 4)
+MOTION_CODES = {False: {"static": (7, 1), "keyframed": (6, 2), "dynamic": (4, 4)},
+                True: {"static": (5, 0), "keyframed": (4, 1), "dynamic": (3, 4)}}
 MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
          bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape, bhkCompressedMeshShape)
 MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
 
 
-def motion_name(motion_system):
-    return {FIXED: "static", KEYFRAMED: "keyframed"}.get(motion_system, "dynamic")
+def motion_codes(bs_version):
+    """{motion: (hkMotionType, hkQualityType)} of a file of this bs version."""
+    return MOTION_CODES[bs_version >= SKYRIM_BS]
+
+
+def motion_name(motion_system, bs_version):
+    codes = motion_codes(bs_version)
+    return {codes["static"][0]: "static", codes["keyframed"][0]: "keyframed"}.get(motion_system, "dynamic")
 
 
 def body_matrix(body, units=GAME_UNITS):
@@ -89,7 +101,7 @@ def build_collision(builder, owner_index, owner_block, owner):
         _remove(builder, start)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
-    obj["havok_motion"] = motion_name(body.motion_system)
+    obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
     obj["havok_mass"] = float(body.mass)
     obj["havok_friction"] = float(body.friction)
     obj["havok_restitution"] = float(body.restitution)
@@ -162,6 +174,14 @@ def check_shape(blocks, index, within=()):
         if count > MAX_SHAPES:
             raise FormatError(f"its shape tree holds more than {MAX_SHAPES} shapes")
     return count
+
+
+def compressed_data_in(blocks, index):
+    """(bhkCompressedMeshShape, its data) of the MOPP tree at ``index``, or None."""
+    tree = block_at(blocks, index, bhkMoppBvTreeShape)
+    shape = block_at(blocks, tree.shape, bhkCompressedMeshShape) if tree is not None else None
+    data = block_at(blocks, shape.data, bhkCompressedMeshShapeData) if shape is not None else None
+    return (shape, data) if data is not None else None
 
 
 def _check_packed(data, index):

@@ -54,3 +54,56 @@ def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scen
         assert (got[0] <= high).all() and (got[1] >= low).all(), f"{obj.name} does not meet the meshes"
         ratio = (got[1] - got[0]).max() / (high - low).max()
         assert 0.2 <= ratio <= 3, f"{obj.name} is {ratio:.2f} times the size of the meshes"
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_untouched_corpus_collision_exports_byte_identical(clean_scene, tmp_path, path):
+    collection = imported(path)
+    assert export(collection, tmp_path / "out.nif") == path.read_bytes()
+
+
+def compressed_blocks(path):
+    """[(MOPP block, shape, data)] of a written file, read by the codec."""
+    from precombined_nif.core.nif import NifFile
+
+    nif = NifFile.read(path)
+    return [(tree, nif.blocks[tree.shape], nif.blocks[nif.blocks[tree.shape].data])
+            for tree in nif.blocks if tree.type_name == "bhkMoppBvTreeShape"]
+
+
+def test_edited_compressed_mesh_is_written_with_a_new_mopp_and_comes_back(clean_scene, corpus, tmp_path):
+    """rocks01.nif (Skyrim SE static): one collision vertex moved; the written file holds it
+    (re-imported where Blender showed it), keeps every other triangle, and its new MOPP finds
+    every triangle of the new data."""
+    from precombined_nif.core.havok import mopp
+
+    path = corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif"
+    collection = imported(path)
+    body = next(obj for obj in collection.all_objects if obj.get("havok_shape") == "compressed_mesh")
+    before = world_points(body)
+    materials = np.empty(len(body.data.polygons), np.int32)
+    body.data.attributes["havok_material"].data.foreach_get("value", materials)
+    moved = before[0] + (0.0, 0.0, 7.0)
+    body.data.vertices[0].co = (body.matrix_world.inverted() @ __import__("mathutils").Vector(moved))
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    (tree, shape, data), = compressed_blocks(out)
+    (old_tree, _, _), = compressed_blocks(path)
+    assert tree.code != old_tree.code
+    vertices, triangles, _, keys = data.mesh()
+    mopp.check_leaves(tree.code, keys)
+    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+    clean = imported(out)
+    again = next(obj for obj in clean.all_objects if obj.get("havok_shape") == "compressed_mesh")
+    after = world_points(again)
+    assert len(after) == len(before)
+    assert np.abs(after - moved).max(axis=1).min() < 0.1  # the moved vertex, within the 1/1000 Havok unit step
+    expected = np.delete(before, 0, axis=0)
+    distance = np.abs(after[:, None, :] - expected[None, :, :]).max(axis=2).min(axis=0)
+    assert distance.max() < 0.1  # every other vertex kept
+    got = np.empty(len(again.data.polygons), np.int32)
+    again.data.attributes["havok_material"].data.foreach_get("value", got)
+    assert sorted(got.tolist()) == sorted(materials.tolist())
+    assert again["havok_motion"] == body["havok_motion"] == "static"
