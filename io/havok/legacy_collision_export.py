@@ -91,7 +91,10 @@ def write_collision(exporter, owner, owner_index):
         body = bhkRigidBody()
         motion, quality = motion_codes(bs_version)[_motion(obj)]
         body.motion_system, body.quality_type = motion, quality
-        block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=1, body=exporter.add(body)))
+        flags = 1  # FO3/FNV: active
+        if bs_version >= SKYRIM_BS:  # as every corpus Skyrim body: active, set by the node, keyframed ones synced
+            flags = 0x89 if _motion(obj) == "keyframed" else 0x81
+        block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=flags, body=exporter.add(body)))
     _set_body(body, obj, shape, pieces, bs_version)
 
 

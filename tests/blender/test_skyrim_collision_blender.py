@@ -107,3 +107,68 @@ def test_edited_compressed_mesh_is_written_with_a_new_mopp_and_comes_back(clean_
     again.data.attributes["havok_material"].data.foreach_get("value", got)
     assert sorted(got.tolist()) == sorted(materials.tolist())
     assert again["havok_motion"] == body["havok_motion"] == "static"
+
+
+def test_edited_box_in_a_list_comes_back_where_blender_shows_it(clean_scene, corpus, tmp_path):
+    """steeldagger.nif: a list of transformed boxes; one box stretched, the body's friction
+    changed: written in Skyrim's units and layout, re-imported where Blender showed it."""
+    import bpy
+
+    path = corpus / "pynifly/tests/tests/SkyrimSE/steeldagger.nif"
+    collection = imported(path)
+    (owner, body), = bodies_of(collection).items()
+    box = sorted(body.children, key=lambda child: child.name)[0]
+    box.scale.x *= 1.5
+    body["havok_friction"] = 0.8
+    bpy.context.view_layer.update()
+    edited = bounds(world_points(body))
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    raw_body = read_bodies(out)[owner]
+    assert raw_body["friction"] == pytest.approx(0.8) and raw_body["motion"] == 3 and raw_body["mass"] == pytest.approx(9.0)
+    again = bodies_of(imported(out))[owner]
+    assert again["havok_shape"] == "list" and again["havok_motion"] == "dynamic"
+    np.testing.assert_allclose(bounds(world_points(again)), edited, atol=1e-3)
+
+
+def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
+    """Cube.nif (Skyrim LE, no collision): a mesh marked as triangle-mesh collision of the cube
+    becomes a new static body (Skyrim's codes and flags) with a MOPP over compressed mesh data."""
+    import bpy
+
+    from precombined_nif.core.havok import mopp
+    from precombined_nif.ui.collision_panel import mark_collision
+    from raw_havok import block_bytes
+
+    path = corpus / "pynifly/tests/tests/Skyrim/Cube.nif"
+    collection = imported(path)
+    cube = next(obj for obj in collection.all_objects if obj.type == "MESH")
+    bpy.ops.mesh.primitive_ico_sphere_add(radius=30.0, location=(5.0, 0.0, 0.0))
+    sphere = bpy.context.active_object
+    for other in sphere.users_collection:
+        other.objects.unlink(sphere)
+    collection.objects.link(sphere)
+    sphere.parent = cube
+    mark_collision(sphere, "compressed_mesh")
+    sphere["havok_material"] = "0x1DD9C611"
+    bpy.context.view_layer.update()
+    expected = bounds(world_points(sphere))
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    owner = cube["nif_block"]
+    body = read_bodies(out)[owner]
+    raw = block_bytes(out.read_bytes())
+    assert body["type"] == "bhkRigidBody" and body["motion"] == 5 and body["layer"] == 1
+    collision = next(payload for type_name, payload in raw.values() if type_name == "bhkCollisionObject")
+    assert int.from_bytes(collision[4:6], "little") == 0x81
+    assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
+    (tree, _, data), = compressed_blocks(out)
+    vertices, triangles, materials, keys = data.mesh()
+    assert len(triangles) == len(sphere.data.polygons)
+    assert set(np.asarray(data.chunk_materials["material"])[materials].tolist()) == {0x1DD9C611}
+    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+    again = bodies_of(imported(out))[owner]
+    assert again["havok_shape"] == "compressed_mesh" and again["havok_motion"] == "static"
+    np.testing.assert_allclose(bounds(world_points(again)), expected, atol=0.1)
