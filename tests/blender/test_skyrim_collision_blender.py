@@ -172,3 +172,46 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     again = bodies_of(imported(out))[owner]
     assert again["havok_shape"] == "compressed_mesh" and again["havok_motion"] == "static"
     np.testing.assert_allclose(bounds(world_points(again)), expected, atol=0.1)
+
+
+def test_panel_shows_the_physics_of_skyrim_bodies(clean_scene, corpus):
+    """The Havok Collision panel draws a Skyrim body's physics (motion, mass when dynamic,
+    friction, restitution, layer) and a compressed mesh's face materials."""
+    import bpy
+    from test_collision_blender import Layout
+
+    panel_class = bpy.types.OBJECT_PT_havok_collision
+    names = ("SkyrimSE/rocks01.nif", "Skyrim/staff04-collision.nif", "SkyrimSE/noblecrate01.nif")
+    for name in names:
+        for obj in bodies_of(imported(corpus / "pynifly/tests/tests" / name)).values():
+            drawn = []
+            panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+            texts = [text for _, text in drawn]
+            assert {"Friction", "Restitution", "Layer", "Material"} <= set(texts)
+            assert ("Mass (kg)" in texts) == (obj["havok_motion"] == "dynamic")
+            if obj["havok_shape"] == "compressed_mesh":
+                assert "Face materials" in texts and any(text.startswith("0x") and "faces" in text for text in texts)
+
+
+def test_damaged_compressed_mesh_is_named_left_out_and_kept(clean_scene, corpus, tmp_path):
+    """A chunk index past the chunk's vertices: the import says which chunk, shows the meshes
+    without that collision, and the file writes back as it was."""
+    import bpy
+
+    from precombined_nif.core.nif import NifFile
+    from precombined_nif.core.nif.blocks.compressed_mesh import bhkCompressedMeshShapeData
+    from precombined_nif.io.nif.importer import SceneBuilder
+
+    nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
+    data = next(block for block in nif.blocks if isinstance(block, bhkCompressedMeshShapeData))
+    data.chunks[0].indices = np.r_[data.chunks[0].indices[:-3], 500, 501, 502].astype(np.uint16)
+    path = tmp_path / "damaged.nif"
+    path.write_bytes(nif.to_bytes())
+    collection = bpy.data.collections.new("built")
+    bpy.context.scene.collection.children.link(collection)
+    builder = SceneBuilder(NifFile.read(path), collection)
+    builder.build()
+    assert any("chunk 0: an index names vertex 502" in warning for warning in builder.warnings())
+    assert not any("havok_shape" in obj for obj in collection.all_objects)
+    assert any(obj.type == "MESH" for obj in collection.all_objects)
+    assert export(imported(path), tmp_path / "out.nif") == path.read_bytes()
