@@ -10,11 +10,12 @@ Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation
 written in Havok units (the file's havok_scale): a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
 when its centre or axes are not the body's), a sphere empty as a bhkSphereShape, a capsule mesh
 as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
-as bhkListShape / bhkConvexListShape; in Skyrim a triangle mesh (``compressed_mesh``) as a
-bhkMoppBvTreeShape over a bhkCompressedMeshShape, its data built anew (core.nif.
-compressed_mesh_build: materials per triangle, the filters of the data it replaces) and its MOPP
-code built by core.havok.mopp. FO3/FNV triangle meshes are not written anew: an edited one is
-refused with a warning and the stored collision kept. A dynamic body's centre of mass and inertia are computed
+as bhkListShape / bhkConvexListShape, a triangle mesh (packed, strips or compressed) as a MOPP
+tree (bhkMoppBvTreeShape, its code built by core.havok.mopp) over: in FO3/FNV a
+bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its face ``havok_material`` values
+become sub shapes), in Skyrim a bhkCompressedMeshShape whose data is built anew
+(core/nif/compressed_mesh_build: a material per triangle, the filters of the data it replaces).
+A dynamic body's centre of mass and inertia are computed
 from its convex pieces (solid, the mass spread evenly, a sphere as a 26-point hull).
 """
 
@@ -42,16 +43,13 @@ from ...core.nif.blocks.legacy_havok import (
     transform_values,
 )
 from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
+from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, placed_vertices
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import body_matrix, box_mesh, compressed_data_in, fan_triangles, hull_mesh, motion_codes, motion_name, shown_body
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
-
-
-class Refused(FormatError):
-    """A collision this exporter does not write anew (the stored one is kept)."""
 
 
 def write_collision(exporter, owner, owner_index):
@@ -81,12 +79,7 @@ def write_collision(exporter, owner, owner_index):
     pieces = []
     # a new compressed mesh keeps the fields and material filters of the one it replaces
     replaced = compressed_data_in(blocks, body.shape) if body is not None else None
-    try:
-        shape = write_shape(exporter, obj, placed, pieces, replaced)
-    except Refused as error:
-        kept = "the stored collision is kept" if body is not None else "no collision written"
-        exporter.warn(f"collision {obj.name!r}: {error.message}; {kept}")
-        return
+    shape = write_shape(exporter, obj, placed, pieces, replaced)
     if body is None:
         body = bhkRigidBody()
         motion, quality = motion_codes(bs_version)[_motion(obj)]
@@ -147,12 +140,8 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
                 return exporter.add(bhkListShape(sub_shapes=sub_shapes, material=material_of(obj), filters=filters))
             radius = exporter.nif.blocks[sub_shapes[0]].radius
             return exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
-        if kind == "compressed_mesh" and exporter.nif.header.bs_version >= SKYRIM_BS:
-            return _compressed_mesh(exporter, obj, matrix, units, replaced)
         if kind in MESH_KINDS:
-            raise Refused(f"an edited {kind.replace('_', ' ')} is not written: Fallout 3 / New Vegas triangle mesh "
-                          "collision needs a MOPP tree (bhkMoppBvTreeShape), whose code format is not publicly "
-                          "documented; use convex, box, sphere or capsule shapes")
+            return _triangle_mesh(exporter, obj, matrix, pieces, units, replaced)
         if kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")
@@ -179,8 +168,6 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
                 material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
                 vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
         raise FormatError(f"unknown collision shape {kind!r}")
-    except Refused:
-        raise
     except FormatError as error:
         raise FormatError(f"collision {obj.name!r}: {error.message}") from None
 
@@ -191,6 +178,24 @@ def _mesh_vertices(obj):
     co = np.empty(3 * len(obj.data.vertices), np.float32)
     obj.data.vertices.foreach_get("co", co)
     return co.reshape(-1, 3).astype(np.float64)
+
+
+def _triangle_mesh(exporter, obj, matrix, pieces, units, replaced):
+    """A MOPP tree over the object's faces: a packed triangle mesh in FO3/FNV, a compressed
+    mesh in Skyrim (Havok units)."""
+    if obj.type != "MESH" or not len(obj.data.polygons):
+        raise FormatError("a triangle mesh collision must be a mesh with faces")
+    vertices = placed_vertices(obj, matrix) / units
+    triangles, materials = mesh_triangles(obj, matrix)
+    if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
+        pieces.append(hull_mesh(vertices))
+    if exporter.nif.header.bs_version >= SKYRIM_BS:
+        return _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced)
+    radius = float(obj.get(RADIUS, PACKED_RADIUS * units)) / units
+    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get("havok_layer", 1)), radius)
+    shape.data = exporter.add(data)
+    tree.shape = exporter.add(shape)
+    return exporter.add(tree)
 
 
 def _sphere_points(radius):
@@ -237,13 +242,9 @@ def _placed(exporter, obj, shape, frame):
     return exporter.add(transform)
 
 
-def _compressed_mesh(exporter, obj, matrix, units, replaced):
-    """A Skyrim triangle mesh: a MOPP tree over a compressed mesh shape and its data; the
-    shape's fields and the materials' filters kept from ``replaced`` when there is one."""
-    if obj.type != "MESH" or not len(obj.data.polygons):
-        raise FormatError("a triangle mesh collision must be a mesh with faces")
-    vertices = placed_vertices(obj, matrix) / units
-    triangles, materials = mesh_triangles(obj, matrix)
+def _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced):
+    """A MOPP tree over a new compressed mesh shape and its data; the shape's fields and the
+    materials' filters kept from ``replaced`` (the body's stored one) when there is one."""
     layer = int(obj.get("havok_layer", 1))
     filters = {int(value): (layer, 0, 0) for value in np.unique(materials).tolist()}
     shape = bhkCompressedMeshShape(target=exporter.nif.roots[0] if exporter.nif.roots else -1)

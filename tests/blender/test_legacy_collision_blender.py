@@ -1,7 +1,7 @@
 """Fallout 3 / New Vegas Havok collision in real Blender: bodies imported under their owners with
 the Fallout 4 collision properties, placed where the bytes put them (read independently by
 tests/raw_havok.py and tests/raw_nodes.py), and written back: untouched byte for byte, edited
-boxes and new convex bodies re-encoded, edited MOPP meshes refused with the original kept."""
+boxes and new convex bodies re-encoded, edited packed meshes written with new MOPP code."""
 
 import numpy as np
 import pytest
@@ -17,6 +17,7 @@ from raw_havok import (
 )
 from raw_nodes import read_nodes, world_matrices
 
+from precombined_nif.core.havok import mopp
 from precombined_nif.core.nif import NifFile
 
 FONV = "pynifly/tests/tests/FONV"
@@ -283,24 +284,101 @@ def test_new_convex_collision_on_a_new_vegas_mesh(clean_scene, corpus, tmp_path)
     np.testing.assert_allclose(bounds(world_points(body_obj)), expected, atol=1e-4)
 
 
-def test_edited_mopp_mesh_is_refused_and_kept(clean_scene, every_shape, tmp_path):
-    from raw_havok import block_bytes
+@pytest.fixture(params=["pc", "xbox"])
+def packed_source(request, every_shape, tmp_path):
+    """The every-shape file, and the same with its packed triangle data in the Xbox 360 layout
+    (big-endian, half floats: FORMAT-NOTES section 7, packed by hand)."""
+    if request.param == "pc":
+        return every_shape
+    from raw_havok import PACKED_SUB_SHAPES, PACKED_TRIANGLES, PACKED_VERTICES, pack_packed_data
 
-    collection = imported(every_shape)
+    from precombined_nif.core.nif import RawBlock
+
+    xbox = NifFile.from_bytes(every_shape.read_bytes())
+    index = next(i for i, b in enumerate(xbox.blocks) if b.type_name == "hkPackedNiTriStripsData")
+    xbox.header.little_endian = 0
+    xbox.blocks[index] = RawBlock("hkPackedNiTriStripsData", pack_packed_data(
+        PACKED_TRIANGLES, PACKED_VERTICES, PACKED_SUB_SHAPES, order=">", compressed=True), big_endian=True)
+    path = tmp_path / "every_shape_xbox.nif"
+    path.write_bytes(xbox.to_bytes())
+    return path
+
+
+def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, tmp_path):
+    """Moving a vertex of the MOPP-wrapped packed mesh: the output holds the edit (read with
+    struct), the new MOPP code names every triangle and finds each at its centre and corners,
+    the materials stay per face, and the file imports again with the edit."""
+    from raw_havok import PACKED_SUB_SHAPES
+    from raw_mopp import mopp_blocks, shape_triangles
+
+    collection = imported(packed_source)
     packed = bodies_of(collection)[28]
     packed.data.vertices[0].co.x += 1.0
-    nif, messages = exported_blocks(collection, tmp_path / "out.nif")
-    assert any("MOPP" in message and packed.name in message for message in messages), messages
-    assert (tmp_path / "out.nif").read_bytes() == every_shape.read_bytes()
-    assert block_bytes(every_shape.read_bytes())  # the file the test compared with is readable
+    edited = np.array([v.co[:] for v in packed.data.vertices])
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    ((_, code, origin, scale, type_name, payload, raw),) = mopp_blocks(out.read_bytes())
+    vertices, triangles, keys, radius = shape_triangles(type_name, payload, raw)
+    assert type_name == "bhkPackedNiTriStripsShape" and radius == pytest.approx(0.1)
+    assert code != bytes.fromhex("01020304")
+    written = np.unique(np.round(vertices * UNITS, 4), axis=0)
+    np.testing.assert_allclose(written, np.unique(np.round(edited, 4), axis=0), atol=1e-3)
+    assert np.array_equal(mopp.program_leaves(code), keys)
+    for corners, key in zip(vertices[triangles], keys):
+        for point in (*corners, corners.mean(axis=0)):
+            assert key in mopp.leaves_at_point(code, origin, scale, point)
+    again = bodies_of(imported(out))[28]
+    values = np.empty(len(again.data.polygons), np.int32)
+    again.data.attributes["havok_material"].data.foreach_get("value", values)
+    assert sorted(set(values.tolist())) == sorted({material for _, _, material in PACKED_SUB_SHAPES})
+    reread = np.array([v.co[:] for v in again.data.vertices])
+    assert np.isclose(reread, edited[0], atol=1e-3).all(axis=1).any()
+
+
+def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):
+    """A new static wall (a subdivided plane, a flat mesh: no hull) marked as a packed mesh on a
+    node without collision: a new body holding a MOPP tree over a packed mesh of its faces,
+    placed where the plane is, whose code finds every triangle."""
+    import bpy
+
+    from raw_mopp import mopp_blocks, shape_triangles
+
+    from precombined_nif.ui.collision_panel import mark_collision
+
+    collection = imported(corpus / f"{FONV}/9mmscp.nif")
+    scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=12, y_subdivisions=9, size=40.0)
+    wall = bpy.context.active_object
+    for other in wall.users_collection:
+        other.objects.unlink(wall)
+    collection.objects.link(wall)
+    wall.parent = scope_node
+    wall.rotation_euler = (np.pi / 2, 0.0, 0.3)
+    mark_collision(wall, "packed_mesh")
+    bpy.context.view_layer.update()
+    out = tmp_path / "out.nif"
+    export(collection, out)
+    bodies, raw = collision_bodies(out)
+    _, body, _ = bodies[39]
+    assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
+    ((_, code, origin, scale, type_name, payload, blocks),) = mopp_blocks(out.read_bytes())
+    vertices, triangles, keys, _ = shape_triangles(type_name, payload, blocks)
+    assert len(triangles) == 2 * 12 * 9
+    owner = np.array(scope_node.matrix_world)
+    placed = vertices * UNITS @ owner[:3, :3].T + owner[:3, 3]
+    np.testing.assert_allclose(bounds(placed), bounds(world_points(wall)), atol=1e-3)
+    assert np.array_equal(mopp.program_leaves(code), keys)
+    for corners, key in zip(vertices[triangles], keys):
+        for point in (*corners, corners.mean(axis=0)):
+            assert key in mopp.leaves_at_point(code, origin, scale, point)
 
 
 def test_strips_shape_is_the_files_triangles_where_the_bytes_put_them(clean_scene, corpus, tmp_path):
     """A bhkNiTriStripsShape of two NiTriStripsData blocks in a moved, turned bhkRigidBodyT: one
     mesh of both blocks' vertices (game units, times the shape's scale, not the Havok scale: see
     tests/raw_strips.py), the strips' triangles, placed by the node and the body; untouched it
-    writes back byte for byte, edited it is refused with the stored blocks kept."""
-    from raw_havok import block_bytes
+    writes back byte for byte, edited it becomes a packed mesh under new MOPP code."""
+    from raw_mopp import mopp_blocks, shape_triangles
     from raw_strips import STRIPS_NODE, read_strips_data, read_strips_shape, strip_triangles, strips_shape_file
 
     path = tmp_path / "strips.nif"
@@ -334,10 +412,16 @@ def test_strips_shape_is_the_files_triangles_where_the_bytes_put_them(clean_scen
 
     assert export(collection, tmp_path / "out.nif") == path.read_bytes()
     obj.data.vertices[0].co.x += 1.0
-    nif, messages = exported_blocks(collection, tmp_path / "edited.nif")
-    assert any("strips mesh" in message and obj.name in message for message in messages), messages
-    assert (tmp_path / "edited.nif").read_bytes() == path.read_bytes()
-    assert block_bytes(path.read_bytes())
+    export(collection, tmp_path / "edited.nif")
+    matrix, body, blocks = raw_body_frame(tmp_path / "edited.nif", STRIPS_NODE)
+    assert blocks[body["shape"]][0] == "bhkMoppBvTreeShape"
+    ((_, code, origin, scale, type_name, payload, raw),) = mopp_blocks((tmp_path / "edited.nif").read_bytes())
+    vertices, triangles, keys, _ = shape_triangles(type_name, payload, raw)
+    placed = vertices * UNITS @ matrix[:3, :3].T + matrix[:3, 3]
+    np.testing.assert_allclose(np.unique(np.round(placed, 3), axis=0), np.unique(np.round(world_points(obj), 3), axis=0), atol=2e-3)
+    assert np.array_equal(mopp.program_leaves(code), keys) and len(keys) == 7
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(code, origin, scale, centre)
 
 
 def test_deleted_collision_is_dropped(clean_scene, corpus, tmp_path):

@@ -126,7 +126,7 @@ class _Writer:
         right_code = self._node(*ranges[1], frame) if len(ranges) == 2 else self._split(ranges[1:], frame)
         left_box = self.boxes[ranges[0]]
         right_box = self._union(ranges[1:])
-        axis = max(range(3), key=lambda i: right_box[i] - left_box[i + 3])  # the widest gap (or least overlap)
+        axis = max(range(3), key=lambda i: _gap(left_box, right_box, i))
         top = _levels(left_box, frame)[1][axis]
         bottom = _levels(right_box, frame)[0][axis]
         if len(left_code) <= 0xFF:
@@ -136,6 +136,13 @@ class _Writer:
     def _union(self, ranges):
         boxes = [self.boxes[r] for r in ranges]
         return (*(min(b[i] for b in boxes) for i in range(3)), *(max(b[i] for b in boxes) for i in range(3, 6)))
+
+
+def _gap(left, right, axis):
+    """How well a split on ``axis`` parts two boxes: their gap (negative: overlap) over the
+    extent both span; an axis both are flat on parts nothing."""
+    extent = max(left[axis + 3], right[axis + 3]) - min(left[axis], right[axis])
+    return (right[axis] - left[axis + 3]) / extent if extent else float("-inf")
 
 
 def _levels(box, frame):

@@ -1,0 +1,153 @@
+"""MOPP code: every corpus program (Skyrim LE/SE compressed meshes; read with struct in
+tests/raw_mopp.py, not by the product's decoders) names exactly its shape's leaf IDs and finds
+each triangle at its centre; the builder's programs over every corpus mesh, rebuilt from
+scratch, find each triangle at its corners, its centre and points inside it, and name nothing
+else; hostile programs fail with FormatError in bounded work."""
+
+import numpy as np
+import pytest
+from raw_mopp import mopp_blocks, shape_triangles
+from support import CORPUS, corpus_files
+
+from precombined_nif.core.errors import FormatError
+from precombined_nif.core.havok import mopp
+
+MOPP_FILES = [p for p in corpus_files("**/*.nif") if b"bhkMoppBvTreeShape" in p.read_bytes()]
+CASES = [(path, index) for path in MOPP_FILES for index, *_ in mopp_blocks(path.read_bytes())]
+
+
+def _case(path, index):
+    found = {i: rest for i, *rest in mopp_blocks(path.read_bytes())}
+    code, origin, scale, type_name, payload, raw = found[index]
+    vertices, triangles, keys, radius = shape_triangles(type_name, payload, raw)
+    return code, origin, scale, vertices, triangles, keys, radius
+
+
+def _ids(case):
+    return f"{case[0].relative_to(CORPUS).as_posix()}:{case[1]}"
+
+
+def test_the_corpus_has_programs_of_both_games():
+    names = {p.parent.name for p in MOPP_FILES}
+    assert {"Skyrim", "SkyrimSE"} <= names and len(CASES) >= 12
+
+
+def _inside_points(vertices, triangles):
+    """Each triangle's centre, three corners and three points near its corners (m, 7, 3)."""
+    corners = vertices[triangles]
+    centre = corners.mean(axis=1, keepdims=True)
+    near = corners * 0.8 + centre * 0.2
+    return np.concatenate([centre, corners, near], axis=1)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_game_programs_find_every_triangle_at_its_centre(case):
+    code, origin, scale, vertices, triangles, keys, _ = _case(*case)
+    assert np.array_equal(mopp.program_leaves(code), np.unique(keys))  # no ID out of range, none missing
+    mopp.check_leaves(code, keys)
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(code, origin, scale, centre)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_rebuilt_programs_find_every_triangle(case):
+    _, origin, scale, vertices, triangles, keys, radius = _case(*case)
+    built = mopp.build(vertices.astype(np.float32), triangles, keys, radius)
+    # the games' space: origin and scale as stored (the scale within float32 rounding)
+    np.testing.assert_allclose(built.origin, origin, atol=1e-5)
+    assert built.scale == pytest.approx(scale, rel=1e-6)
+    assert np.array_equal(mopp.program_leaves(built.code), np.unique(keys))
+    for points, key in zip(_inside_points(vertices.astype(np.float32).astype(np.float64), triangles), keys):
+        for point in points:
+            assert key in mopp.leaves_at_point(built.code, built.origin, built.scale, point)
+
+
+def test_boxes_find_what_they_overlap_and_far_boxes_find_nothing():
+    vertices, triangles = _grid(20)
+    built = mopp.build(vertices, triangles, np.arange(len(triangles)))
+    corners = vertices[triangles]
+    low, high = np.array([0.3, 0.3, -1.0]), np.array([0.55, 0.42, 1.0])
+    overlapping = np.flatnonzero(((corners.min(axis=1) <= high) & (corners.max(axis=1) >= low)).all(axis=1))
+    got = mopp.leaves_in_box(built.code, built.origin, built.scale, low, high)
+    assert set(overlapping) <= set(got.tolist()) and len(got) < len(triangles) / 4
+    assert not len(mopp.leaves_at_point(built.code, built.origin, built.scale, (5.0, 5.0, 5.0)))
+
+
+def _grid(n, *, bumps=0.05):
+    """A bumpy n x n square of 2 n^2 triangles over the unit square."""
+    x, y = np.meshgrid(np.linspace(0, 1, n + 1), np.linspace(0, 1, n + 1), indexing="ij")
+    z = bumps * np.sin(7 * x) * np.cos(5 * y)
+    vertices = np.stack([x, y, z], axis=-1).reshape(-1, 3).astype(np.float32)
+    a = (np.arange(n)[:, None] * (n + 1) + np.arange(n)).ravel()
+    triangles = np.concatenate([np.stack([a, a + n + 1, a + 1], 1), np.stack([a + 1, a + n + 1, a + n + 2], 1)])
+    return vertices, triangles
+
+
+def test_big_meshes_chain_branches_past_16_bit_jumps():
+    vertices, triangles = _grid(100)  # 20000 triangles: over 64 KiB of code
+    keys = np.arange(len(triangles), dtype=np.uint32) * 7 + (1 << 20)  # 24-bit leaf IDs
+    built = mopp.build(vertices, triangles, keys)
+    assert len(built.code) > 0x10000
+    assert np.array_equal(mopp.program_leaves(built.code), keys)
+    sample = np.arange(0, len(triangles), 37)
+    for points, key in zip(_inside_points(vertices.astype(np.float64), triangles[sample]), keys[sample]):
+        for point in points:
+            assert key in mopp.leaves_at_point(built.code, built.origin, built.scale, point)
+
+
+def test_leaf_ids_of_every_width():
+    vertices, triangles = _grid(2)
+    keys = np.array([3, 200, 60000, 1 << 23, 0xFFFFFFFF, 40, 41, 42], np.uint32)  # 1 to 4 bytes
+    built = mopp.build(vertices, triangles, keys)
+    assert np.array_equal(mopp.program_leaves(built.code), np.unique(keys))
+
+
+def test_builder_refuses_impossible_input():
+    vertices, triangles = _grid(1)
+    with pytest.raises(FormatError, match="at least one triangle"):
+        mopp.build(vertices, triangles[:0], [])
+    with pytest.raises(FormatError, match="past the"):
+        mopp.build(vertices, triangles + 10, [0, 1])
+    with pytest.raises(FormatError, match="leaf IDs for"):
+        mopp.build(vertices, triangles, [0])
+    with pytest.raises(FormatError, match="finite"):
+        mopp.build(np.full_like(vertices, np.nan), triangles, [0, 1])
+
+
+ORIGIN, SCALE = np.zeros(3), 254 * 65536.0
+
+
+@pytest.mark.parametrize("code, message", [
+    (bytes.fromhex("05 40 31"), "goes past the end"),  # jump outside the program
+    (bytes.fromhex("10 80 70 20 31 32"), "goes past the end"),  # split whose right side is outside
+    (bytes.fromhex("23 80 70 00 00 ff ff 31"), "goes past the end"),
+    (bytes.fromhex("26 00"), "ends inside the instruction"),  # truncated
+    (bytes.fromhex("52 00 01"), "ends inside the instruction"),
+    (bytes.fromhex("26 00 ff 27 00 ff"), "without a terminal"),  # runs off the end
+    (bytes.fromhex("7f"), "unknown MOPP instruction 0x7F"),
+    (bytes.fromhex("04 00 00 00 04 00 00 00 04 00 00 00 04 00 00 00 04 00 00 00 31"), "past 24 bits"),
+])
+def test_hostile_programs_fail_cleanly(code, message):
+    with pytest.raises(FormatError, match=message):
+        mopp.leaves_at_point(code, ORIGIN, SCALE, (0.5, 0.5, 0.5))
+
+
+def test_shared_branches_cannot_make_the_walk_explode():
+    # 60 splits whose both sides lead to the next one: 2^60 paths through 240 bytes (jumps only
+    # go forward, so this, not a loop, is how a program can make a walk unbounded)
+    code = b"".join(bytes((0x10, 0xFF, 0x00, 0x00)) for _ in range(60)) + b"\x31"
+    with pytest.raises(FormatError, match="too many steps"):
+        mopp.program_leaves(code)
+
+
+def test_programs_naming_leaves_the_shape_lacks_fail():
+    vertices, triangles = _grid(2)
+    built = mopp.build(vertices, triangles, np.arange(len(triangles)) + 5)
+    with pytest.raises(FormatError, match=r"names 5 leaves the shape does not have \(first: 8\)"):
+        mopp.check_leaves(built.code, np.arange(len(triangles)))
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_bad_space_fails_cleanly(scale):
+    with pytest.raises(FormatError, match="positive scale"):
+        mopp.leaves_at_point(b"\x31", ORIGIN, scale, (0, 0, 0))
