@@ -171,3 +171,20 @@ def test_hostile_counts_fail_before_any_allocation(corpus):
 def test_units_are_skyrims():
     assert legacy_havok.havok_scale(83) == legacy_havok.havok_scale(100) == SKYRIM_UNITS
     assert legacy_havok.havok_scale(34) == legacy_havok.GAME_UNITS
+
+
+def test_chunk_transforms_move_their_chunks_as_the_struct_reading_does(corpus, tmp_path):
+    """The corpus chunk transforms are all identities: a turned and moved one, written into
+    rocks01.nif's data, decodes as the independent reading turns it (rotation, then translation)."""
+    path = corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif"
+    nif = NifFile.read(path)
+    index = next(i for i, block in enumerate(nif.blocks) if isinstance(block, bhkCompressedMeshShapeData))
+    data = nif.blocks[index]
+    half = np.sqrt(0.5)
+    data.chunk_transforms = np.array([[1.5, -2.0, 0.25, 0.0, 0.0, 0.0, half, half]], np.float32)  # 90 degrees about z
+    written = nif.to_bytes()
+    vertices, triangles, _, _ = NifFile.from_bytes(written).blocks[index].mesh()
+    expected_vertices, expected_triangles, _ = read_compressed_data(block_bytes(written)[index][1])
+    np.testing.assert_allclose(vertices[triangles], expected_vertices[expected_triangles], atol=1e-6)
+    plain, _, _, _ = NifFile.read(path).blocks[index].mesh()
+    np.testing.assert_allclose(vertices[:, 0], -plain[:, 1] + 1.5, atol=1e-5)  # x' = -y + 1.5
