@@ -215,3 +215,37 @@ def test_damaged_compressed_mesh_is_named_left_out_and_kept(clean_scene, corpus,
     assert not any("havok_shape" in obj for obj in collection.all_objects)
     assert any(obj.type == "MESH" for obj in collection.all_objects)
     assert export(imported(path), tmp_path / "out.nif") == path.read_bytes()
+
+
+MESH_CASES = [case for case in CASES if b"bhkCompressedMeshShapeData" in case.values[0].read_bytes()]
+
+
+@pytest.mark.parametrize("path", MESH_CASES)
+def test_compressed_meshes_sit_where_the_bytes_put_them(clean_scene, path):
+    """Bounds of each compressed-mesh body against the bytes: the owner's world matrix, a
+    bhkRigidBodyT's translation (Havok units) and rotation, the struct reading's vertices."""
+    import struct
+
+    from raw_havok import block_bytes
+    from raw_nodes import read_nodes, world_matrices
+    from raw_skyrim_havok import read_compressed_data
+
+    raw = block_bytes(path.read_bytes())
+    nodes, roots = read_nodes(path)
+    worlds = world_matrices(nodes, roots)
+    bodies = bodies_of(imported(path))
+    for owner, body in read_bodies(path).items():
+        tree = raw[body["shape"]][1]
+        shape = raw[struct.unpack_from("<i", tree)[0]][1]
+        vertices, triangles, _ = read_compressed_data(raw[struct.unpack_from("<i", shape, 52)[0]][1])
+        matrix = worlds[owner].copy()
+        if body["type"] == "bhkRigidBodyT":
+            x, y, z, w = body["rotation"]
+            local = np.eye(4)
+            local[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                             [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+            local[:3, 3] = body["translation"] * SKYRIM_UNITS
+            matrix = matrix @ local
+        points = vertices[np.unique(triangles)] * SKYRIM_UNITS @ matrix[:3, :3].T + matrix[:3, 3]
+        np.testing.assert_allclose(bounds(world_points(bodies[owner])), bounds(points), atol=1e-3)
