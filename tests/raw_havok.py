@@ -195,7 +195,12 @@ def pack_convex_list(sub_shapes, material, radius):
     return struct.pack(f"<I{n}iIfIf", n, *sub_shapes, material, radius, 0, 0.0) + EMPTY_PROPERTY + struct.pack("<Bf", 0, 0.0)
 
 
-def pack_mopp(shape, code=b"\x01\x02\x03\x04"):
+# MOPP code written by hand for the five packed triangles: four splits whose both sides are
+# always taken (left when the x value <= 0xFF, right when >= 0), each skipping its left terminal
+HAND_MOPP = bytes.fromhex("10ff000130" "10ff000131" "10ff000132" "10ff000133" "34")
+
+
+def pack_mopp(shape, code=HAND_MOPP):
     return struct.pack("<i12xfI4f", shape, 1.0, len(code), -1.0, -1.0, -1.0, 1000.0) + code
 
 

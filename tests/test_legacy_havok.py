@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 from raw_havok import (
+    HAND_MOPP,
     PACKED_SUB_SHAPES,
     PACKED_TRIANGLES,
     PACKED_VERTICES,
@@ -74,7 +75,7 @@ def check_against_bytes(data):
         elif type_name in ("bhkListShape", "bhkConvexListShape"):
             assert list(block.sub_shapes) == expected["sub_shapes"]
         elif type_name == "bhkMoppBvTreeShape":
-            assert block.shape == expected["shape"] and len(block.code) == 4
+            assert block.shape == expected["shape"] and block.code == HAND_MOPP
         elif type_name == "hkPackedNiTriStripsData":
             np.testing.assert_array_equal(np.asarray(block.triangles)[:, :3], expected["triangles"])
             np.testing.assert_array_equal(block.vertices, expected["vertices"])

@@ -4,13 +4,24 @@ each triangle at its centre; the builder's programs over every corpus mesh, rebu
 scratch, find each triangle at its corners, its centre and points inside it, and name nothing
 else; hostile programs fail with FormatError in bounded work."""
 
+import re
+
 import numpy as np
 import pytest
+from raw_havok import HAND_MOPP
 from raw_mopp import mopp_blocks, shape_triangles
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import mopp
+from precombined_nif.core.nif.blocks.legacy_havok import (
+    bhkListShape,
+    bhkMoppBvTreeShape,
+    bhkPackedNiTriStripsShape,
+    bhkTransformShape,
+    hkPackedNiTriStripsData,
+)
+from precombined_nif.core.nif.legacy_packed_mesh import damaged_mopps
 
 MOPP_FILES = [p for p in corpus_files("**/*.nif") if b"bhkMoppBvTreeShape" in p.read_bytes()]
 CASES = [(path, index) for path in MOPP_FILES for index, *_ in mopp_blocks(path.read_bytes())]
@@ -71,6 +82,26 @@ def test_boxes_find_what_they_overlap_and_far_boxes_find_nothing():
     got = mopp.leaves_in_box(built.code, built.origin, built.scale, low, high)
     assert set(overlapping) <= set(got.tolist()) and len(got) < len(triangles) / 4
     assert not len(mopp.leaves_at_point(built.code, built.origin, built.scale, (5.0, 5.0, 5.0)))
+
+
+def test_returned_leaves_lie_near_the_point():
+    """Tightness: 400 tiny scattered triangles; every leaf returned for a random point has a box
+    within one 8-bit step of the whole shape (1/254 of its size) of the point on every axis
+    (the leaves' own cuts, not only the splits above them, bound what is returned)."""
+    rng = np.random.default_rng(5)
+    centres = rng.uniform(0, 1, (400, 1, 3))
+    vertices = (centres + rng.uniform(-0.004, 0.004, (400, 3, 3))).reshape(-1, 3)
+    triangles = np.arange(len(vertices)).reshape(-1, 3)
+    built = mopp.build(vertices, triangles, np.arange(400))
+    corners = vertices[triangles]
+    low, high = corners.min(axis=1), corners.max(axis=1)
+    step = np.ptp(vertices, axis=0).max() / 254
+    returned = 0
+    for point in rng.uniform(0, 1, (500, 3)):
+        found = mopp.leaves_at_point(built.code, built.origin, built.scale, point)
+        returned += len(found)
+        assert ((low[found] - step <= point) & (point <= high[found] + step)).all()
+    assert returned < 50  # the triangles fill a few parts in a million of the cube
 
 
 def _grid(n, *, bumps=0.05):
@@ -137,7 +168,8 @@ def test_shared_branches_cannot_make_the_walk_explode():
     # go forward, so this, not a loop, is how a program can make a walk unbounded)
     code = b"".join(bytes((0x10, 0xFF, 0x00, 0x00)) for _ in range(60)) + b"\x31"
     with pytest.raises(FormatError, match="too many steps"):
-        mopp.program_leaves(code)
+        mopp.leaves_in_box(code, ORIGIN, SCALE, (0, 0, 0), (1, 1, 1))
+    assert mopp.program_leaves(code).tolist() == [1]  # listing the leaves visits each state once
 
 
 def test_programs_naming_leaves_the_shape_lacks_fail():
@@ -151,3 +183,22 @@ def test_programs_naming_leaves_the_shape_lacks_fail():
 def test_a_bad_space_fails_cleanly(scale):
     with pytest.raises(FormatError, match="positive scale"):
         mopp.leaves_at_point(b"\x31", ORIGIN, scale, (0, 0, 0))
+
+
+@pytest.mark.parametrize("code, why", [
+    (HAND_MOPP, None),
+    (b"", "names no triangle"),
+    (bytes.fromhex("0540 31"), "goes past the end"),
+    (bytes.fromhex("10ff000130" "36"), r"names 1 leaves the shape does not have \(first: 6\)"),
+])
+def test_damaged_stored_code_is_found_in_a_shape_tree(code, why):
+    """A list holding a transform holding the MOPP tree over five packed triangles."""
+    data = hkPackedNiTriStripsData(triangles=np.zeros((5, 4), np.uint16), vertices=np.zeros((3, 3), np.float32))
+    blocks = [bhkListShape(sub_shapes=[1]), bhkTransformShape(shape=2), bhkMoppBvTreeShape(shape=3, code=code),
+              bhkPackedNiTriStripsShape(data=4), data]
+    found = damaged_mopps(blocks, 0)
+    if why is None:
+        assert found == []
+    else:
+        ((index, message),) = found
+        assert index == 2 and re.search(why, message)

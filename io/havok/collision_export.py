@@ -170,34 +170,26 @@ def _compound(obj, matrix, kind):
 def _mesh_shape(obj, kind, matrix):
     if obj.type != "MESH":
         raise FormatError(f"a {kind} collision must be a mesh")
-    vertices = placed_vertices(obj, matrix)
+    mesh = obj.data
+    vertices = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", vertices)
+    vertices = vertices.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
     if kind == "convex":
         return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(RADIUS, 0.0)))
     if kind == "capsule":
         return CapsuleShape.build(*fit_capsule(vertices))
-    triangles, materials = mesh_triangles(obj, matrix)
-    ids, materials = np.unique(materials, return_inverse=True)
-    return build_compressed_mesh(vertices, triangles, materials, material_ids=ids)
+    ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
+    return build_compressed_mesh(vertices, mesh_triangles(mesh, matrix), materials, material_ids=ids)
 
 
-def placed_vertices(obj, matrix):
-    """A mesh object's vertices placed by ``matrix``."""
-    mesh = obj.data
-    vertices = np.empty(3 * len(mesh.vertices), np.float32)
-    mesh.vertices.foreach_get("co", vertices)
-    return vertices.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
-
-
-def mesh_triangles(obj, matrix):
-    """(loop triangles (m, 3), their Bethesda materials) of a mesh object placed by ``matrix``."""
-    mesh = obj.data
+def mesh_triangles(mesh, matrix):
+    """The loop triangles (m, 3) of a mesh placed by ``matrix``, turned round when it mirrors
+    (so the faces stay outward)."""
     mesh.calc_loop_triangles()
     triangles = np.empty(3 * len(mesh.loop_triangles), np.int32)
     mesh.loop_triangles.foreach_get("vertices", triangles)
     triangles = triangles.reshape(-1, 3)
-    if np.linalg.det(matrix[:3, :3]) < 0:  # mirrored: keep the faces outward
-        triangles = triangles[:, ::-1]
-    return triangles, triangle_materials(obj, mesh)
+    return triangles[:, ::-1] if np.linalg.det(matrix[:3, :3]) < 0 else triangles
 
 
 def triangle_materials(obj, mesh):

@@ -2,7 +2,7 @@
 Havok blocks.
 
 An owner's collision is kept as stored when it is as imported (same collision block, same
-fingerprint); an edited body gets new shape blocks (the old ones become unreferenced and are
+fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones become unreferenced and are
 dropped) and its fields set from the properties, the rest of the rigid body kept; an owner
 without collision gets a new bhkCollisionObject and bhkRigidBody; deleting the objects drops it.
 
@@ -43,8 +43,8 @@ from ...core.nif.blocks.legacy_havok import (
     transform_values,
 )
 from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
-from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
-from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, placed_vertices
+from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
+from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import body_matrix, box_mesh, compressed_data_in, fan_triangles, hull_mesh, motion_codes, motion_name, shown_body
 
@@ -72,7 +72,10 @@ def write_collision(exporter, owner, owner_index):
     if len(bodies) > 1:
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
     if body is not None and obj.get(BLOCK) == index and obj.get(SOURCE) == fingerprint(obj):
-        return
+        damaged = damaged_mopps(blocks, body.shape)
+        if not damaged:
+            return
+        exporter.warn(f"collision {obj.name!r}: the MOPP code of block {damaged[0][0]} is damaged ({damaged[0][1]}); written anew")
     bs_version = exporter.nif.header.bs_version
     frame = body_matrix(body, havok_scale(bs_version)) if body is not None else Matrix.Identity(4)
     placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
@@ -185,8 +188,9 @@ def _triangle_mesh(exporter, obj, matrix, pieces, units, replaced):
     mesh in Skyrim (Havok units)."""
     if obj.type != "MESH" or not len(obj.data.polygons):
         raise FormatError("a triangle mesh collision must be a mesh with faces")
-    vertices = placed_vertices(obj, matrix) / units
-    triangles, materials = mesh_triangles(obj, matrix)
+    vertices = (_mesh_vertices(obj) @ matrix[:3, :3].T + matrix[:3, 3]) / units
+    triangles = mesh_triangles(obj.data, matrix)  # first: it makes the loop triangles the materials read
+    materials = triangle_materials(obj, obj.data)
     if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
         pieces.append(hull_mesh(vertices))
     if exporter.nif.header.bs_version >= SKYRIM_BS:

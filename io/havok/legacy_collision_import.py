@@ -8,7 +8,7 @@ A body's shapes are in its owner node's space, in Havok units (times the file's 
 rotation, a bhkRigidBody does not.
 Transform shapes are folded into their child's placement (the exporter writes one back when a
 shape is not at its body's origin); lists become empties holding one object per sub shape; the
-MOPP tree around a packed triangle mesh is not shown (the mesh is). Shapes: ``box`` and
+MOPP tree around a packed triangle mesh is not shown (the mesh is; damaged code is warned about). Shapes: ``box`` and
 ``capsule`` meshes that measure back to their dimensions, ``sphere`` empties, ``convex`` hulls
 (core, without the convex radius), ``packed_mesh`` (bhkPackedNiTriStripsShape, per-triangle
 materials from its sub shapes in the ``havok_material`` face attribute) and ``strips_mesh``
@@ -44,6 +44,7 @@ from ...core.nif.blocks.legacy_havok import (
     havok_scale,
     hkPackedNiTriStripsData,
 )
+from ...core.nif.legacy_packed_mesh import damaged_mopps
 from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
@@ -101,6 +102,8 @@ def build_collision(builder, owner_index, owner_block, owner):
         _remove(builder, start)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
+    for mopp_index, why in damaged_mopps(blocks, body.shape):
+        builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting writes it anew")
     obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
     obj["havok_mass"] = float(body.mass)
     obj["havok_friction"] = float(body.friction)

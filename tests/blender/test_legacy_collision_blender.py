@@ -308,7 +308,7 @@ def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, 
     """Moving a vertex of the MOPP-wrapped packed mesh: the output holds the edit (read with
     struct), the new MOPP code names every triangle and finds each at its centre and corners,
     the materials stay per face, and the file imports again with the edit."""
-    from raw_havok import PACKED_SUB_SHAPES
+    from raw_havok import HAND_MOPP, PACKED_SUB_SHAPES
     from raw_mopp import mopp_blocks, shape_triangles
 
     collection = imported(packed_source)
@@ -320,7 +320,7 @@ def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, 
     ((_, code, origin, scale, type_name, payload, raw),) = mopp_blocks(out.read_bytes())
     vertices, triangles, keys, radius = shape_triangles(type_name, payload, raw)
     assert type_name == "bhkPackedNiTriStripsShape" and radius == pytest.approx(0.1)
-    assert code != bytes.fromhex("01020304")
+    assert code != HAND_MOPP
     written = np.unique(np.round(vertices * UNITS, 4), axis=0)
     np.testing.assert_allclose(written, np.unique(np.round(edited, 4), axis=0), atol=1e-3)
     assert np.array_equal(mopp.program_leaves(code), keys)
@@ -333,6 +333,32 @@ def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, 
     assert sorted(set(values.tolist())) == sorted({material for _, _, material in PACKED_SUB_SHAPES})
     reread = np.array([v.co[:] for v in again.data.vertices])
     assert np.isclose(reread, edited[0], atol=1e-3).all(axis=1).any()
+
+
+@pytest.mark.parametrize("code", [bytes.fromhex("0540 31"), bytes.fromhex("36"), b""], ids=["jump-out", "leaf-5-of-5", "empty"])
+def test_damaged_mopp_code_is_written_anew(clean_scene, every_shape, tmp_path, code):
+    """Stored MOPP code that jumps outside itself, names a sixth of five triangles or is empty:
+    the untouched body is exported with new code (and a warning), its triangles unchanged."""
+    from raw_havok import block_bytes, pack_mopp
+    from raw_mopp import mopp_blocks, shape_triangles
+
+    from precombined_nif.core.nif import RawBlock
+
+    nif = NifFile.read(every_shape)
+    index = next(i for i, b in enumerate(nif.blocks) if b.type_name == "bhkMoppBvTreeShape")
+    nif.blocks[index] = RawBlock("bhkMoppBvTreeShape", pack_mopp(nif.blocks[index].shape, code))
+    damaged = tmp_path / "damaged.nif"
+    damaged.write_bytes(nif.to_bytes())
+    _, before_triangles, _, _ = shape_triangles(*mopp_blocks(damaged.read_bytes())[0][4:])
+    collection = imported(damaged)
+    _, messages = exported_blocks(collection, tmp_path / "out.nif")
+    assert any("damaged" in message and f"block {index}" in message for message in messages), messages
+    ((_, new_code, origin, scale, type_name, payload, raw),) = mopp_blocks((tmp_path / "out.nif").read_bytes())
+    vertices, triangles, keys, _ = shape_triangles(type_name, payload, raw)
+    assert len(triangles) == len(before_triangles) and np.array_equal(mopp.program_leaves(new_code), keys)
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(new_code, origin, scale, centre)
+    assert block_bytes((tmp_path / "out.nif").read_bytes())
 
 
 def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):

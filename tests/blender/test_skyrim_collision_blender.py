@@ -249,3 +249,32 @@ def test_compressed_meshes_sit_where_the_bytes_put_them(clean_scene, path):
             matrix = matrix @ local
         points = vertices[np.unique(triangles)] * SKYRIM_UNITS @ matrix[:3, :3].T + matrix[:3, 3]
         np.testing.assert_allclose(bounds(world_points(bodies[owner])), bounds(points), atol=1e-3)
+
+
+def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus, tmp_path):
+    """rocks01.nif with MOPP code that jumps outside itself: the import shows the mesh and
+    warns, the export writes new code that finds every triangle."""
+    import bpy
+
+    from precombined_nif.core.havok import mopp
+    from precombined_nif.core.nif import NifFile
+    from precombined_nif.io.nif.importer import SceneBuilder
+
+    nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
+    tree = next(block for block in nif.blocks if block.type_name == "bhkMoppBvTreeShape")
+    tree.code = b"\x06\xff\xff" + tree.code[3:]
+    path = tmp_path / "badmopp.nif"
+    path.write_bytes(nif.to_bytes())
+    collection = bpy.data.collections.new("built")
+    bpy.context.scene.collection.children.link(collection)
+    builder = SceneBuilder(NifFile.read(path), collection)
+    builder.build()
+    assert any("MOPP code of block" in warning and "damaged" in warning for warning in builder.warnings())
+    assert any(obj.get("havok_shape") == "compressed_mesh" for obj in collection.all_objects)
+    out = tmp_path / "out.nif"
+    export(imported(path), out)
+    (tree, _, data), = compressed_blocks(out)
+    vertices, triangles, _, keys = data.mesh()
+    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)

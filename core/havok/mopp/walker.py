@@ -10,15 +10,18 @@ leaf, or at a cut the query fails:
     09 b / 0A bb  add b to the leaf base; 0B bbbb sets it
     10-1C h l j   split on an axis or diagonal: left (next) when the value <= h, right (j past
                   the instruction) when it is >= l
-    20-22 t j     split at t: left when < t... (value <= t), right when >= t
+    20-22 t j     split at t: left when the value <= t, right when >= t
     23-25 h l jj kk  split with 16-bit jumps to both sides
     26-28 l h     cut: go on when l <= value <= h
-    29-2B l24 h24 cut on the 24-bit value
+    29-2B l24 h24 cut on the 24-bit position itself (not rescaled: with the rescaled one the
+                  game's farmhouse01 program loses 38 of its triangles)
     30-4F         terminal: base + (opcode - 0x30); 50 b / 51 bb / 52 bbb / 53 bbbb: base + operand
 
-Jumps only go forward, so a path cannot loop; but shared subtrees can make the number of paths
-grow exponentially, so the work is bounded by a step budget. Anything else (a jump or operand
-past the end, an unknown opcode, a path running off the end) raises FormatError.
+The bounds are inclusive: read with exclusive tops, the corpus programs miss ten times more of
+their triangles' corners. Jumps only go forward, so a path cannot loop; but shared subtrees can
+make the number of paths grow exponentially, so the work is bounded by a step budget (the walk
+listing every leaf visits each state once). Anything else (a jump or operand past the end, an
+unknown opcode, a path running off the end) raises FormatError.
 """
 
 import numpy as np
@@ -55,8 +58,9 @@ def leaves_in_box(code, origin, scale, box_min, box_max):
 
 
 def program_leaves(code):
-    """Every leaf ID ``code`` can name (the walk of an unbounded box)."""
-    return _walk(bytes(code), [-LIMIT] * 3, [LIMIT] * 3)
+    """Every leaf ID ``code`` can name (the walk of an unbounded box, which passes every test,
+    so an instruction reached again with the same leaf base and shift is not walked again)."""
+    return _walk(bytes(code), [-LIMIT] * 3, [LIMIT] * 3, every=True)
 
 
 def check_leaves(code, valid):
@@ -80,8 +84,8 @@ def _target(code, at, jump):
     return at + jump
 
 
-def _walk(code, low, high):
-    found = set()
+def _walk(code, low, high, every=False):
+    found, seen = set(), set()
     stack = [(0, 0, 0, 0, 0, 0)]  # pc, base of each axis (24-bit), shift, leaf base
     steps = max(MIN_STEPS, STEPS_PER_BYTE * len(code))
     if not code:
@@ -97,6 +101,10 @@ def _walk(code, low, high):
                 raise FormatError("the MOPP code takes too many steps to walk (shared branches multiply)")
             if pc >= len(code):
                 raise FormatError(f"a MOPP path runs past the end of the code ({len(code)} bytes) without a terminal")
+            if every:
+                if (pc, leaf, shift) in seen:
+                    break
+                seen.add((pc, leaf, shift))
             op = code[pc]
             at = pc + 1
             if 0x30 <= op <= 0x4F:
@@ -110,12 +118,14 @@ def _walk(code, low, high):
                 if vlo > h:
                     break
                 pc = at + 3
-            elif 0x26 <= op <= 0x28:
-                l, h = _operand(code, at, 1), _operand(code, at + 1, 1)
-                axis = op - 0x26
-                if hi[axis] < l or lo[axis] > h:
+            elif 0x26 <= op <= 0x2B:
+                wide = op >= 0x29  # a 24-bit cut tests the position itself
+                size = 3 if wide else 1
+                l, h = _operand(code, at, size), _operand(code, at + size, size)
+                axis = (op - 0x26) % 3
+                if (high if wide else hi)[axis] < l or (low if wide else lo)[axis] > h:
                     break
-                pc = at + 2
+                pc = at + 2 * size
             elif 0x50 <= op <= 0x53:
                 size = op - 0x4F
                 found.add(leaf + _operand(code, at, size))
@@ -155,12 +165,6 @@ def _walk(code, low, high):
                 value = _operand(code, at, size)
                 leaf = value if op == 0x0B else leaf + value
                 pc = at + size
-            elif 0x29 <= op <= 0x2B:
-                l, h = _operand(code, at, 3), _operand(code, at + 3, 3)
-                axis = op - 0x29
-                if high[axis] < l or low[axis] > h:
-                    break
-                pc = at + 6
             elif op == 0x00:
                 break
             else:
