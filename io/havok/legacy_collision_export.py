@@ -2,21 +2,22 @@
 Havok blocks.
 
 An owner's collision is kept as stored when it is as imported (same collision block, same
-fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones become unreferenced and are
-dropped) and its fields set from the properties, the rest of the rigid body kept; an owner
-without collision gets a new bhkCollisionObject and bhkRigidBody; deleting the objects drops it.
+fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones
+become unreferenced and are dropped) and its fields set from the properties, the rest of the
+rigid body kept; an owner without collision gets a new bhkCollisionObject and bhkRigidBody;
+deleting the objects drops it.
 
 Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation taken out) and
-written in Havok units (the file's havok_scale): a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
-when its centre or axes are not the body's), a sphere empty as a bhkSphereShape, a capsule mesh
-as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
-as bhkListShape / bhkConvexListShape, a triangle mesh (packed, strips or compressed) as a MOPP
-tree (bhkMoppBvTreeShape, its code built by core.havok.mopp) over: in FO3/FNV a
-bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its face ``havok_material`` values
-become sub shapes), in Skyrim a bhkCompressedMeshShape whose data is built anew
-(core/nif/compressed_mesh_build: a material per triangle, the filters of the data it replaces).
-A dynamic body's centre of mass and inertia are computed
-from its convex pieces (solid, the mass spread evenly, a sphere as a 26-point hull).
+written in Havok units (the file's havok_scale): a box mesh as a bhkBoxShape of its bounds (in a
+bhkConvexTransformShape when its centre or axes are not the body's), a sphere empty as a
+bhkSphereShape, a capsule mesh as the bhkCapsuleShape around it, a convex mesh as the
+bhkConvexVerticesShape of its hull, lists as bhkListShape / bhkConvexListShape, a triangle mesh
+(packed, strips or compressed) as a MOPP tree (bhkMoppBvTreeShape, its code built by
+core.havok.mopp) over: in FO3/FNV a bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its
+face ``havok_material`` values become sub shapes), in Skyrim a bhkCompressedMeshShape whose data
+is built anew (core/nif/compressed_mesh_build: a material per triangle, the filters of the data
+it replaces). A dynamic body's centre of mass and inertia are computed from its convex pieces
+(solid, the mass spread evenly, a sphere as a 26-point hull).
 """
 
 import numpy as np
@@ -46,7 +47,16 @@ from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
-from .legacy_collision_import import body_matrix, box_mesh, compressed_data_in, fan_triangles, hull_mesh, motion_codes, motion_name, shown_body
+from .legacy_collision_import import (
+    body_matrix,
+    box_mesh,
+    compressed_data_in,
+    fan_triangles,
+    hull_mesh,
+    motion_codes,
+    motion_name,
+    shown_body,
+)
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
@@ -88,7 +98,7 @@ def write_collision(exporter, owner, owner_index):
         motion, quality = motion_codes(bs_version)[_motion(obj)]
         body.motion_system, body.quality_type = motion, quality
         flags = 1  # FO3/FNV: active
-        if bs_version >= SKYRIM_BS:  # as every corpus Skyrim body: active, set by the node, keyframed ones synced
+        if bs_version >= SKYRIM_BS:  # as every corpus Skyrim body (keyframed ones also synced on update)
             flags = 0x89 if _motion(obj) == "keyframed" else 0x81
         block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=flags, body=exporter.add(body)))
     _set_body(body, obj, shape, pieces, bs_version)

@@ -129,11 +129,13 @@ class bhkCompressedMeshShapeData(Block):
         chunk's strips and list. A FormatError names the chunk and what is wrong when an index,
         a strip, a transform or a material runs past what the data holds."""
         big = np.asarray(self.big_vertices, np.float64).reshape(-1, 4)[:, :3]
-        tris = np.asarray(self.big_triangles["triangle"], np.int64).reshape(-1, 3) if len(self.big_triangles) else np.zeros((0, 3), np.int64)
-        if len(tris) and tris.max() >= len(big):
-            raise FormatError(f"a big triangle uses vertex {int(tris.max())} of {len(big)}")
-        big_materials = np.asarray(self.big_triangles["material"], np.int64) if len(self.big_triangles) else np.zeros(0, np.int64)
-        self._check_material(big_materials.max() if len(big_materials) else -1, "a big triangle")
+        tris, big_materials = np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
+        if len(self.big_triangles):
+            tris = np.asarray(self.big_triangles["triangle"], np.int64).reshape(-1, 3)
+            big_materials = np.asarray(self.big_triangles["material"], np.int64)
+            if tris.max() >= len(big):
+                raise FormatError(f"a big triangle uses vertex {int(tris.max())} of {len(big)}")
+            self._check_material(big_materials.max(), "a big triangle")
         vertices, triangles = [big], [tris]
         materials, keys = [big_materials], [np.arange(len(tris), dtype=np.int64)]
         transforms = np.asarray(self.chunk_transforms, np.float64).reshape(-1, 8)
