@@ -202,3 +202,26 @@ def test_damaged_stored_code_is_found_in_a_shape_tree(code, why):
     else:
         ((index, message),) = found
         assert index == 2 and re.search(why, message)
+
+
+def test_random_programs_end_or_fail_cleanly():
+    """Random bytes (half of them mutations of a real program): every walk returns IDs or raises
+    FormatError, never another exception, and stays within its budget."""
+    rng = np.random.default_rng(26)
+    vertices, triangles = _grid(6)
+    real = mopp.build(vertices, triangles, np.arange(len(triangles))).code
+    outcomes = set()
+    for trial in range(1500):
+        if trial % 2:
+            code = bytearray(real)
+            for at in rng.integers(0, len(code), rng.integers(1, 6)):
+                code[at] = rng.integers(0, 256)
+        else:
+            code = rng.integers(0, 256, rng.integers(0, 40), dtype=np.uint8).tobytes()
+        try:
+            mopp.leaves_in_box(bytes(code), ORIGIN, SCALE, (0.2, 0.2, 0.0), (0.6, 0.5, 1.0))
+            mopp.program_leaves(bytes(code))
+            outcomes.add("walked")
+        except FormatError:
+            outcomes.add("refused")
+    assert outcomes == {"walked", "refused"}

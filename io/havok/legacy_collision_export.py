@@ -147,7 +147,10 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
             children = collision_children(obj)
             if not children:
                 raise FormatError("a list needs collision objects parented to it")
-            sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces, replaced) for child in children]
+            if kind == "convex_list" and any(child.get(SHAPE) in MESH_KINDS for child in children):
+                raise FormatError("a convex list holds convex shapes, not triangle meshes")
+            sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces, replaced)
+                          for child in children]
             if kind == "list":
                 filters = np.zeros(len(sub_shapes), FILTER)
                 return exporter.add(bhkListShape(sub_shapes=sub_shapes, material=material_of(obj), filters=filters))

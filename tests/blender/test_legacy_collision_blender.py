@@ -475,6 +475,19 @@ def test_dynamic_body_without_mass_is_refused_by_name(clean_scene, corpus, tmp_p
         bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))
 
 
+def test_triangle_mesh_in_a_convex_list_is_refused_by_name(clean_scene, every_shape, tmp_path):
+    import bpy
+
+    collection = imported(every_shape)
+    convex_list = bodies_of(collection)[33]
+    child = next(obj for obj in convex_list.children if obj.get("havok_shape") == "convex")
+    child["havok_shape"] = "packed_mesh"
+    layer = bpy.context.view_layer.layer_collection.children[collection.name]
+    bpy.context.view_layer.active_layer_collection = layer
+    with pytest.raises(RuntimeError, match=f"{convex_list.name}.*convex list holds convex shapes"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(tmp_path / "out.nif"))
+
+
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_damaged_collision_blocks_import_or_fail_naming_the_file(clean_scene, every_shape, tmp_path):
     """Bytes of the Havok blocks overwritten: the import shows what it can (a body it cannot show

@@ -2,16 +2,16 @@
 (walker.py) and the games run.
 
 The tree is built a level at a time with numpy: every range of the triangle order that holds
-more than one triangle is sorted along the longest axis of its centres and halved, so a node
-is a range and its children are the two halves. The code is then written from the root:
-three cuts bound the whole shape; a node splits on the axis its halves were sorted along
-(left when the value is at most the left half's top, right when at least the right half's
-bottom); a small node first rescales (zooms its box to fill the 8-bit range again), so deep
-nodes test as finely as the root; a node whose leaf IDs lie close together moves the leaf
-base to the lowest, when that makes its terminals shorter; a leaf cuts the axes the tests
-above have not bound as tightly to its triangle's box and names its leaf ID. A split whose
-left code is over 255 bytes uses 16-bit jumps; over 64 KiB, the node's halves are chained
-with the rest (each split jumps over one of them only).
+more than one triangle is sorted along the longest axis of its centres and halved, so a node is
+a range and its children are the two halves. The code is then written from the root: three cuts
+bound the whole shape; a node splits on the axis that parts its halves best (left when the value
+is at most the left half's top, right when at least the right half's bottom); a small node first
+rescales (zooms its box to fill the 8-bit range again), so deep nodes test as finely as the
+root; a node whose leaf IDs lie close together moves the leaf base to the lowest, when that
+makes its terminals shorter; a leaf cuts the axes the tests above have not bound as tightly to
+its triangle's box and names its leaf ID. A split whose left code is over 255 bytes uses 16-bit
+jumps; over 64 KiB, the node's halves are chained with the rest (each split jumps over one of
+them only).
 """
 
 import numpy as np
@@ -163,7 +163,11 @@ def _rebase(span, count, base):
     low, high = span
     saved = count * (_operand_size(high - base) - _operand_size(high - low))
     step = low - base
-    code = bytes((0x09, step)) if step < 1 << 8 else bytes((0x0A,)) + step.to_bytes(2, "big") if step < 1 << 16 else bytes((0x0B,)) + low.to_bytes(4, "big")
+    if step < 1 << 16:
+        size = 1 if step < 1 << 8 else 2
+        code = bytes((0x08 + size,)) + step.to_bytes(size, "big")
+    else:
+        code = b"\x0b" + low.to_bytes(4, "big")
     if saved <= len(code):
         return base, b""
     return low, code
