@@ -62,6 +62,31 @@ def test_untouched_corpus_collision_exports_byte_identical(clean_scene, tmp_path
     assert export(collection, tmp_path / "out.nif") == path.read_bytes()
 
 
+def assert_mopp_finds_every_triangle(tree, data):
+    """The tree's code names the data's shape keys and returns each triangle's at its centre."""
+    from precombined_nif.core.havok import mopp
+
+    vertices, triangles, _, keys = data.mesh()
+    mopp.check_leaves(tree.code, keys)
+    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
+    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
+        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+
+
+def built(path):
+    """(collection, warnings) of ``path`` built by the importer's SceneBuilder itself."""
+    import bpy
+
+    from precombined_nif.core.nif import NifFile
+    from precombined_nif.io.nif.importer import SceneBuilder
+
+    collection = bpy.data.collections.new("built")
+    bpy.context.scene.collection.children.link(collection)
+    builder = SceneBuilder(NifFile.read(path), collection)
+    builder.build()
+    return collection, builder.warnings()
+
+
 def compressed_blocks(path):
     """[(MOPP block, shape, data)] of a written file, read by the codec."""
     from precombined_nif.core.nif import NifFile
@@ -75,7 +100,7 @@ def test_edited_compressed_mesh_is_written_with_a_new_mopp_and_comes_back(clean_
     """rocks01.nif (Skyrim SE static): one collision vertex moved; the written file holds it
     (re-imported where Blender showed it), keeps every other triangle, and its new MOPP finds
     every triangle of the new data."""
-    from precombined_nif.core.havok import mopp
+    from mathutils import Vector
 
     path = corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif"
     collection = imported(path)
@@ -84,17 +109,13 @@ def test_edited_compressed_mesh_is_written_with_a_new_mopp_and_comes_back(clean_
     materials = np.empty(len(body.data.polygons), np.int32)
     body.data.attributes["havok_material"].data.foreach_get("value", materials)
     moved = before[0] + (0.0, 0.0, 7.0)
-    body.data.vertices[0].co = (body.matrix_world.inverted() @ __import__("mathutils").Vector(moved))
+    body.data.vertices[0].co = body.matrix_world.inverted() @ Vector(moved)
     out = tmp_path / "out.nif"
     export(collection, out)
     (tree, shape, data), = compressed_blocks(out)
     (old_tree, _, _), = compressed_blocks(path)
     assert tree.code != old_tree.code
-    vertices, triangles, _, keys = data.mesh()
-    mopp.check_leaves(tree.code, keys)
-    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
-    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
-        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+    assert_mopp_finds_every_triangle(tree, data)
     clean = imported(out)
     again = next(obj for obj in clean.all_objects if obj.get("havok_shape") == "compressed_mesh")
     after = world_points(again)
@@ -135,10 +156,9 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     """Cube.nif (Skyrim LE, no collision): a mesh marked as triangle-mesh collision of the cube
     becomes a new static body (Skyrim's codes and flags) with a MOPP over compressed mesh data."""
     import bpy
-
-    from precombined_nif.core.havok import mopp
-    from precombined_nif.ui.collision_panel import mark_collision
     from raw_havok import block_bytes
+
+    from precombined_nif.ui.collision_panel import mark_collision
 
     path = corpus / "pynifly/tests/tests/Skyrim/Cube.nif"
     collection = imported(path)
@@ -163,12 +183,10 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     assert int.from_bytes(collision[4:6], "little") == 0x81
     assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
     (tree, _, data), = compressed_blocks(out)
-    vertices, triangles, materials, keys = data.mesh()
+    _, triangles, materials, _ = data.mesh()
     assert len(triangles) == len(sphere.data.polygons)
     assert set(np.asarray(data.chunk_materials["material"])[materials].tolist()) == {0x1DD9C611}
-    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
-    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
-        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+    assert_mopp_finds_every_triangle(tree, data)
     again = bodies_of(imported(out))[owner]
     assert again["havok_shape"] == "compressed_mesh" and again["havok_motion"] == "static"
     np.testing.assert_allclose(bounds(world_points(again)), expected, atol=0.1)
@@ -196,22 +214,16 @@ def test_panel_shows_the_physics_of_skyrim_bodies(clean_scene, corpus):
 def test_damaged_compressed_mesh_is_named_left_out_and_kept(clean_scene, corpus, tmp_path):
     """A chunk index past the chunk's vertices: the import says which chunk, shows the meshes
     without that collision, and the file writes back as it was."""
-    import bpy
-
     from precombined_nif.core.nif import NifFile
     from precombined_nif.core.nif.blocks.compressed_mesh import bhkCompressedMeshShapeData
-    from precombined_nif.io.nif.importer import SceneBuilder
 
     nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
     data = next(block for block in nif.blocks if isinstance(block, bhkCompressedMeshShapeData))
     data.chunks[0].indices = np.r_[data.chunks[0].indices[:-3], 500, 501, 502].astype(np.uint16)
     path = tmp_path / "damaged.nif"
     path.write_bytes(nif.to_bytes())
-    collection = bpy.data.collections.new("built")
-    bpy.context.scene.collection.children.link(collection)
-    builder = SceneBuilder(NifFile.read(path), collection)
-    builder.build()
-    assert any("chunk 0: an index names vertex 502" in warning for warning in builder.warnings())
+    collection, warnings = built(path)
+    assert any("chunk 0: an index names vertex 502" in warning for warning in warnings)
     assert not any("havok_shape" in obj for obj in collection.all_objects)
     assert any(obj.type == "MESH" for obj in collection.all_objects)
     assert export(imported(path), tmp_path / "out.nif") == path.read_bytes()
@@ -269,27 +281,17 @@ def test_bodies_sit_where_the_bytes_put_them(clean_scene, path):
 def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus, tmp_path):
     """rocks01.nif with MOPP code that jumps outside itself: the import shows the mesh and
     warns, the export writes new code that finds every triangle."""
-    import bpy
-
-    from precombined_nif.core.havok import mopp
     from precombined_nif.core.nif import NifFile
-    from precombined_nif.io.nif.importer import SceneBuilder
 
     nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
     tree = next(block for block in nif.blocks if block.type_name == "bhkMoppBvTreeShape")
     tree.code = b"\x06\xff\xff" + tree.code[3:]
     path = tmp_path / "badmopp.nif"
     path.write_bytes(nif.to_bytes())
-    collection = bpy.data.collections.new("built")
-    bpy.context.scene.collection.children.link(collection)
-    builder = SceneBuilder(NifFile.read(path), collection)
-    builder.build()
-    assert any("MOPP code of block" in warning and "damaged" in warning for warning in builder.warnings())
+    collection, warnings = built(path)
+    assert any("MOPP code of block" in warning and "damaged" in warning for warning in warnings)
     assert any(obj.get("havok_shape") == "compressed_mesh" for obj in collection.all_objects)
     out = tmp_path / "out.nif"
     export(imported(path), out)
     (tree, _, data), = compressed_blocks(out)
-    vertices, triangles, _, keys = data.mesh()
-    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
-    for centre, key in zip(vertices[triangles].mean(axis=1), keys):
-        assert key in mopp.leaves_at_point(tree.code, origin, scale, centre)
+    assert_mopp_finds_every_triangle(tree, data)

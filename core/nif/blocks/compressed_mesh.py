@@ -14,6 +14,7 @@ winding << bits_per_index | p`` (winding 1 for a strip's odd triangles)."""
 import numpy as np
 
 from ...errors import FormatError
+from ...transforms import quaternion_to_matrix
 from ..block import Block, block_class
 from .legacy_havok import filter_dtype
 
@@ -166,8 +167,8 @@ class bhkCompressedMeshShapeData(Block):
             return local
         if chunk.transform_index >= len(transforms):
             raise FormatError(f"{where} uses transform {chunk.transform_index} of {len(transforms)}")
-        translation, rotation = transforms[chunk.transform_index, :3], transforms[chunk.transform_index, 4:]
-        return local @ quaternion_matrix(rotation).T + translation
+        translation, (x, y, z, w) = transforms[chunk.transform_index, :3], transforms[chunk.transform_index, 4:]
+        return local @ quaternion_to_matrix((w, x, y, z)).T + translation
 
 
 def chunk_triangles(chunk, vertex_count, where):
@@ -191,17 +192,3 @@ def chunk_triangles(chunk, vertex_count, where):
     corners = indices[positions[:, None] + np.arange(3)]
     corners[winding == 1] = corners[winding == 1][:, ::-1]  # a strip's odd triangles turn the other way
     return corners, positions, winding
-
-
-def quaternion_matrix(q):
-    """The rotation matrix of an (x, y, z, w) quaternion (normalised; identity when zero)."""
-    x, y, z, w = np.asarray(q, np.float64)
-    norm = x * x + y * y + z * z + w * w
-    if norm == 0:
-        return np.eye(3)
-    x, y, z, w = np.array([x, y, z, w]) / np.sqrt(norm)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
