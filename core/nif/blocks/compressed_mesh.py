@@ -128,7 +128,10 @@ class bhkCompressedMeshShapeData(Block):
         """The stored triangles: (vertices (n, 3) float64 in Havok units, triangles (m, 3),
         material index per triangle, shape key per triangle). Big triangles first, then each
         chunk's strips and list. A FormatError names the chunk and what is wrong when an index,
-        a strip, a transform or a material runs past what the data holds."""
+        a strip, a transform or a material runs past what the data holds, or a position is not
+        a finite number."""
+        if not 0 < self.bits_per_index < self.bits_per_w_index < 32:
+            raise FormatError(f"its shape keys' bits ({self.bits_per_index}, {self.bits_per_w_index}) do not fit 32 bits")
         big = np.asarray(self.big_vertices, np.float64).reshape(-1, 4)[:, :3]
         tris, big_materials = np.zeros((0, 3), np.int64), np.zeros(0, np.int64)
         if len(self.big_triangles):
@@ -151,7 +154,10 @@ class bhkCompressedMeshShapeData(Block):
             materials.append(np.full(len(corners), chunk.material_index, np.int64))
             keys.append(((number + 1) << self.bits_per_w_index) | (winding << self.bits_per_index) | positions)
             first += len(points)
-        return np.concatenate(vertices), np.concatenate(triangles), np.concatenate(materials), np.concatenate(keys)
+        vertices = np.concatenate(vertices)
+        if not np.isfinite(vertices).all():
+            raise FormatError("a vertex, chunk translation or chunk transform is not a finite number")
+        return vertices, np.concatenate(triangles), np.concatenate(materials), np.concatenate(keys)
 
     def _check_material(self, index, where):
         if index >= len(self.chunk_materials):
