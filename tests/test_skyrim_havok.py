@@ -15,7 +15,7 @@ from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import mopp
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks import legacy_havok
-from precombined_nif.core.nif.blocks.compressed_mesh import Chunk, bhkCompressedMeshShapeData
+from precombined_nif.core.nif.blocks.compressed_mesh import bhkCompressedMeshShapeData
 from precombined_nif.core.nif.compressed_mesh_build import MAX_CHUNK_SPAN, build_compressed_data, build_mopp
 
 SKYRIM = "pynifly/tests/tests/Skyrim*/**/*.nif"

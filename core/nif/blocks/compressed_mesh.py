@@ -16,7 +16,6 @@ import numpy as np
 from ...errors import FormatError
 from ...transforms import quaternion_to_matrix
 from ..block import Block, block_class
-from .legacy_havok import filter_dtype
 
 CHUNK_UNIT = 0.001  # Havok units per vertex offset step
 NO_REFERENCE = 0xFFFF
