@@ -126,33 +126,33 @@ def collision_bodies(path):
     return found, blocks
 
 
-def shape_vertices(blocks, index, matrix=np.eye(4)):
-    """Corner points of a shape tree in its body's space, game units (a sphere or capsule as its
-    bounding box corners)."""
+def shape_vertices(blocks, index, matrix=np.eye(4), units=UNITS):
+    """Corner points of a shape tree in its body's space, game units (``units`` per Havok unit;
+    a sphere or capsule as its bounding box corners)."""
     type_name, raw = blocks[index]
     shape = read_shape(type_name, raw)
     if type_name in ("bhkTransformShape", "bhkConvexTransformShape"):
         inner = shape["matrix"].copy()
-        inner[:3, 3] *= UNITS
-        return shape_vertices(blocks, shape["shape"], matrix @ inner)
+        inner[:3, 3] *= units
+        return shape_vertices(blocks, shape["shape"], matrix @ inner, units)
     if type_name in ("bhkListShape", "bhkConvexListShape"):
-        return np.concatenate([shape_vertices(blocks, child, matrix) for child in shape["sub_shapes"]])
+        return np.concatenate([shape_vertices(blocks, child, matrix, units) for child in shape["sub_shapes"]])
     if type_name == "bhkMoppBvTreeShape":
-        return shape_vertices(blocks, shape["shape"], matrix)
+        return shape_vertices(blocks, shape["shape"], matrix, units)
     if type_name == "bhkPackedNiTriStripsShape":
         data = read_shape(*blocks[shape["data"]])
-        points = data["vertices"] * shape["scale"] * UNITS
+        points = data["vertices"] * shape["scale"] * units
     elif type_name == "bhkBoxShape":
         signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-        points = signs * shape["dimensions"] * UNITS
+        points = signs * shape["dimensions"] * units
     elif type_name == "bhkSphereShape":
-        points = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * shape["radius"] * UNITS
+        points = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * shape["radius"] * units
     elif type_name == "bhkCapsuleShape":
-        ends = np.array([shape["first"], shape["second"]]) * UNITS
-        r = shape["radius"] * UNITS
+        ends = np.array([shape["first"], shape["second"]]) * units
+        r = shape["radius"] * units
         points = np.concatenate([ends - r, ends + r])
     else:
-        points = shape["vertices"] * UNITS
+        points = shape["vertices"] * units
     return points @ matrix[:3, :3].T + matrix[:3, 3]
 
 

@@ -4,14 +4,15 @@ bhkPackedNiTriStripsShape and its hkPackedNiTriStripsData, with MOPP code built 
 The packed data gives each sub shape (one per material) a run of the vertices; a triangle
 belongs to the sub shape holding its first vertex, so vertices used by several materials are
 copied. The MOPP's leaf IDs are the triangles' indices (what a packed strips shape's keys are).
-Stored MOPP code is checked by walking it (``damaged_mopps``): the importer warns about a
-damaged one and the exporter writes it anew."""
+Stored MOPP code is checked by walking it (``damaged_mopps``, also over Skyrim's compressed
+meshes): the importer warns about a damaged one and the exporter writes it anew."""
 
 import numpy as np
 
 from ..errors import FormatError
 from ..havok import mopp
 from .block import block_at
+from .blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompressedMeshShapeData
 from .blocks.legacy_havok import (
     bhkConvexListShape,
     bhkListShape,
@@ -53,7 +54,7 @@ def packed_mesh_blocks(vertices, triangles, materials, layer, radius=PACKED_RADI
 
 
 def damaged_mopps(blocks, index, seen=None):
-    """[(block index, why)] of the MOPP trees over packed data in the shape tree at ``index``
+    """[(block index, why)] of the MOPP trees over triangle meshes in the shape tree at ``index``
     whose stored code cannot be walked, names a triangle the data lacks or names none."""
     seen = set() if seen is None else seen
     block = blocks[index] if 0 <= index < len(blocks) and index not in seen else None
@@ -64,12 +65,27 @@ def damaged_mopps(blocks, index, seen=None):
         return damaged_mopps(blocks, block.shape, seen)
     if not isinstance(block, bhkMoppBvTreeShape):
         return []
-    shape = block_at(blocks, block.shape, bhkPackedNiTriStripsShape)
-    data = block_at(blocks, shape.data, hkPackedNiTriStripsData) if shape is not None else None
-    if data is None:
-        return []  # not a packed mesh: the import's shape check says so
+    keys = _shape_keys(blocks, block.shape)
+    if keys is None:
+        return []  # not a triangle mesh, or damaged data: the import's shape check says so
     try:
-        named = mopp.check_leaves(block.code, np.arange(len(data.triangles)))
+        named = mopp.check_leaves(block.code, keys)
     except FormatError as error:
         return [(index, error.message)]
     return [] if len(named) else [(index, "the MOPP code names no triangle")]
+
+
+def _shape_keys(blocks, index):
+    """The shape keys of the triangle mesh at ``index`` (packed: the triangles' indices;
+    compressed: as its data says), or None when it is not one (or its data cannot be decoded)."""
+    shape = block_at(blocks, index, bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
+    if isinstance(shape, bhkPackedNiTriStripsShape):
+        data = block_at(blocks, shape.data, hkPackedNiTriStripsData)
+        return np.arange(len(data.triangles)) if data is not None else None
+    data = block_at(blocks, shape.data, bhkCompressedMeshShapeData) if shape is not None else None
+    if data is None:
+        return None
+    try:
+        return data.mesh()[3]
+    except FormatError:
+        return None

@@ -1,4 +1,5 @@
-"""Collision objects (see legacy_collision_import) back into Fallout 3 / New Vegas Havok blocks.
+"""Collision objects (see legacy_collision_import) back into Fallout 3 / New Vegas and Skyrim
+Havok blocks.
 
 An owner's collision is kept as stored when it is as imported (same collision block, same
 fingerprint) and its MOPP code is sound; an edited body gets new shape blocks (the old ones
@@ -7,14 +8,16 @@ rigid body kept; an owner without collision gets a new bhkCollisionObject and bh
 deleting the objects drops it.
 
 Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation taken out) and
-written in Havok units: a box mesh as a bhkBoxShape of its bounds (in a bhkConvexTransformShape
-when its centre or axes are not the body's), a sphere empty as a bhkSphereShape, a capsule mesh
-as the bhkCapsuleShape around it, a convex mesh as the bhkConvexVerticesShape of its hull, lists
-as bhkListShape / bhkConvexListShape, a triangle mesh (packed, strips or compressed) as a
-bhkPackedNiTriStripsShape under a bhkMoppBvTreeShape whose MOPP code is built for it (see
-core/nif/legacy_packed_mesh; its face ``havok_material`` values become sub shapes). A dynamic
-body's centre of mass and inertia are computed from its convex pieces (solid, the mass spread
-evenly, a sphere as a 26-point hull).
+written in Havok units (the file's havok_scale): a box mesh as a bhkBoxShape of its bounds (in a
+bhkConvexTransformShape when its centre or axes are not the body's), a sphere empty as a
+bhkSphereShape, a capsule mesh as the bhkCapsuleShape around it, a convex mesh as the
+bhkConvexVerticesShape of its hull, lists as bhkListShape / bhkConvexListShape, a triangle mesh
+(packed, strips or compressed) as a MOPP tree (bhkMoppBvTreeShape, its code built by
+core.havok.mopp) over: in FO3/FNV a bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its
+face ``havok_material`` values become sub shapes), in Skyrim a bhkCompressedMeshShape whose data
+is built anew (core/nif/compressed_mesh_build: a material per triangle, the filters of the data
+it replaces). A dynamic body's centre of mass and inertia are computed from its convex pieces
+(solid, the mass spread evenly, a sphere as a 26-point hull).
 """
 
 import numpy as np
@@ -24,27 +27,38 @@ from ...core.errors import FormatError
 from ...core.havok.shapes.hull import convex_hull
 from ...core.havok.shapes.inertia import combine_parts
 from ...core.havok.shapes.mass import solid_properties
+from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape
 from ...core.nif.blocks.legacy_havok import (
-    GAME_UNITS,
+    SKYRIM_BS,
     bhkBoxShape,
     bhkCapsuleShape,
     bhkCollisionObject,
     bhkConvexListShape,
     bhkConvexVerticesShape,
     bhkListShape,
+    bhkMoppBvTreeShape,
     bhkRigidBody,
     bhkSphereShape,
     bhkTransformShape,
+    havok_scale,
     transform_values,
 )
+from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
-from .legacy_collision_import import FIXED, KEYFRAMED, body_matrix, box_mesh, fan_triangles, hull_mesh, motion_name, shown_body
+from .legacy_collision_import import (
+    body_matrix,
+    box_mesh,
+    compressed_data_in,
+    fan_triangles,
+    hull_mesh,
+    motion_codes,
+    motion_name,
+    shown_body,
+)
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
-# hkMotionType / hkQualityType of new bodies: fixed, keyframed, box inertia; fixed, keyframed, moving
-NEW_MOTION = {"static": (FIXED, 1), "keyframed": (KEYFRAMED, 2), "dynamic": (4, 4)}
 FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
 
 
@@ -72,16 +86,22 @@ def write_collision(exporter, owner, owner_index):
         if not damaged:
             return
         exporter.warn(f"collision {obj.name!r}: the MOPP code of block {damaged[0][0]} is damaged ({damaged[0][1]}); written anew")
-    frame = body_matrix(body) if body is not None else Matrix.Identity(4)
+    bs_version = exporter.nif.header.bs_version
+    frame = body_matrix(body, havok_scale(bs_version)) if body is not None else Matrix.Identity(4)
     placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
     pieces = []
-    shape = write_shape(exporter, obj, placed, pieces)
+    # a new compressed mesh keeps the fields and material filters of the one it replaces
+    replaced = compressed_data_in(blocks, body.shape) if body is not None else None
+    shape = write_shape(exporter, obj, placed, pieces, replaced)
     if body is None:
         body = bhkRigidBody()
-        motion, quality = NEW_MOTION[_motion(obj)]
+        motion, quality = motion_codes(bs_version)[_motion(obj)]
         body.motion_system, body.quality_type = motion, quality
-        block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=1, body=exporter.add(body)))
-    _set_body(body, obj, shape, pieces)
+        flags = 1  # FO3/FNV: active
+        if bs_version >= SKYRIM_BS:  # as every corpus Skyrim body (keyframed ones also synced on update)
+            flags = 0x89 if _motion(obj) == "keyframed" else 0x81
+        block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=flags, body=exporter.add(body)))
+    _set_body(body, obj, shape, pieces, bs_version)
 
 
 def _motion(obj):
@@ -91,10 +111,10 @@ def _motion(obj):
     return motion
 
 
-def _set_body(body, obj, shape, pieces):
+def _set_body(body, obj, shape, pieces, bs_version):
     motion = _motion(obj)
-    if motion_name(body.motion_system) != motion:
-        body.motion_system, body.quality_type = NEW_MOTION[motion]
+    if motion_name(body.motion_system, bs_version) != motion:
+        body.motion_system, body.quality_type = motion_codes(bs_version)[motion]
     layer = int(obj.get("havok_layer", 1))
     if not 0 <= layer <= 255:
         raise FormatError(f"collision {obj.name!r}: layer {layer} is not 0 to 255")
@@ -116,10 +136,12 @@ def _set_body(body, obj, shape, pieces):
         body.inertia = tuple(rows.reshape(-1).tolist())
 
 
-def write_shape(exporter, obj, matrix, pieces):
+def write_shape(exporter, obj, matrix, pieces, replaced=None):
     """The block index of the shape of ``obj`` placed by ``matrix`` (body space, game units);
-    appends each convex piece's (vertices, triangles) in Havok units to ``pieces``."""
+    appends each convex piece's (vertices, triangles) in Havok units to ``pieces``; ``replaced``:
+    the (bhkCompressedMeshShape, data) of the body's stored collision, or None."""
     kind = obj[SHAPE]
+    units = havok_scale(exporter.nif.header.bs_version)
     try:
         if kind in ("list", "convex_list"):
             children = collision_children(obj)
@@ -127,21 +149,22 @@ def write_shape(exporter, obj, matrix, pieces):
                 raise FormatError("a list needs collision objects parented to it")
             if kind == "convex_list" and any(child.get(SHAPE) in MESH_KINDS for child in children):
                 raise FormatError("a convex list holds convex shapes, not triangle meshes")
-            sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces) for child in children]
+            sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces, replaced)
+                          for child in children]
             if kind == "list":
                 filters = np.zeros(len(sub_shapes), FILTER)
                 return exporter.add(bhkListShape(sub_shapes=sub_shapes, material=material_of(obj), filters=filters))
             radius = exporter.nif.blocks[sub_shapes[0]].radius
             return exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
         if kind in MESH_KINDS:
-            return _triangle_mesh(exporter, obj, matrix, pieces)
+            return _triangle_mesh(exporter, obj, matrix, pieces, units, replaced)
         if kind == "sphere":
             if obj.type != "EMPTY":
                 raise FormatError("a sphere is an empty (its display size is the radius)")
             radius = obj.empty_display_size * float(np.linalg.norm(matrix[:3, :3], axis=0).max())
             vertices, triangles = hull_mesh(_sphere_points(radius))
-            pieces.append(((vertices + matrix[:3, 3]) / GAME_UNITS, triangles))
-            shape = exporter.add(bhkSphereShape(material=material_of(obj), radius=radius / GAME_UNITS))
+            pieces.append(((vertices + matrix[:3, 3]) / units, triangles))
+            shape = exporter.add(bhkSphereShape(material=material_of(obj), radius=radius / units))
             return _placed(exporter, obj, shape, _translation(matrix[:3, 3]))
         vertices = _mesh_vertices(obj)
         if kind == "box":
@@ -149,16 +172,16 @@ def write_shape(exporter, obj, matrix, pieces):
         placed = vertices @ matrix[:3, :3].T + matrix[:3, 3]
         if kind == "capsule":
             first, second, radius = fit_capsule(placed)
-            pieces.append(hull_mesh(placed / GAME_UNITS))
-            return exporter.add(bhkCapsuleShape(material=material_of(obj), radius=radius / GAME_UNITS,
-                                                first=tuple(first / GAME_UNITS), first_radius=radius / GAME_UNITS,
-                                                second=tuple(second / GAME_UNITS), second_radius=radius / GAME_UNITS))
+            pieces.append(hull_mesh(placed / units))
+            return exporter.add(bhkCapsuleShape(material=material_of(obj), radius=radius / units,
+                                                first=tuple(first / units), first_radius=radius / units,
+                                                second=tuple(second / units), second_radius=radius / units))
         if kind == "convex":
-            points, faces, planes = convex_hull(placed / GAME_UNITS)
+            points, faces, planes = convex_hull(placed / units)
             pieces.append((points, fan_triangles(faces)))
             planes = planes[np.lexsort(planes.T[::-1])]  # sorted as the game's files keep them
             return exporter.add(bhkConvexVerticesShape(
-                material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / GAME_UNITS,
+                material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
                 vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
         raise FormatError(f"unknown collision shape {kind!r}")
     except FormatError as error:
@@ -173,15 +196,20 @@ def _mesh_vertices(obj):
     return co.reshape(-1, 3).astype(np.float64)
 
 
-def _triangle_mesh(exporter, obj, matrix, pieces):
-    """A MOPP tree over a packed triangle mesh of the object's faces (Havok units)."""
-    vertices = _mesh_vertices(obj) @ matrix[:3, :3].T + matrix[:3, 3]
+def _triangle_mesh(exporter, obj, matrix, pieces, units, replaced):
+    """A MOPP tree over the object's faces: a packed triangle mesh in FO3/FNV, a compressed
+    mesh in Skyrim (Havok units)."""
+    if obj.type != "MESH" or not len(obj.data.polygons):
+        raise FormatError("a triangle mesh collision must be a mesh with faces")
+    vertices = (_mesh_vertices(obj) @ matrix[:3, :3].T + matrix[:3, 3]) / units
     triangles = mesh_triangles(obj.data, matrix)  # first: it makes the loop triangles the materials read
-    radius = float(obj.get(RADIUS, PACKED_RADIUS * GAME_UNITS)) / GAME_UNITS
-    tree, shape, data = packed_mesh_blocks(vertices / GAME_UNITS, triangles, triangle_materials(obj, obj.data),
-                                           int(obj.get("havok_layer", 1)), radius)
+    materials = triangle_materials(obj, obj.data)
     if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
-        pieces.append(hull_mesh(vertices / GAME_UNITS))
+        pieces.append(hull_mesh(vertices))
+    if exporter.nif.header.bs_version >= SKYRIM_BS:
+        return _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced)
+    radius = float(obj.get(RADIUS, PACKED_RADIUS * units)) / units
+    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get("havok_layer", 1)), radius)
     shape.data = exporter.add(data)
     tree.shape = exporter.add(shape)
     return exporter.add(tree)
@@ -199,6 +227,7 @@ def _translation(offset):
 
 
 def _box(exporter, obj, vertices, matrix, pieces):
+    units = havok_scale(exporter.nif.header.bs_version)
     low, high = vertices.min(axis=0), vertices.max(axis=0)
     placed = matrix @ _translation((low + high) / 2)
     scale = np.linalg.norm(placed[:3, :3], axis=0)
@@ -212,9 +241,9 @@ def _box(exporter, obj, vertices, matrix, pieces):
     frame[:3, :3] = rotation
     frame[:3, 3] = placed[:3, 3]
     corners, triangles = box_mesh(np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half)
-    pieces.append(((corners @ rotation.T + placed[:3, 3]) / GAME_UNITS, triangles))
-    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / GAME_UNITS,
-                                     dimensions=tuple(half / GAME_UNITS)))
+    pieces.append(((corners @ rotation.T + placed[:3, 3]) / units, triangles))
+    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
+                                     dimensions=tuple(half / units)))
     return _placed(exporter, obj, shape, frame)
 
 
@@ -223,8 +252,28 @@ def _placed(exporter, obj, shape, frame):
     if np.allclose(frame, np.eye(4), atol=1e-6):
         return shape
     havok = frame.copy()
-    havok[:3, 3] /= GAME_UNITS
+    havok[:3, 3] /= havok_scale(exporter.nif.header.bs_version)
     child = exporter.nif.blocks[shape]
     transform = bhkTransformShape("bhkConvexTransformShape", shape=shape, material=material_of(obj), radius=child.radius,
                                   transform=transform_values(havok, (0.0,) * 15 + (1.0,)))
     return exporter.add(transform)
+
+
+def _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced):
+    """A MOPP tree over a new compressed mesh shape and its data; the shape's fields and the
+    materials' filters kept from ``replaced`` (the body's stored one) when there is one."""
+    layer = int(obj.get("havok_layer", 1))
+    filters = {int(value): (layer, 0, 0) for value in np.unique(materials).tolist()}
+    shape = bhkCompressedMeshShape(target=exporter.nif.roots[0] if exporter.nif.roots else -1)
+    template = None
+    if replaced is not None:
+        old, template = replaced
+        filters.update({int(row["material"]): (int(row["layer"]), int(row["flags"]), int(row["group"]))
+                        for row in template.chunk_materials})
+        for name in ("target", "user_data", "radius", "radius_copy"):
+            setattr(shape, name, getattr(old, name))
+    data = build_compressed_data(vertices, triangles, materials, filters, template)
+    tree = build_mopp(data, shape.radius)
+    shape.data = exporter.add(data)
+    return exporter.add(bhkMoppBvTreeShape(shape=exporter.add(shape), offset=tree.offset, build_type=tree.build_type,
+                                           code=tree.code))

@@ -1,18 +1,22 @@
-"""Fallout 3 / New Vegas Havok collision (bhkCollisionObject, bhkRigidBody(T) and its shape
-blocks) as Blender objects under the object of the node owning it, with the same properties and
-panel as Fallout 4 collision (see collision_import).
+"""Fallout 3 / New Vegas and Skyrim LE / SE Havok collision (bhkCollisionObject or a skeleton's
+bhkBlendCollisionObject, bhkRigidBody(T) and its shape blocks) as Blender objects under the
+object of the node owning it, with the same properties and panel as Fallout 4 collision (see
+collision_import).
 
-A body's shapes are in its owner node's space, in Havok units (times GAME_UNITS); a
-bhkRigidBodyT also moves them by its translation and rotation, a bhkRigidBody does not.
+A body's shapes are in its owner node's space, in Havok units (times the file's ``havok_scale``:
+6.999125 in FO3/FNV, 69.99125 in Skyrim); a bhkRigidBodyT also moves them by its translation and
+rotation, a bhkRigidBody does not.
 Transform shapes are folded into their child's placement (the exporter writes one back when a
 shape is not at its body's origin); lists become empties holding one object per sub shape; the
 MOPP tree around a packed triangle mesh is not shown (the mesh is; damaged code is warned about). Shapes: ``box`` and
 ``capsule`` meshes that measure back to their dimensions, ``sphere`` empties, ``convex`` hulls
 (core, without the convex radius), ``packed_mesh`` (bhkPackedNiTriStripsShape, per-triangle
 materials from its sub shapes in the ``havok_material`` face attribute) and ``strips_mesh``
-(bhkNiTriStripsShape: its NiTriStripsData hold game units, as pynifly's files show), ``list`` and
-``convex_list``. The body's motion system is shown as static (fixed), keyframed or dynamic (the
-others)."""
+(bhkNiTriStripsShape: its NiTriStripsData hold game units, as pynifly's files show),
+``compressed_mesh`` (Skyrim's bhkCompressedMeshShape: big triangles and chunks, per-triangle
+materials as for packed meshes), ``list`` and ``convex_list``. The body's motion system is shown
+as static (fixed), keyframed or dynamic (the others; Skyrim's codes are Havok 2010's, see
+MOTION_CODES)."""
 
 import numpy as np
 from mathutils import Matrix, Quaternion
@@ -20,9 +24,11 @@ from mathutils import Matrix, Quaternion
 from ...core.errors import FormatError
 from ...core.havok.shapes.hull import convex_hull
 from ...core.nif.block import block_at
+from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompressedMeshShapeData
 from ...core.nif.blocks.geometry import NiTriStripsData
 from ...core.nif.blocks.legacy_havok import (
     GAME_UNITS,
+    SKYRIM_BS,
     bhkBoxShape,
     bhkCapsuleShape,
     bhkCollisionObject,
@@ -35,6 +41,7 @@ from ...core.nif.blocks.legacy_havok import (
     bhkRigidBody,
     bhkSphereShape,
     bhkTransformShape,
+    havok_scale,
     hkPackedNiTriStripsData,
 )
 from ...core.nif.legacy_packed_mesh import damaged_mopps
@@ -42,18 +49,29 @@ from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
 
-FIXED, KEYFRAMED = 7, 6  # hkMotionType: MO_SYS_FIXED, MO_SYS_KEYFRAMED
+# hkMotionType and hkQualityType of a body by motion, in FO3/FNV and in Skyrim, whose Havok (2010)
+# dropped the two "stabilized" motion types (every corpus Skyrim body: static 5 with quality 0,
+# keyframed 4 with 1, loose items 3 with 4)
+MOTION_CODES = {False: {"static": (7, 1), "keyframed": (6, 2), "dynamic": (4, 4)},
+                True: {"static": (5, 0), "keyframed": (4, 1), "dynamic": (3, 4)}}
 MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
-         bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape)
+         bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape, bhkCompressedMeshShape)
+MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
 
 
-def motion_name(motion_system):
-    return {FIXED: "static", KEYFRAMED: "keyframed"}.get(motion_system, "dynamic")
+def motion_codes(bs_version):
+    """{motion: (hkMotionType, hkQualityType)} of a file of this bs version."""
+    return MOTION_CODES[bs_version >= SKYRIM_BS]
 
 
-def body_matrix(body):
-    """Where a body puts its shapes in its owner's space (game units)."""
+def motion_name(motion_system, bs_version):
+    codes = motion_codes(bs_version)
+    return {codes["static"][0]: "static", codes["keyframed"][0]: "keyframed"}.get(motion_system, "dynamic")
+
+
+def body_matrix(body, units=GAME_UNITS):
+    """Where a body puts its shapes in its owner's space (game units, ``units`` per Havok unit)."""
     if body.type_name != "bhkRigidBodyT":
         return Matrix.Identity(4)
     x, y, z, w = body.rotation
@@ -61,7 +79,7 @@ def body_matrix(body):
     if rotation.magnitude == 0:
         raise FormatError("its rotation is a zero quaternion")
     rotation.normalize()
-    return Matrix.Translation([v * GAME_UNITS for v in body.translation[:3]]) @ rotation.to_matrix().to_4x4()
+    return Matrix.Translation([v * units for v in body.translation[:3]]) @ rotation.to_matrix().to_4x4()
 
 
 def build_collision(builder, owner_index, owner_block, owner):
@@ -75,17 +93,18 @@ def build_collision(builder, owner_index, owner_block, owner):
         builder.warn(f"{label}: collision block {index} is not a bhkCollisionObject with a rigid body; its collision is left out")
         return
     start = len(builder.created)
+    units = havok_scale(builder.nif.header.bs_version)
     try:
         check_shape(blocks, body.shape)
-        obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision")
-        offset = body_matrix(body) @ offset
+        obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision", units)
+        offset = body_matrix(body, units) @ offset
     except FormatError as error:
         _remove(builder, start)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
     for mopp_index, why in damaged_mopps(blocks, body.shape):
         builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting writes it anew")
-    obj["havok_motion"] = motion_name(body.motion_system)
+    obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
     obj["havok_mass"] = float(body.mass)
     obj["havok_friction"] = float(body.friction)
     obj["havok_restitution"] = float(body.restitution)
@@ -123,10 +142,18 @@ def check_shape(blocks, index, within=()):
     block = blocks[index] if 0 <= index < len(blocks) else None
     if not isinstance(block, SHOWN):
         raise FormatError(f"block {index} ({getattr(block, 'type_name', 'none')}) is not a shape that can be shown")
-    if isinstance(block, bhkMoppBvTreeShape) and block_at(blocks, block.shape, bhkPackedNiTriStripsShape) is None:
-        raise FormatError(f"the MOPP tree of block {index} holds no bhkPackedNiTriStripsShape")
+    if isinstance(block, bhkMoppBvTreeShape) and block_at(blocks, block.shape, *MOPP_CHILDREN) is None:
+        raise FormatError(f"the MOPP tree of block {index} holds no triangle mesh shape")
     if isinstance(block, bhkPackedNiTriStripsShape):
         _check_packed(block_at(blocks, block.data, hkPackedNiTriStripsData), block.data)
+    if isinstance(block, bhkCompressedMeshShape):
+        data = block_at(blocks, block.data, bhkCompressedMeshShapeData)
+        if data is None:
+            raise FormatError(f"its bhkCompressedMeshShape has no bhkCompressedMeshShapeData (block {block.data})")
+        try:
+            data.mesh()
+        except FormatError as error:
+            raise FormatError(f"its compressed mesh (block {block.data}): {error.message}") from None
     if isinstance(block, bhkConvexVerticesShape):
         vertices = np.asarray(block.vertices, np.float64)
         if len(vertices) < 4 or not np.isfinite(vertices).all():
@@ -152,6 +179,14 @@ def check_shape(blocks, index, within=()):
     return count
 
 
+def compressed_data_in(blocks, index):
+    """(bhkCompressedMeshShape, its data) of the MOPP tree at ``index``, or None."""
+    tree = block_at(blocks, index, bhkMoppBvTreeShape)
+    shape = block_at(blocks, tree.shape, bhkCompressedMeshShape) if tree is not None else None
+    data = block_at(blocks, shape.data, bhkCompressedMeshShapeData) if shape is not None else None
+    return (shape, data) if data is not None else None
+
+
 def _check_packed(data, index):
     if data is None:
         raise FormatError(f"its bhkPackedNiTriStripsShape has no hkPackedNiTriStripsData (block {index})")
@@ -164,45 +199,47 @@ def _check_packed(data, index):
         raise FormatError(f"its sub shapes hold {held} vertices of {count}")
 
 
-def shape_object(builder, blocks, index, name):
+def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     """(object, its placement in the shape's space) of the shape block at ``index`` (a tree
-    check_shape accepted)."""
+    check_shape accepted); ``units``: game units per Havok unit."""
     block = blocks[index]
     if isinstance(block, bhkMoppBvTreeShape):
-        return shape_object(builder, blocks, block.shape, name)
+        return shape_object(builder, blocks, block.shape, name, units)
     if isinstance(block, bhkTransformShape):
-        obj, offset = shape_object(builder, blocks, block.shape, name)
+        obj, offset = shape_object(builder, blocks, block.shape, name, units)
         matrix = block.matrix
-        matrix[:3, 3] *= GAME_UNITS
+        matrix[:3, 3] *= units
         return obj, Matrix(matrix.tolist()) @ offset
     if isinstance(block, (bhkListShape, bhkConvexListShape)):
         obj = new_collision_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
         obj.empty_display_type = "PLAIN_AXES"
         for number, child in enumerate(np.asarray(block.sub_shapes).tolist()):
-            child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}")
+            child_obj, offset = shape_object(builder, blocks, child, f"{name} {number}", units)
             child_obj.parent = obj
             child_obj.matrix_basis = offset
     elif isinstance(block, bhkSphereShape):
         obj = new_collision_object(builder, name, None, "sphere")
         obj.empty_display_type = "SPHERE"
-        obj.empty_display_size = block.radius * GAME_UNITS
+        obj.empty_display_size = block.radius * units
     elif isinstance(block, bhkBoxShape):
-        half = np.array(block.dimensions, np.float64) * GAME_UNITS
+        half = np.array(block.dimensions, np.float64) * units
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
         obj = new_collision_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
-        obj[RADIUS] = block.radius * GAME_UNITS
+        obj[RADIUS] = block.radius * units
     elif isinstance(block, bhkCapsuleShape):
-        first, second = (np.array(p, np.float64) * GAME_UNITS for p in (block.first, block.second))
-        obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * GAME_UNITS)), "capsule")
+        first, second = (np.array(p, np.float64) * units for p in (block.first, block.second))
+        obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * units)), "capsule")
     elif isinstance(block, bhkConvexVerticesShape):
-        vertices = np.asarray(block.vertices, np.float64)[:, :3] * GAME_UNITS
+        vertices = np.asarray(block.vertices, np.float64)[:, :3] * units
         obj = new_collision_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
-        obj[RADIUS] = block.radius * GAME_UNITS
+        obj[RADIUS] = block.radius * units
     elif isinstance(block, bhkPackedNiTriStripsShape):
-        obj = _packed_object(builder, blocks, block, name)
+        obj = _packed_object(builder, blocks, block, name, units)
+    elif isinstance(block, bhkCompressedMeshShape):
+        obj = _compressed_object(builder, blocks, block, name, units)
     else:
         obj = _strips_object(builder, blocks, block, name)
-    if not isinstance(block, bhkPackedNiTriStripsShape):
+    if not isinstance(block, (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)):
         obj[MATERIAL] = material_text(block.material)
     set_ranges(obj)
     return obj, Matrix.Identity(4)
@@ -226,9 +263,9 @@ def fan_triangles(faces):
     return np.array(triangles, np.int64).reshape(-1, 3)
 
 
-def _packed_object(builder, blocks, block, name):
+def _packed_object(builder, blocks, block, name, units):
     data = blocks[block.data]
-    vertices = np.asarray(data.vertices, np.float64) * np.array(block.scale[:3]) * GAME_UNITS
+    vertices = np.asarray(data.vertices, np.float64) * np.array(block.scale[:3]) * units
     triangles = drop_degenerate(np.asarray(data.triangles, np.int64)[:, :3])
     sub_shapes = data.sub_shapes
     ends = np.cumsum(np.asarray(sub_shapes["num_vertices"], np.int64)) if len(sub_shapes) else np.zeros(0, np.int64)
@@ -242,6 +279,24 @@ def _packed_object(builder, blocks, block, name):
         obj[MATERIAL] = material_text(materials[0])
     else:
         obj[MATERIAL] = material_text(0)
+    return obj
+
+
+def _compressed_object(builder, blocks, block, name, units):
+    """A compressed mesh with its triangles' Bethesda materials in the face attribute; the
+    object's material is the most used one (what a new face gets)."""
+    data = blocks[block.data]
+    vertices, triangles, material_indices, _ = data.mesh()
+    keep = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+    triangles, material_indices = triangles[keep], material_indices[keep]
+    used, corners = np.unique(triangles, return_inverse=True)
+    mesh = build_mesh(name, vertices[used] * np.array(block.scale[:3]) * units, corners.reshape(-1, 3))
+    obj = new_collision_object(builder, name, mesh, "compressed_mesh")
+    materials = np.asarray(data.chunk_materials["material"], np.uint32)[material_indices]
+    attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+    attribute.data.foreach_set("value", materials.view(np.int32))
+    values, counts = np.unique(materials, return_counts=True)
+    obj[MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
     return obj
 
 

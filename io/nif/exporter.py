@@ -17,6 +17,7 @@ from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif.block import RawBlock
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
+from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
@@ -164,7 +165,8 @@ class NifExporter:
             self._write_tree(obj, None, None if is_file_root else main_root, kids)
         self._rebuild_children()
         if not self.keep_collision:
-            writer = legacy_collision_export if self.game == "FO3" else collision_export  # bhk blocks, not packfiles
+            # bhk blocks (FO3 to Skyrim SE), not packfiles
+            writer = legacy_collision_export if uses_bhk_bodies(self.nif.header.bs_version) else collision_export
             for index, owner in self._collision_owners().items():
                 writer.write_collision(self, owner, index)
         extra_empties.write_extras(self, extras)

@@ -7,6 +7,7 @@ from mathutils import Matrix
 
 from ...core.nif import skinning
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
@@ -76,7 +77,7 @@ class SceneBuilder:
             for index, obj in list(self.objects.items()):
                 block = self.nif.blocks[index]
                 if getattr(block, "collision_object", -1) >= 0:
-                    legacy = self.nif.header.game == "FO3"  # bhkCollisionObject bodies, not packfiles
+                    legacy = uses_bhk_bodies(self.nif.header.bs_version)  # bhkCollisionObject bodies, not packfiles
                     (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
             constraints.build_constraints(self)
         extra_empties.build_extras(self)

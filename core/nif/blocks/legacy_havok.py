@@ -1,9 +1,12 @@
-"""Fallout 3 / New Vegas Havok collision (bs <= 34): bhkCollisionObject, bhkRigidBody(T) with its
-550/660 construction info, and the shapes a body holds (nif.xml's layouts for 20.2.0.7): convex
+"""Fallout 3 / New Vegas (bs <= 34) and Skyrim LE / SE (bs 83 / 100) Havok collision:
+bhkCollisionObject (and the skeletons' bhkBlendCollisionObject), bhkRigidBody(T) with its 550/660
+or (Skyrim) 2010 construction info, and the shapes a body holds (nif.xml's layouts for 20.2.0.7): convex
 primitives (sphere, box, capsule, convex vertices), shape lists, transforms, triangle meshes
 (bhkNiTriStripsShape, bhkPackedNiTriStripsShape + hkPackedNiTriStripsData) and the MOPP tree
-around a packed mesh. Unused padding is kept as its bytes. Lengths and positions are in Havok
-units (FORMAT-NOTES section 8: one is 6.999125 game units in these games)."""
+around a packed mesh (Skyrim's compressed meshes: compressed_mesh.py). Unused padding is kept as
+its bytes. Lengths and positions are in Havok units: one is 6.999125 game units in FO3/FNV
+(FORMAT-NOTES section 8) and 69.99125 in Skyrim (``havok_scale``; the corpus files' collision
+bounds meet their meshes at that factor, tests/test_skyrim_havok.py)."""
 
 import numpy as np
 
@@ -11,6 +14,19 @@ from ...errors import FormatError
 from ..block import Block, block_class
 
 GAME_UNITS = 6.999125  # game units per Havok unit in FO3/FNV (FORMAT-NOTES section 8)
+SKYRIM_GAME_UNITS = 69.99125  # in Skyrim LE and SE, as in FO4
+SKYRIM_BS = 83  # first bs version with the Skyrim (hk 2010) layouts
+FO4_BS = 130  # from here on collision is a bhkNPCollisionObject holding a packfile
+
+
+def havok_scale(bs_version):
+    """Game units per Havok unit in a file of this bs version."""
+    return GAME_UNITS if bs_version <= 34 else SKYRIM_GAME_UNITS
+
+
+def uses_bhk_bodies(bs_version):
+    """Whether a file's collision is bhkCollisionObject / bhkRigidBody blocks (FO3 to Skyrim SE)."""
+    return bs_version < FO4_BS
 
 # hkWorldObjectCinfo::Property: data, size, capacity and flags.
 EMPTY_PROPERTY = (0, 0, 0x80000000)
@@ -38,10 +54,28 @@ class bhkCollisionObject(Block):
         self.body = s.ref(self.body)
 
 
+@block_class("bhkBlendCollisionObject")
+class bhkBlendCollisionObject(bhkCollisionObject):
+    """A skeleton bone's collision (ragdoll): a bhkCollisionObject with blending gains."""
+
+    heir_gain = 1.0
+    vel_gain = 1.0
+    unknown_floats = ()  # bs < 9 only
+
+    def sync(self, s):
+        super().sync(s)
+        self.heir_gain = s.f32(self.heir_gain)
+        self.vel_gain = s.f32(self.vel_gain)
+        if s.context.bs_version < 9:
+            self.unknown_floats = s.floats(self.unknown_floats, 2)
+
+
 @block_class("bhkRigidBody", "bhkRigidBodyT")
 class bhkRigidBody(Block):
     """bhkWorldObject (shape, filter, world object info), bhkEntity (response, callback delay),
-    bhkRigidBodyCInfo550_660, constraints and body flags."""
+    bhkRigidBodyCInfo550_660 (FO3/FNV) or bhkRigidBodyCInfo2010 (Skyrim: the ``unknown_int_1``,
+    time and gravity factor, rolling friction and the four bytes before the padding more),
+    constraints and body flags (u16 from bs 76)."""
 
     shape = -1
     havok_filter = (0, 0, 0)
@@ -55,6 +89,7 @@ class bhkRigidBody(Block):
     unused_1 = b"\0" * 4
     body_filter = (0, 0, 0)
     unused_2 = b"\0" * 4
+    unknown_int_1 = 0
     body_response = 1
     unused_3 = 0
     body_callback_delay = 0xFFFF
@@ -68,7 +103,10 @@ class bhkRigidBody(Block):
     mass = 1.0
     linear_damping = 0.1
     angular_damping = 0.05
+    time_factor = 1.0
+    gravity_factor = 1.0
     friction = 0.5
+    rolling_friction = 0.0
     restitution = 0.4
     max_linear_velocity = 104.4
     max_angular_velocity = 31.57
@@ -77,10 +115,14 @@ class bhkRigidBody(Block):
     deactivator_type = 1
     solver_deactivation = 1
     quality_type = 1
+    auto_remove_level = 0
+    response_modifier_flags = 0
+    shape_keys_in_contact = 3
+    force_collided_onto_ppu = 0
     unused_5 = b"\0" * 12
     constraints = ()
     body_flags = 0
-    later_info = b""  # bs > 34: the later construction info and what follows, not decoded
+    later_info = b""  # bs 35-82 and FO4's: the construction info and what follows, not decoded
     later_big_endian = False
 
     def sync(self, s):
@@ -93,16 +135,21 @@ class bhkRigidBody(Block):
         self.collision_response = s.u8(self.collision_response)
         self.unused_entity = s.u8(self.unused_entity)
         self.callback_delay = s.u16(self.callback_delay)
-        if s.context.bs_version > 34:
+        bs = s.context.bs_version
+        if 34 < bs < SKYRIM_BS or bs >= FO4_BS:
             self._sync_later_info(s)
             return
+        skyrim = bs >= SKYRIM_BS
         self.unused_1 = s.raw(self.unused_1, 4)
         self.body_filter = sync_filter(s, self.body_filter)
         self.unused_2 = s.raw(self.unused_2, 4)
+        if skyrim:
+            self.unknown_int_1 = s.u32(self.unknown_int_1)
         self.body_response = s.u8(self.body_response)
         self.unused_3 = s.u8(self.unused_3)
         self.body_callback_delay = s.u16(self.body_callback_delay)
-        self.unused_4 = s.raw(self.unused_4, 4)
+        if not skyrim:  # 2010 has no padding here
+            self.unused_4 = s.raw(self.unused_4, 4)
         self.translation = s.vec4(self.translation)
         self.rotation = s.vec4(self.rotation)
         self.linear_velocity = s.vec4(self.linear_velocity)
@@ -112,7 +159,12 @@ class bhkRigidBody(Block):
         self.mass = s.f32(self.mass)
         self.linear_damping = s.f32(self.linear_damping)
         self.angular_damping = s.f32(self.angular_damping)
+        if skyrim:
+            self.time_factor = s.f32(self.time_factor)
+            self.gravity_factor = s.f32(self.gravity_factor)
         self.friction = s.f32(self.friction)
+        if skyrim:
+            self.rolling_friction = s.f32(self.rolling_friction)
         self.restitution = s.f32(self.restitution)
         self.max_linear_velocity = s.f32(self.max_linear_velocity)
         self.max_angular_velocity = s.f32(self.max_angular_velocity)
@@ -121,15 +173,20 @@ class bhkRigidBody(Block):
         self.deactivator_type = s.u8(self.deactivator_type)
         self.solver_deactivation = s.u8(self.solver_deactivation)
         self.quality_type = s.u8(self.quality_type)
+        if skyrim:
+            self.auto_remove_level = s.u8(self.auto_remove_level)
+            self.response_modifier_flags = s.u8(self.response_modifier_flags)
+            self.shape_keys_in_contact = s.u8(self.shape_keys_in_contact)
+            self.force_collided_onto_ppu = s.bool8(self.force_collided_onto_ppu)
         self.unused_5 = s.raw(self.unused_5, 12)
         self.constraints = s.ref_list(self.constraints)
-        self.body_flags = s.u32(self.body_flags)
+        self.body_flags = s.u16(self.body_flags) if bs >= 76 else s.u32(self.body_flags)
 
     def _sync_later_info(self, s):
         if s.reading:
             self.later_big_endian = s.big_endian
         elif s.big_endian != self.later_big_endian:
-            raise FormatError(f"cannot change the byte order of a bs {s.context.bs_version} {self.type_name}: only the FO3/FNV layout is decoded")
+            raise FormatError(f"cannot change the byte order of a bs {s.context.bs_version} {self.type_name}: only the FO3/FNV and Skyrim layouts are decoded")
         self.later_info = s.raw(self.later_info, s.remaining if s.reading else len(self.later_info))
 
 
