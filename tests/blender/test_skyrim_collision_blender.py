@@ -11,10 +11,7 @@ from test_legacy_collision_blender import bounds, export, imported, world_points
 
 COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
                    if b"bhkCollisionObject" in path.read_bytes() or b"bhkBlendCollisionObject" in path.read_bytes()]
-# Its skinned BSTriShapes (issue 24's part) stop the import before collision is reached.
-GEOMETRY_FAILS = {"treeaspen03.nif"}
-CASES = [pytest.param(path, id=path.name, marks=[pytest.mark.xfail(strict=True, raises=RuntimeError)] if path.name in GEOMETRY_FAILS else [])
-         for path in COLLISION_FILES]
+CASES = [pytest.param(path, id=path.name) for path in COLLISION_FILES]
 
 
 def bodies_of(collection):
