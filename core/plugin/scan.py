@@ -125,10 +125,16 @@ class PluginScan:
         if at + 24 > end:
             raise FormatError(f"header at {at} runs past its group (ends at {end})")
         kind, size, label, group_type = struct.unpack_from("<4sI4si", self._data, at)
-        if kind != b"GRUP" or size < 24 or at + size > end:
-            what = "group" if kind == b"GRUP" else f"{kind!r} where a group belongs"
-            raise FormatError(f"{what} at {at} of {size} bytes does not fit its parent (ends at {end})")
+        if kind != b"GRUP":
+            raise FormatError(f"{kind!r} at {at} where a group belongs")
+        self._check_group(at, size, end)
         return label, group_type, at + size
+
+    def _check_group(self, at, size, end):
+        if at + size > len(self._data):
+            raise FormatError(f"group at {at} of {size} bytes runs past the end of the file ({len(self._data)} bytes)")
+        if size < 24 or at + size > end:
+            raise FormatError(f"group at {at} of {size} bytes does not fit its parent (ends at {end})")
 
     def _top(self, at, end):
         while at < end:
@@ -148,8 +154,7 @@ class PluginScan:
             kind, size, flags, form_id, vci = unpack(data, at)
             if kind == b"GRUP":
                 group_type = struct.unpack_from("<i", data, at + 12)[0]
-                if size < 24 or at + size > end:
-                    raise FormatError(f"group at {at} of {size} bytes does not fit its parent (ends at {end})")
+                self._check_group(at, size, end)
                 if group_type == 1:
                     self._children(at + 24, at + size, self._key(flags), None)
                 elif group_type in (6, 8, 9):
