@@ -86,9 +86,9 @@ def test_an_override_of_a_combined_reference_dated_after_pcmb_breaks(data, vci, 
     cell = cells(data)[0]["00001000"]
     assert rules(cell) == ([("reference override", "Mod.esp", "REFR 00002000")] if broken else [])
     assert cell["previs_status"] == ("off" if broken else "intact")
-    assert cell["later_overrides"] == ([] if broken else [
-        {"plugin": "Mod.esp", "record": "REFR 00002000", "key": cell["later_overrides"][0]["key"],
-         "effect": f"dated {stamp_date(vci)}, not after PCMB"}])
+    effect = (f"breaks: edited {stamp_date(vci) or 'with no date'}, after PCMB 2020-01-10" if broken
+              else f"dated {stamp_date(vci)}, not after PCMB")
+    assert cell["reference_overrides"] == [{"plugin": "Mod.esp", "record": "REFR 00002000", "effect": effect}]
 
 
 def test_an_override_of_a_reference_not_combined_does_not_break(data):
@@ -105,7 +105,7 @@ def test_a_partial_form_cell_override_leaves_its_references_ignored_unless_inter
     assert cell["plugin"] == "Fallout4.esm"  # a Partial Form override does not win
     assert rules(cell) == ([("reference override", "Mod.esp", "REFR 00002001")] if broken else [])
     if not broken:
-        assert cell["later_overrides"][0]["effect"] == \
+        assert cell["reference_overrides"][0]["effect"] == \
             "ignored by the game: not in Fallout4.esm, whose CELL override wins"
 
 
@@ -120,14 +120,14 @@ def test_exterior_reference_overrides(data, reference, position, effect):
     if effect is None:
         assert rules(cell) == [("reference override", "Mod.esp", "REFR 00002100")]
     else:
-        assert rules(cell) == [] and cell["later_overrides"][0]["effect"] == f"ignored by the game: {effect}"
+        assert rules(cell) == [] and cell["reference_overrides"][0]["effect"] == f"ignored by the game: {effect}"
 
 
 def test_a_persistent_exterior_reference_override_is_ignored(data):
     write(data, "Mod.esp", ["Fallout4.esm"], [worldspace(WORLD, cell_with_children(
         outside_cell(), OUTSIDE, persistent=[placed(0x2101, 0x800, (200, 100, 9), NEW, flags=0x400)]))])
     cell = cells(data)[0]["00001100"]
-    assert rules(cell) == [] and cell["later_overrides"][0]["effect"] == "ignored by the game: persistent"
+    assert rules(cell) == [] and cell["reference_overrides"][0]["effect"] == "ignored by the game: persistent"
 
 
 @pytest.mark.parametrize("vci, broken", [(NEW, True), (0, True), (OLD, False)])
@@ -206,8 +206,8 @@ def test_a_reference_another_master_defined_is_ignored(data):
         temporary=[placed(0x01000900, 0x800, (1, 2, 3), NEW)]))])
     cell = cells(data)[0]["00001000"]
     assert rules(cell) == [] and cell["precombines_from"] == "Other.esm"
-    assert cell["later_overrides"][0]["record"] == "REFR 01000900"
-    assert cell["later_overrides"][0]["effect"] == "ignored by the game: the reference is not defined by the cell's master"
+    assert cell["reference_overrides"][0]["record"] == "REFR 01000900"
+    assert cell["reference_overrides"][0]["effect"] == "ignored by the game: the reference is not defined by the cell's master"
 
 
 # -- load order ---------------------------------------------------------------------------------

@@ -128,9 +128,9 @@ class Cell:
 
 
 class Report:
-    """The precombine state of every cell of a load order having combined meshes (or the one
-    ``cell``, a load-order FormID). ``check_geometry``: open each cell's meshes to find their
-    geometry files (slow on a whole game: every _OC.nif is read)."""
+    """The precombine state of every cell of a load order having combined meshes (or of the one
+    whose key is ``cell``, see LoadOrder.key). ``check_geometry``: open each cell's meshes to find
+    their geometry files (slow on a whole game: every _OC.nif is read)."""
 
     def __init__(self, load_order, cell=None, check_geometry=False):
         self.load_order = load_order
@@ -138,12 +138,6 @@ class Report:
         self.cells = {}
         self.references = {}  # key -> the last Override of it
         self.lands = {}  # cell key -> the last LAND override in it
-        wanted = None
-        if cell is not None:
-            wanted = load_order.key_of(cell)
-            if wanted is None:
-                raise FormatError(f"no plugin of the load order has the slot of FormID {cell:08X}",
-                                  path=str(load_order.data_folder))
         for entry in load_order.entries:
             try:
                 scan = PluginScan(load_order, entry)
@@ -159,7 +153,7 @@ class Report:
                 self.lands[found.cell] = found
         self.files = DataFolderFiles(load_order.data_folder, self.problems)
         self.check_geometry = check_geometry
-        keys = [wanted] if wanted is not None else sorted(self.cells)
+        keys = [cell] if cell is not None else sorted(self.cells)
         self.results = []
         for key in keys:
             cell = self.cells.get(key)
@@ -218,10 +212,11 @@ class Report:
             why_not = self._ignored_because(cell, key, found, winner, interior)
             record = f"REFR {order.form_id(key)}"
             if why_not is None and pcmb and newer(found.vci, pcmb):
-                cause("reference override", found.entry, record,
-                      f"edited {stamp_date(found.vci & 0xFFFF) or 'with no date'}, after PCMB {stamp_date(pcmb)}")
+                detail = f"edited {stamp_date(found.vci & 0xFFFF) or 'with no date'}, after PCMB {stamp_date(pcmb)}"
+                cause("reference override", found.entry, record, detail)
+                overrides.append({"plugin": found.entry.name, "record": record, "effect": f"breaks: {detail}"})
             elif order.entries.index(found.entry) > order.entries.index(built):
-                overrides.append({"plugin": found.entry.name, "record": record, "key": key,
+                overrides.append({"plugin": found.entry.name, "record": record,
                                   "effect": f"ignored by the game: {why_not}" if why_not else
                                   f"dated {stamp_date(found.vci & 0xFFFF)}, not after PCMB"})
         if self.check_geometry:
@@ -241,7 +236,7 @@ class Report:
             "status": "broken" if causes else "intact",
             "causes": causes,
             "precombines_from": built.name,
-            "later_overrides": overrides,
+            "reference_overrides": overrides,
             "previs_status": previs[0],
             "previs_causes": previs[1],
         }
@@ -342,9 +337,15 @@ class Report:
 
 
 def precombine_report(data_folder, plugins_txt=None, cell=None, check_geometry=None):
-    """The report as a dict (``cli.py precombines``); geometry files are checked for one cell."""
+    """The report as a dict (``cli.py precombines``): every cell, or the one whose load-order
+    FormID is ``cell``; geometry files are checked for one cell unless ``check_geometry`` says."""
     order = LoadOrder(data_folder, plugins_txt)
-    return Report(order, cell, cell is not None if check_geometry is None else check_geometry).as_dict()
+    key = None
+    if cell is not None:
+        key = order.key_of(cell)
+        if key is None:
+            raise FormatError(f"no plugin of the load order has the slot of FormID {cell:08X}", path=str(data_folder))
+    return Report(order, key, cell is not None if check_geometry is None else check_geometry).as_dict()
 
 
 def render_report(report):
@@ -360,8 +361,10 @@ def render_report(report):
         for item in cell["causes"]:
             by = f"{item['plugin']}, " if item["plugin"] else ""
             lines.append(f"  broken: {item['rule']}: {by}{item['record']}: {item['detail']}")
-        for item in cell["later_overrides"]:
-            lines.append(f"  overridden after {cell['precombines_from']}: {item['plugin']}, {item['record']}: {item['effect']}")
+        for item in cell["reference_overrides"]:
+            if not item["effect"].startswith("breaks"):  # those are among the causes
+                lines.append(f"  overridden after {cell['precombines_from']}: {item['plugin']}, {item['record']}: "
+                             f"{item['effect']}")
         for item in cell["previs_causes"]:
             lines.append(f"  previs: {item}")
     lines.append(f"{len(report['cells'])} cells with precombines: {report['intact']} intact, {report['broken']} broken")
