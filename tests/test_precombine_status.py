@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from plugin_writer import (cell_with_children, group, interior_cells, land, placed, plugin, precombined_cell, record,
+from plugin_writer import (cell_with_children, group, interior_cells, land, placed, plugin, precombined_cell,
                            stamp, static, worldspace)
 from support import ROOT
 

@@ -156,6 +156,7 @@ class LoadOrder:
             entry.code = self.code(entry.name)
             self.entries.append(entry)
         self.by_code = {entry.code: entry for entry in self.entries}
+        self._origins = {}  # origin code -> origins()
 
     def code(self, name):
         """The origin number of a plugin name (also of masters that are not loaded)."""
@@ -168,10 +169,13 @@ class LoadOrder:
     def origins(self, entry):
         """(codes, masks): per FormID top byte (0..255) stored in ``entry``, the origin code and
         the object-id mask (12 bits for a light origin, else 24)."""
+        if entry.code in self._origins:
+            return self._origins[entry.code]
         own = entry.code
         codes = [self.code(m) for m in entry.masters]
         codes += [own] * (256 - len(codes))
         masks = [0xFFF if code in self.by_code and self.by_code[code].light else 0xFFFFFF for code in codes]
+        self._origins[entry.code] = codes, masks
         return codes, masks
 
     def key(self, entry, stored_form_id):

@@ -203,7 +203,8 @@ class Report:
                 meshes.append({"id": f"{mesh:08X}", "file": path, "found": where})
                 if where is None:
                     cause("missing _OC file", None, path, "neither loose nor in an archive")
-            references = [order.key(xcri_record.entry, form_id) for form_id in stored]
+            codes, masks = order.origins(xcri_record.entry)  # LoadOrder.key, inlined: a game has ~500k
+            references = [codes[f >> 24] << 24 | f & masks[f >> 24] for f in stored]
         built = self._built_by(cell, winner)
         for key in references:
             found = self.references.get(key)
