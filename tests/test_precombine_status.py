@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from plugin_writer import (cell_with_children, group, interior_cells, land, placed, plugin, precombined_cell,
+from plugin_writer import (cell_with_children, group, interior_cells, land, placed, plugin, precombined_cell, record,
                            stamp, static, worldspace)
 from support import ROOT
 
@@ -339,3 +339,31 @@ def test_cli_precombines_never_loads_blender_code(data):
     unknown = subprocess.run([sys.executable, str(ROOT / "cli.py"), "precombines", str(data), "--cell", "0A001000"],
                              capture_output=True, text=True, timeout=120)
     assert unknown.returncode == 2 and "no plugin of the load order has the slot of FormID 0A001000" in unknown.stderr
+
+
+def test_a_reference_override_that_does_not_inflate_is_named_and_taken_as_in_its_cell(data):
+    reference = record("REFR", 0x2100, [("NAME", bytes(4)), ("DATA", bytes(24))], compressed=True, vci=NEW)
+    damaged = reference[:28] + bytes(b ^ 0x33 for b in reference[28:])
+    write(data, "Mod.esp", ["Fallout4.esm"], [worldspace(WORLD, cell_with_children(
+        outside_cell(), OUTSIDE, temporary=[damaged]))])
+    found, report = cells(data)
+    assert rules(found["00001100"]) == [("reference override", "Mod.esp", "REFR 00002100")]
+    assert any(str(data / "Mod.esp") in p and "REFR 00002100: damaged zlib data" in p for p in report["problems"])
+
+
+def test_an_interior_reference_moved_to_another_cell_is_ignored(data):
+    write(data, "Mod.esp", ["Fallout4.esm"], [interior_cells(
+        inside_cell(), cell_with_children(precombined_cell(0x01000900, [], [], xcri=False), 0x01000900,
+                                          temporary=[placed(0x2000, 0x800, (0, 0, 0), NEW)]))])
+    cell = cells(data)[0]["00001000"]
+    assert rules(cell) == [] and cell["reference_overrides"][0]["effect"] == "ignored by the game: moved to another cell"
+
+
+def test_a_cell_asked_for_without_combined_meshes_is_named(data):
+    from precombined_nif.core.errors import FormatError
+
+    write(data, "Mod.esp", ["Fallout4.esm"], [interior_cells(precombined_cell(0x01000900, [], [], xcri=False))])
+    report = precombine_report(data, cell=0x01000900)
+    assert report["cells"] == [] and report["problems"] == ["CELL 01000900: no plugin gives it combined meshes (XCRI)"]
+    with pytest.raises(FormatError, match="no plugin of the load order holds CELL 00002000"):
+        precombine_report(data, cell=0x2000)

@@ -88,7 +88,8 @@ class DataFolderFiles:
         self.found = {}
         folder = Path(data_folder)
         for name in sorted(os.listdir(folder), key=str.lower, reverse=True):  # first archive by name wins
-            if name.lower().endswith(ARCHIVE_SUFFIXES):
+            # Texture archives hold no meshes, previs or geometry: their large tables stay unread.
+            if name.lower().endswith(ARCHIVE_SUFFIXES) and " - textures" not in name.lower():
                 try:
                     archive = opened_archive(folder / name)
                 except FormatError as error:
@@ -162,6 +163,8 @@ class Report:
                                   path=str(load_order.data_folder))
             if cell.last_with("XCRI") is not None:
                 self.results.append(self._cell(cell))
+            elif len(keys) == 1:
+                self.problems.append(f"CELL {load_order.form_id(key)}: no plugin gives it combined meshes (XCRI)")
 
     # -- one cell ---------------------------------------------------------------------------
     def _cell(self, cell):
@@ -261,14 +264,18 @@ class Report:
             return "the reference is not defined by the cell's master"
         if found.entry is not winner.entry and not (interior and found.entry.master):
             return f"not in {winner.entry.name}, whose CELL override wins"
+        if found.cell is not None and found.cell != cell.key:
+            return "moved to another cell"
         if not interior:
             if found.flags & PERSISTENT:
                 return "persistent"
-            if found.cell is not None and found.cell != cell.key:
-                return "moved to another cell"
             grid = cell.winner().fields.get("XCLC")
             if grid and len(grid) >= 8:
-                data = reference_fields(found.entry, found.offset).get("DATA")
+                try:
+                    data = reference_fields(found.entry, found.offset).get("DATA")
+                except FormatError as error:
+                    self.problems.append(f"{error}: its position is unknown, taken as inside its cell")
+                    return None
                 if data and len(data) >= 8:
                     x, y = struct.unpack_from("<2f", data)
                     if (int(np.floor(x / CELL_SIZE)), int(np.floor(y / CELL_SIZE))) != struct.unpack_from("<2i", grid):
