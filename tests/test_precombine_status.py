@@ -290,6 +290,8 @@ def test_the_corpus_plugin_s_cell_is_intact_but_for_the_meshes_the_corpus_lacks(
     assert len(on_disk) == 11 and cell["cell"] == "Fallout4.esm:001E58" and cell["plugin"] == "AlootHomePlate.esp"
     assert cell["precombined"] == cell["previs"] == "2021-08-02"  # PCMB and VISI bytes 02 2B
     assert len(cell["meshes"]) == 38 and cell["references"] == 719  # XCRI: 38 meshes, 1438 u32s = 719 pairs
+    # The plugin's own overrides of Fallout4.esm's references went into its precombines.
+    assert cell["precombines_from"] == "AlootHomePlate.esp" and cell["reference_overrides"] == []
     missing = {c["record"].rsplit("\\", 1)[1].upper() for c in cell["causes"]}
     assert [c["rule"] for c in cell["causes"]] == ["missing _OC file"] * 27
     assert missing == {m["file"].rsplit("\\", 1)[1].upper() for m in cell["meshes"]} - on_disk
