@@ -152,6 +152,7 @@ class Report:
                 self.references[found.key] = found
             for found in scan.lands:
                 self.lands[found.cell] = found
+        self.overridden = set(self.references)
         self.files = DataFolderFiles(load_order.data_folder, self.problems)
         self.check_geometry = check_geometry
         keys = [cell] if cell is not None else sorted(self.cells)
@@ -161,18 +162,18 @@ class Report:
             if cell is None:
                 raise FormatError(f"no plugin of the load order holds CELL {load_order.form_id(key)}",
                                   path=str(load_order.data_folder))
-            if cell.last_with("XCRI") is not None:
-                self.results.append(self._cell(cell))
+            xcri_record = cell.last_with("XCRI")
+            if xcri_record is not None:
+                self.results.append(self._cell(cell, xcri_record))
             elif len(keys) == 1:
                 self.problems.append(f"CELL {load_order.form_id(key)}: no plugin gives it combined meshes (XCRI)")
 
     # -- one cell ---------------------------------------------------------------------------
-    def _cell(self, cell):
+    def _cell(self, cell, xcri_record):
         order = self.load_order
         winner = cell.winner()
         origin = cell.key >> 24
         pcmb, visi = stamp_of(winner.fields, "PCMB"), stamp_of(winner.fields, "VISI")
-        xcri_record = cell.last_with("XCRI")
         index = combined_index(xcri_record.fields["XCRI"])
         interior = bool(stamp_of(cell.records[0].fields, "DATA") & INTERIOR)
         folder = self._master_folder(origin)
@@ -208,11 +209,9 @@ class Report:
                     cause("missing _OC file", None, path, "neither loose nor in an archive")
             codes, masks = order.origins(xcri_record.entry)  # LoadOrder.key, inlined: a game has ~500k
             references = [codes[f >> 24] << 24 | f & masks[f >> 24] for f in stored]
-        built = self._built_by(cell, winner)
-        for key in references:
-            found = self.references.get(key)
-            if found is None:
-                continue
+        built = self._built_by(cell, winner, xcri_record)
+        for key in sorted(set(references) & self.overridden):  # set & set walks the smaller: most are not overridden
+            found = self.references[key]
             why_not = self._ignored_because(cell, key, found, winner, interior)
             record = f"REFR {order.form_id(key)}"
             if why_not is None and pcmb and newer(found.vci, pcmb):
@@ -246,9 +245,9 @@ class Report:
         }
 
     @staticmethod
-    def _built_by(cell, winner):
+    def _built_by(cell, winner, xcri_record):
         """The plugin whose CELL brought the winning PCMB and XCRI (later ones copied them)."""
-        values = (winner.fields.get("PCMB"), cell.last_with("XCRI").fields.get("XCRI"))
+        values = (winner.fields.get("PCMB"), xcri_record.fields.get("XCRI"))
         for record in cell.records:
             if (record.fields.get("PCMB"), record.fields.get("XCRI")) == values:
                 return record.entry
