@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..archives.data import ARCHIVE_SUFFIXES, opened_archive
+from ..archives.data import ARCHIVE_SUFFIXES, opened_archive, path_in_folder
 from ..errors import FormatError
 from ..plugin.load_order import GAME_MASTERS, LoadOrder
 from ..plugin.scan import PERSISTENT, PluginScan, reference_fields
@@ -87,7 +87,8 @@ class DataFolderFiles:
     def __init__(self, data_folder, problems):
         self.found = {}
         folder = Path(data_folder)
-        for name in sorted(os.listdir(folder), key=str.lower, reverse=True):  # first archive by name wins
+        # Only whether a file exists matters; the archive named is one that has it.
+        for name in sorted(os.listdir(folder), key=str.lower):
             # Texture archives hold no meshes, previs or geometry: their large tables stay unread.
             if name.lower().endswith(ARCHIVE_SUFFIXES) and " - textures" not in name.lower():
                 try:
@@ -99,14 +100,14 @@ class DataFolderFiles:
                     key = inner.replace("\\", "/").lower()
                     if key.startswith(("meshes/precombined/", "vis/")) or key.endswith(" - geometry.csg"):
                         self.found[key] = f"{name}:{inner}"
-        for name in os.listdir(folder):
-            if name.lower().endswith(" - geometry.csg"):
+            elif name.lower().endswith(" - geometry.csg"):
                 self.found[name.lower()] = "loose"
-        for root, _, files in os.walk(folder, followlinks=True):
-            relative = os.path.relpath(root, folder).replace(os.sep, "/").lower()
-            if relative.startswith(("meshes/precombined", "vis")):
+        for relative in ("meshes/precombined", "vis"):
+            top = path_in_folder(folder, relative)  # as the folder spells it, whatever the case
+            for root, _, files in os.walk(top, followlinks=True):
+                inside = os.path.relpath(root, folder).replace(os.sep, "/").lower()
                 for name in files:
-                    self.found[f"{relative}/{name.lower()}"] = "loose"
+                    self.found[f"{inside}/{name.lower()}"] = "loose"
 
     def where(self, path):
         """"loose", ``ARCHIVE:inner path``, or None."""
@@ -307,7 +308,6 @@ class Report:
 
     def _geometry(self, meshes):
         """(file, what is missing) for each found mesh whose geometry file is not there."""
-        from ..archives.data import path_in_folder
         from ..formats import read_file
         from ..plugin.references import geometry_hashes
         from .names import bscrc32
