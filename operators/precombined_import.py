@@ -30,7 +30,7 @@ def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJEC
     state = []  # the load order's report, read once at the first cell
 
     def mark(collection):
-        if load_order is None or not collection.get("reference_cell_plugin"):
+        if load_order is None or "nif_path" not in collection:
             return []
         first = not state
         if first:

@@ -341,6 +341,10 @@ def test_cli_precombines_never_loads_blender_code(data):
     unknown = subprocess.run([sys.executable, str(ROOT / "cli.py"), "precombines", str(data), "--cell", "0A001000"],
                              capture_output=True, text=True, timeout=120)
     assert unknown.returncode == 2 and "no plugin of the load order has the slot of FormID 0A001000" in unknown.stderr
+    listing = subprocess.run([sys.executable, str(ROOT / "cli.py"), "precombines", str(data), "--plugins",
+                              str(data / "none.txt")], capture_output=True, text=True, timeout=120)
+    assert listing.returncode == 2 and listing.stderr.strip() == f"error: {data / 'none.txt'}: cannot be read: " \
+        "No such file or directory"
 
 
 def test_a_reference_override_that_does_not_inflate_is_named_and_taken_as_in_its_cell(data):
