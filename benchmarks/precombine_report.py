@@ -5,7 +5,7 @@ and its DLCs, against the floor of reading every plugin's bytes.
 
 For each size (default 3,000,000 records, about 400 MB, then 600,000) a Data folder is generated
 once into the temporary folder and reused: Fallout4.esm (ESM-flagged, three quarters of the
-records) and six DLC masters. Each plugin has a STAT group, interior cells and a worldspace of
+records), six DLC masters, and an archive holding every cell's meshes and previs file. Each plugin has a STAT group, interior cells and a worldspace of
 exterior cells; each cell a compressed CELL with PCMB, VISI and XCRI (two meshes, twenty
 references), a LAND and about a hundred REFRs of 134 bytes. Each DLC overrides one Fallout 4
 cell in twenty (its CELL, five of its combined references, half of them dated after PCMB) and
@@ -31,7 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 3
-VERSION = 1  # of the generated files: a change here regenerates them
+VERSION = 3  # of the generated files: a change here regenerates them
 REFS_PER_CELL = 100
 COMBINED = 20
 FILL = 64
@@ -106,7 +106,14 @@ class Writer:
         self.handle.close()
 
 
-def write_cell(out, form_id, land_id, refs, combined, exterior, grid):
+def grid_of(form_id):
+    return (form_id & 0xFFFF) % 100, (form_id & 0xFFFF) // 100
+
+
+def write_cell(out, form_id, land_id, refs, combined, exterior):
+    grid = grid_of(form_id) if exterior else None
+    if exterior:  # the references inside their cell
+        refs["data"][:, 0], refs["data"][:, 1] = grid[0] * 4096.0 + 100, grid[1] * 4096.0 + 100
     out.write(cell_record(form_id, combined, exterior, grid))
     out.begin(form_id, 6)
     out.begin(form_id, 9)
@@ -142,7 +149,7 @@ def write_plugin(path, masters, flags, own_cells, own_refs, overrides, top):
     out.begin(0, 3)
     for number in range(interior):
         refs = all_refs[number * own_refs:(number + 1) * own_refs]
-        write_cell(out, int(cell_ids[number]), None, refs, refs["form_id"][:COMBINED], False, None)
+        write_cell(out, int(cell_ids[number]), None, refs, refs["form_id"][:COMBINED], False)
     out.end()
     out.end()
     out.end()
@@ -152,12 +159,11 @@ def write_plugin(path, masters, flags, own_cells, own_refs, overrides, top):
     out.begin(0, 4)
     out.begin(0, 5)
     for (cell_id, combined, land_id), refs in zip(overrides, override_refs):
-        write_cell(out, cell_id, land_id, refs, np.asarray(combined), True, (cell_id % 100, cell_id // 100 % 100))
+        write_cell(out, cell_id, land_id, refs, np.asarray(combined), True)
     for number in range(interior, own_cells):
         refs = all_refs[number * own_refs:(number + 1) * own_refs]
         form_id = int(cell_ids[number])
-        write_cell(out, form_id, top << 24 | 0x80000 + number, refs, refs["form_id"][:COMBINED], True,
-                   (number % 100, number // 100))
+        write_cell(out, form_id, top << 24 | 0x80000 + number, refs, refs["form_id"][:COMBINED], True)
     for _ in range(4):
         out.end()
     out.close()
@@ -167,14 +173,33 @@ def write_plugin(path, masters, flags, own_cells, own_refs, overrides, top):
 
 
 def generate(folder, total):
-    """Fallout4.esm with three quarters of ``total`` records, the DLCs the rest."""
+    """Fallout4.esm with three quarters of ``total`` records, the DLCs the rest; every cell's
+    meshes and previs file in one archive, as the game's are."""
     per_cell = REFS_PER_CELL + 3  # CELL, LAND, REFRs; STATs add a tenth of the cells' count
     base_cells = int(total * 0.75 / (per_cell + 10))
     exterior = write_plugin(folder / "Fallout4.esm", [], 1, base_cells, REFS_PER_CELL, [], 0)
+    files = cell_files("", base_cells)
     dlc_cells = int(total * 0.25 / len(DLCS) / (per_cell + 10))
     for number, name in enumerate(DLCS):
         overridden = exterior[number::20 * len(DLCS)]
         write_plugin(folder / name, ["Fallout4.esm"], 1, dlc_cells, REFS_PER_CELL, overridden, 1)
+        files.update(cell_files(f"{name}/", dlc_cells, 1))
+    sys.path.insert(0, str(ROOT / "tests"))
+    from archive_writer import write_ba2_gnrl
+
+    write_ba2_gnrl(folder / "Fallout4 - Meshes.ba2", files, packed=False)
+
+
+def cell_files(folder, count, top=0):
+    """{inner path: stand-in bytes} of the meshes and previs files of a plugin's cells (the
+    cells' objects ids from 0x10000, their meshes ids as cell_record gives them)."""
+    out = {}
+    for number in range(count):
+        form_id = top << 24 | 0x10000 + number
+        for mesh in (form_id * 2 + 1, form_id * 2 + 2):
+            out[f"Meshes/Precombined/{folder}{form_id & 0xFFFFFF:08X}_{mesh & 0xFFFFFFFF:08X}_OC.nif"] = b"x"
+        out[f"Vis/{folder}{form_id & 0xFFFFFF:08X}.uvd"] = b"x"
+    return out
 
 
 def data_folder(total):

@@ -358,11 +358,16 @@ def test_a_reference_override_that_does_not_inflate_is_named_and_taken_as_in_its
 
 
 def test_an_interior_reference_moved_to_another_cell_is_ignored(data):
+    write(data, "Mod.esp", ["Fallout4.esm"], [interior_cells(inside_cell()), worldspace(WORLD, cell_with_children(
+        outside_cell(), OUTSIDE, temporary=[placed(0x2000, 0x800, (100, 100, 0), NEW)]))])
+    cell = cells(data)[0]["00001000"]
+    assert rules(cell) == [] and cell["reference_overrides"][0]["effect"] == "ignored by the game: moved to another cell"
+    # Moved into a cell the plugin defines: not even read.
     write(data, "Mod.esp", ["Fallout4.esm"], [interior_cells(
         inside_cell(), cell_with_children(precombined_cell(0x01000900, [], [], xcri=False), 0x01000900,
                                           temporary=[placed(0x2000, 0x800, (0, 0, 0), NEW)]))])
     cell = cells(data)[0]["00001000"]
-    assert rules(cell) == [] and cell["reference_overrides"][0]["effect"] == "ignored by the game: moved to another cell"
+    assert rules(cell) == [] and cell["reference_overrides"] == []
 
 
 def test_a_cell_asked_for_without_combined_meshes_is_named(data):

@@ -3,8 +3,9 @@
 Only the CELL and WRLD top groups are entered (every other group is skipped by its header's
 size). In them a CELL record is inflated and its fields kept; placed references (REFR and the
 projectile kinds xEdit's ``sigReferences`` lists) and LAND records are kept as their 24-byte
-header only, and only when they override a master's record (a plugin without masters has no
-overrides: its cells' children groups are skipped whole). A kept reference's fields are read
+header only, and only when they override a master's record (the children groups of cells a plugin defines
+are skipped whole: overrides there are references moved into a new cell, which the game
+ignores). A kept reference's fields are read
 later, and only if its cell needs them.
 
 Group types (xEdit's wbDefinitionsFO4.pas / fopdoc): 1 world children (label: the WRLD), 2-5
@@ -157,9 +158,13 @@ class PluginScan:
                 self._check_group(at, size, end)
                 if group_type == 1:
                     self._children(at + 24, at + size, self._key(flags), None)
-                elif group_type in (6, 8, 9):
-                    if self._overrides or group_type != 6:
-                        self._children(at + 24, at + size, world, self._key(flags) if group_type == 6 else cell)
+                elif group_type == 6:
+                    # Overrides in the children of a cell this plugin defines are references moved
+                    # into a new cell, which the game ignores for precombines: skipped unread.
+                    if self._overrides and self._codes[flags >> 24] != self._own:
+                        self._children(at + 24, at + size, world, self._key(flags))
+                elif group_type in (8, 9):
+                    self._children(at + 24, at + size, world, cell)
                 elif group_type in (2, 3, 4, 5):
                     self._children(at + 24, at + size, world, None)
                 at += size
