@@ -79,7 +79,7 @@ def precombine_state_lines(obj):
     broken = cell["precombine_status"] != "intact"
     lines.append((f"Precombines: {cell['precombine_status']} (CELL of {cell.get('precombine_plugin', '?')}), "
                   f"previs: {cell['precombine_previs']}", "ERROR" if broken else "CHECKMARK"))
-    causes = list(cell.get("precombine_causes", []))
+    causes = [line for line in cell.get("precombine_causes", "").split("\n") if line]
     lines += [(cause, "BLANK1") for cause in causes[:SHOWN_CAUSES]]
     if len(causes) > SHOWN_CAUSES:
         lines.append((f"... and {len(causes) - SHOWN_CAUSES} more (cli.py precombines DATA --cell lists them)", "BLANK1"))

@@ -49,8 +49,8 @@ def mark_breakers(collection, report):
     if cell is None:
         return [f"{Path(cell_path).name}: no plugin of the load order gives CELL {cell_id} combined meshes"]
     collection["precombine_status"] = cell["status"]
-    collection["precombine_causes"] = [f"{c['rule']}: {c['plugin'] + ', ' if c['plugin'] else ''}{c['record']}"
-                                       for c in cell["causes"]]
+    collection["precombine_causes"] = "\n".join(  # one string property: one cause a line
+        f"{c['rule']}: {c['plugin'] + ', ' if c['plugin'] else ''}{c['record']}" for c in cell["causes"])
     collection["precombine_previs"] = cell["previs_status"]
     collection["precombine_plugin"] = cell["plugin"]
     overridden = {item["record"]: item for item in cell["reference_overrides"]}
