@@ -16,17 +16,14 @@ form version (u16), Version Control Info 2 (u16) (wbDefinitionsCommon.pas ``wbRe
 
 import mmap
 import struct
-import zlib
 
 from ..errors import FormatError
+from .records import inflate, iter_fields
 
 HEADER = struct.Struct("<4sIIII")  # type, data size, flags, FormID, Version Control Info 1
-FIELD = struct.Struct("<4sH")
-COMPRESSED = 0x00040000
 PERSISTENT = 0x00000400
 REFERENCES = frozenset((b"REFR", b"PGRE", b"PHZD", b"PMIS", b"PARW", b"PBAR", b"PBEA", b"PCON", b"PFLA"))
 CELL_FIELDS = frozenset(("EDID", "DATA", "VISI", "RVIS", "PCMB", "XCLC", "XPRI", "XCRI"))
-INFLATED_LIMIT = 64 << 20  # a CELL's fields; a header claiming more is damaged
 
 
 class CellRecord:
@@ -49,44 +46,14 @@ class Override:
         self.key, self.entry, self.flags, self.vci, self.cell, self.offset = key, entry, flags, vci, cell, offset
 
 
-def inflate(kind, form_id, flags, body):
-    """A record's field bytes, inflated when the record is compressed."""
-    if not flags & COMPRESSED:
-        return body
-    if len(body) < 4:
-        raise FormatError(f"{kind} {form_id:08X}: compressed record without its size")
-    size = int.from_bytes(body[:4], "little")
-    if size > INFLATED_LIMIT:
-        raise FormatError(f"{kind} {form_id:08X}: claims {size} bytes inflated")
-    try:
-        data = zlib.decompressobj().decompress(body[4:], size)
-    except zlib.error as error:
-        raise FormatError(f"{kind} {form_id:08X}: damaged zlib data ({error})") from None
-    if len(data) != size:
-        raise FormatError(f"{kind} {form_id:08X}: inflates to {len(data)} bytes, its header says {size}")
-    return data
-
-
 def fields_of(kind, form_id, data, wanted=None):
-    """{field type: bytes} (the first of each type) of a record's field bytes; ``XXXX`` gives the
-    next field a u32 size."""
-    fields, at, next_size = {}, 0, None
-    while at < len(data):
-        if at + 6 > len(data):
-            raise FormatError(f"{kind} {form_id:08X}: field header at {at} runs past the record")
-        name, size = FIELD.unpack_from(data, at)
-        at += 6
-        if next_size is not None:
-            size, next_size = next_size, None
-        if at + size > len(data):
-            raise FormatError(f"{kind} {form_id:08X}: field {name!r} of {size} bytes runs past the record")
-        if name == b"XXXX":
-            next_size = int.from_bytes(data[at:at + 4], "little")
-        else:
-            label = name.decode("ascii", "replace")
-            if (wanted is None or label in wanted) and label not in fields:
-                fields[label] = bytes(data[at:at + size])
-        at += size
+    """{field type: bytes} (the first of each type, those ``wanted`` when given) of a record's
+    field bytes."""
+    fields = {}
+    for name, start, size in iter_fields(kind, form_id, data):
+        label = name.decode("ascii", "replace")
+        if (wanted is None or label in wanted) and label not in fields:
+            fields[label] = bytes(data[start:start + size])
     return fields
 
 
