@@ -8,6 +8,7 @@ import struct
 import zlib
 
 import numpy as np
+import pytest
 from plugin_writer import cell_with_children, interior_cells, placed, plugin, precombined_cell, stamp
 from support import corpus_files
 from test_plugin import independent_refrs
@@ -34,9 +35,10 @@ def aloot_cell_fields(data):
     return fields
 
 
-def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path):
-    import bpy
-
+def later_data(corpus, folder):
+    """A Data folder: AlootHomePlate.esp, its .csg and meshes (linked from the corpus) and
+    Later.esp, which overrides three of the plugin's references placing copies of CELL and one
+    of Fallout4.esm's, all dated after PCMB. Returns (folder, the three, Fallout4.esm's)."""
     from precombined_nif.core.nif import NifFile
     from precombined_nif.core.plugin.references import cell_instances
 
@@ -52,7 +54,6 @@ def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path
     chosen = own[:3]
     vanilla = next(f for f in listed if f >> 24 == 0)
     overrides = [placed(f, 0x800, refrs[f][:3], NEW) for f in chosen] + [placed(vanilla, 0x800, (0, 0, 0), NEW)]
-    folder = tmp_path / "Data"
     folder.mkdir()
     for name in ("AlootHomePlate.esp", "AlootHomePlate - Geometry.csg", "Meshes"):
         os.symlink(corpus / "ck-precombined" / name, folder / name)
@@ -60,7 +61,13 @@ def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path
     # The CELL override copies PCMB and VISI; its XCRI stays AlootHomePlate's (none of its own).
     (folder / "Later.esp").write_bytes(plugin(["Fallout4.esm", "AlootHomePlate.esp"], [interior_cells(cell_with_children(
         precombined_cell(0x1E58, [], [], pcmb=pcmb, visi=pcmb, vci=pcmb, xcri=False), 0x1E58, temporary=overrides))]))
+    return folder, chosen, vanilla
 
+
+def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path):
+    import bpy
+
+    folder, chosen, vanilla = later_data(corpus, tmp_path / "Data")
     precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
     (collection,), messages = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                               load_order=(str(folder), None))
@@ -97,3 +104,22 @@ def test_without_a_load_order_nothing_is_marked(clean_scene, corpus, addon):
     (collection,), _ = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)])
     assert "precombine_status" not in collection
     assert not [o for o in collection.all_objects if "precombine_breaker" in o]
+
+
+@pytest.mark.parametrize("version", ["4.2", "5.0"])
+def test_precombine_state_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
+    import subprocess
+    from pathlib import Path
+
+    import extension
+    from support import unavailable
+
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    folder, _, _ = later_data(corpus, tmp_path / "Data")
+    command = [extension.python(venv), Path(__file__).with_name("smoke_precombine_state.py"), extension_zip,
+               tmp_path / "user", folder, CELL, corpus / PLUGIN]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout and "state read, overridden copies marked" in result.stdout
