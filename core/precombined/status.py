@@ -19,11 +19,12 @@ XCRI and XPRI come from the last such override holding them. Precombines are off
 - the cell is exterior and the last override of its LAND has no date or one newer than PCMB;
 - a combined reference's last override has no date or one newer than PCMB, and that override
   is in the plugin of the winning CELL override (or is an interior reference in an ESM-flagged
-  plugin), the reference is defined by the cell's own master, and (exterior) it is temporary and
-  still in this cell; other overrides are ignored by the game (the mesh shows the reference as
-  it was built) and listed as such;
+  plugin), the reference is defined by the cell's own master, it stays in this cell, and
+  (exterior) it is temporary; other overrides are ignored by the game (the mesh shows the
+  reference as it was built) and listed as such;
 - the winning CELL override is not the cell's own master and carries no date or one newer than
-  its PCMB (a copy made without rebuilding the precombines);
+  its PCMB (a copy made without rebuilding the precombines). This one is the issue's rule: the
+  deep dive's startup steps do not list it;
 - a combined mesh (``_OC.nif``) is neither loose nor in an archive, or (when asked) a mesh's
   geometry file (``<plugin> - Geometry.csg``, by its name's hash) is missing;
 - the cell is defined by a light plugin (the deep dive: the game has no previsbines for them).
