@@ -144,6 +144,21 @@ def run_batch(task, jobs_list, args, given):
     return 2 if failed else 0
 
 
+def command_precombines(args):
+    from precombined_nif.core.precombined.status import precombine_report, render_report
+
+    report = precombine_report(args.data_folder, args.plugins, args.cell, args.geometry or None)
+    # One line: a whole game's report is large, and only the C encoder (no indent) keeps it quick.
+    return json.dumps(report, ensure_ascii=False) if args.json else render_report(report)
+
+
+def form_id(text):
+    try:
+        return int(text, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a hexadecimal FormID") from None
+
+
 def command_ls(args):
     from precombined_nif.core.archives import open_archive
 
@@ -471,6 +486,18 @@ def build_parser():
     unpack.add_argument("pattern", help="a glob pattern on the inner paths (any case, / or \\), e.g. '*' or 'meshes/*.nif'")
     unpack.add_argument("outdir")
     unpack.set_defaults(run=command_extract)
+
+    precombines = commands.add_parser(
+        "precombines", help="Fallout 4: which precombined cells of a load order the game draws, and what breaks the others"
+    )
+    precombines.add_argument("data_folder", help="the game's Data folder")
+    precombines.add_argument("--plugins", help="the load order's plugins.txt (default: the game's masters, then the "
+                             "folder's other plugins, masters first, by name)")
+    precombines.add_argument("--cell", type=form_id, help="only this cell (its load-order FormID, hexadecimal)")
+    precombines.add_argument("--geometry", action="store_true", help="also open every cell's meshes to check their "
+                             "geometry files (always done with --cell)")
+    precombines.add_argument("--json", action="store_true", help="print the report as JSON")
+    precombines.set_defaults(run=command_precombines)
 
     load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
     load.add_argument("files", nargs="+")

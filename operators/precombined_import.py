@@ -6,20 +6,37 @@ import bpy
 
 from ..core.archives.data import split_archive_path
 from ..io.plugin.references import name_instances
+from ..io.precombined.breakers import load_order_report, mark_breakers
 from ..io.precombined.importer import CellBuilder, GeometrySource
 from .nif_import import NifImport, import_files, import_nif, report_import
 
 
-def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True, **options):
+def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True,
+                 load_order=None, **options):
     """Import each file with the cell builder (files without a precombined block import like
     any NIF); ``options`` go to the general builder (scale, collision, skin). Placed copies are
     named after their references, read from ``plugins`` (the cell's plugin, then masters) or
-    from the plugin found in the cell's Data folder when ``find_plugin``."""
+    from the plugin found in the cell's Data folder when ``find_plugin``; then, in the load
+    order of ``load_order`` (Data folder, plugins.txt or None; default: the preferences'
+    Fallout 4 Data folder and plugins.txt), the cell gets its precombine state and the copies
+    overridden after its precombines were built are marked."""
     from ..ui import preferences  # here: ui's menus import this module
 
     settings = preferences.get(context)
     source = GeometrySource(geometry_path or None, settings.fo4_data if settings and settings.fo4_data else None,
                             preferences.cache_folder(context))
+    if load_order is None and settings is not None and settings.fo4_data:
+        load_order = (bpy.path.abspath(settings.fo4_data), bpy.path.abspath(settings.plugins_txt) or None)
+    state = []  # the load order's report, read once at the first cell
+
+    def mark(collection):
+        if load_order is None or "nif_path" not in collection:
+            return []
+        first = not state
+        if first:
+            state.extend(load_order_report(*load_order))
+        return mark_breakers(collection, state[0]) + (state[1] if first else [])  # the load order's problems once
+
     try:
         return import_files(
             context,
@@ -30,6 +47,7 @@ def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJEC
                 ),
                 plugins,
                 find_plugin,
+                mark,
             ),
         )
     finally:
@@ -44,9 +62,10 @@ def import_nif_looking_beside(context, path, progress, *, geometry, **options):
     return import_nif(context, path, progress, geometry=geometry, **options)
 
 
-def with_references(imported, plugins, find_plugin):
+def with_references(imported, plugins, find_plugin, mark):
     collection, warnings = imported
-    return collection, warnings + name_instances(collection, plugins, find_plugin)
+    warnings = warnings + name_instances(collection, plugins, find_plugin)
+    return collection, warnings + mark(collection)
 
 
 class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):

@@ -15,26 +15,81 @@ def zstring(text):
     return text.encode("cp1252") + b"\0"
 
 
-def record(kind, form_id, fields, compressed=False):
+def record(kind, form_id, fields, compressed=False, flags=0, vci=0):
+    """``vci``: the header's Version Control Info 1 (its low 16 bits a date, see ``stamp``)."""
     body = b"".join(field(k, v) for k, v in fields)
-    flags = 0
     if compressed:
         body = struct.pack("<I", len(body)) + zlib.compress(body)
         flags |= 0x40000
-    return struct.pack("<4sIIIIHH", kind.encode(), len(body), flags, form_id, 0, 131, 0) + body
+    return struct.pack("<4sIIIIHH", kind.encode(), len(body), flags, form_id, vci, 131, 0) + body
 
 
 def group(label, records, group_type=0):
+    """``label``: a record type (top groups) or a FormID / block number (int)."""
     body = b"".join(records)
-    return struct.pack("<4sI4siHHI", b"GRUP", 24 + len(body), label.encode() if isinstance(label, str) else label,
-                       group_type, 0, 0, 0) + body
+    label = struct.pack("<I", label) if isinstance(label, int) else label.encode() if isinstance(label, str) else label
+    return struct.pack("<4sI4siHHI", b"GRUP", 24 + len(body), label, group_type, 0, 0, 0) + body
 
 
 def plugin(masters, groups, flags=0):
+    """``flags``: the TES4 header's (0x1 master, 0x200 light; UESP/fopdoc)."""
     header = [("HEDR", struct.pack("<fiI", 1.0, 0, 0x800))]
     for master in masters:
         header += [("MAST", zstring(master)), ("DATA", bytes(8))]
-    return record("TES4", 0, header) + b"".join(groups)
+    return record("TES4", 0, header, flags=flags) + b"".join(groups)
+
+
+# -- precombined cells across a load order (xEdit wbDefinitionsFO4.pas CELL, PJMail's deep dive)
+def stamp(year, month, day):
+    """A PCMB/VISI date, also a Version Control Info 1's low half: day bits 0-4, month 5-8,
+    year - 2000 from bit 9."""
+    return (year - 2000) << 9 | month << 5 | day
+
+
+def precombined_cell(form_id, meshes, references, pcmb=None, visi=None, *, flags=0, vci=0, interior=True,
+                     grid=None, rvis=None, xcri=True):
+    """A CELL with XCRI (meshes, then (reference, mesh) pairs, the count of u32s twice the
+    pairs), PCMB/VISI dates when given, RVIS, and XCLC ``grid`` for exterior cells."""
+    fields = [("EDID", zstring(f"Cell{form_id:X}")), ("DATA", struct.pack("<H", 1 if interior else 0))]
+    if visi is not None:
+        fields.append(("VISI", struct.pack("<H", visi)))
+    if rvis is not None:
+        fields.append(("RVIS", struct.pack("<I", rvis)))
+    if pcmb is not None:
+        fields.append(("PCMB", struct.pack("<H", pcmb)))
+    if grid is not None:
+        fields.append(("XCLC", struct.pack("<2iI", *grid, 0)))
+    if xcri:
+        pairs = b"".join(struct.pack("<II", ref, meshes[0] if meshes else 0) for ref in references)
+        fields.append(("XCRI", struct.pack("<II", len(meshes), 2 * len(references))
+                       + struct.pack(f"<{len(meshes)}I", *meshes) + pairs))
+    return record("CELL", form_id, fields, compressed=True, flags=flags, vci=vci)
+
+
+def placed(form_id, base, position, vci=0, flags=0):
+    return record("REFR", form_id, [("NAME", struct.pack("<I", base)), ("DATA", struct.pack("<6f", *position, 0, 0, 0))],
+                  flags=flags, vci=vci)
+
+
+def land(form_id, vci=0):
+    return record("LAND", form_id, [("DATA", struct.pack("<I", 0))], vci=vci)
+
+
+def cell_with_children(cell_record, form_id, temporary=(), persistent=()):
+    """A CELL followed by its children group (type 6) holding persistent (8) and temporary (9) groups."""
+    children = ([group(form_id, persistent, 8)] if persistent else []) + ([group(form_id, temporary, 9)] if temporary else [])
+    return cell_record + group(form_id, children, 6)
+
+
+def interior_cells(*cells):
+    """The CELL top group: block 0 (type 2), sub-block 0 (type 3), the cells with their children."""
+    return group("CELL", [group(0, [group(0, list(cells), 3)], 2)])
+
+
+def worldspace(world_id, *cells):
+    """The WRLD top group: the WRLD record, its children (type 1): block (4) and sub-block (5)."""
+    return group("WRLD", [record("WRLD", world_id, [("EDID", zstring("TestWorld"))]),
+                          group(world_id, [group(0, [group(0, list(cells), 5)], 4)], 1)])
 
 
 def refr(form_id, base, position, angles, scale=None):

@@ -56,6 +56,7 @@ class OBJECT_PT_precombined(bpy.types.Panel):
                 layout.label(text=f"Copy {obj['precombined_instance']}")
             if obj.data is not None and "precombined_lod" in obj.data:
                 layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
+            draw_precombine_state(layout, obj)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -63,6 +64,33 @@ class OBJECT_PT_precombined(bpy.types.Panel):
         else:
             layout.label(text="Not part of a precombined cell")
             layout.operator(OBJECT_OT_precombined_mark.bl_idname)
+
+
+SHOWN_CAUSES = 6
+
+
+def precombine_state_lines(obj):
+    """(text, icon) lines of the cell's state in the load order (io.precombined.breakers), and
+    of the override of this copy's reference."""
+    cell = next((c for c in obj.users_collection if "precombine_status" in c), None)
+    lines = []
+    if cell is None:
+        return lines
+    broken = cell["precombine_status"] != "intact"
+    lines.append((f"Precombines: {cell['precombine_status']} (CELL of {cell.get('precombine_plugin', '?')}), "
+                  f"previs: {cell['precombine_previs']}", "ERROR" if broken else "CHECKMARK"))
+    causes = [line for line in cell.get("precombine_causes", "").split("\n") if line]
+    lines += [(cause, "BLANK1") for cause in causes[:SHOWN_CAUSES]]
+    if len(causes) > SHOWN_CAUSES:
+        lines.append((f"... and {len(causes) - SHOWN_CAUSES} more (cli.py precombines DATA --cell lists them)", "BLANK1"))
+    if "precombine_breaker" in obj:
+        lines.append((f"Overridden by {obj['precombine_breaker']}: {obj.get('precombine_override', '')}", "ERROR"))
+    return lines
+
+
+def draw_precombine_state(layout, obj):
+    for text, icon in precombine_state_lines(obj):
+        layout.label(text=text, icon=icon)
 
 
 CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)

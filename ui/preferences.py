@@ -30,6 +30,13 @@ class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     skyrim_data: _folder("SKYRIM", "textures")
     fo76_data: _folder("FO76", "textures")
 
+    plugins_txt: bpy.props.StringProperty(
+        name="Fallout 4 plugins.txt",
+        description="The load order imported precombined cells are checked against (the game's own masters first, "
+        "then the active '*' lines; empty: the Data folder's plugins, masters first, by name)",
+        subtype="FILE_PATH",
+    )
+
     cache_folder: bpy.props.StringProperty(
         name="Archive Cache",
         description="Where files taken from the Data folders' archives (textures) are extracted once, so Blender "
@@ -39,6 +46,7 @@ class PrecombinedNifPreferences(bpy.types.AddonPreferences):
 
     def draw(self, context):
         draw_data_folders(self.layout, self, SETTINGS)
+        self.layout.prop(self, "plugins_txt")
         self.layout.prop(self, "cache_folder")
 
 

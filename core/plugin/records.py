@@ -13,8 +13,50 @@ from ..stream import decode_text
 
 HEADER = struct.Struct("<4sIII4xHH")  # type, size, flags, FormID, (version control), form version, unknown
 HEADER_SIZE = 24
+FIELD = struct.Struct("<4sH")
 COMPRESSED = 0x00040000
 GROUP = b"GRUP"
+INFLATED_LIMIT = 64 << 20  # a record's fields; a header claiming more is damaged
+
+
+def inflate(label, form_id, flags, body):
+    """A record's field bytes, inflated when the record is compressed (u32 size, zlib data)."""
+    if not flags & COMPRESSED:
+        return body
+    if len(body) < 4:
+        raise FormatError(f"{label} {form_id:08X}: compressed record without its size")
+    expected = int.from_bytes(body[:4], "little")
+    if expected > INFLATED_LIMIT:
+        raise FormatError(f"{label} {form_id:08X}: claims {expected} bytes inflated")
+    try:
+        data = zlib.decompressobj().decompress(body[4:], expected + 1)  # never more than claimed
+    except zlib.error as error:
+        raise FormatError(f"{label} {form_id:08X}: damaged zlib data ({error})") from None
+    if len(data) != expected:
+        size = f"more than {expected}" if len(data) > expected else len(data)
+        raise FormatError(f"{label} {form_id:08X}: inflates to {size} bytes, its header says {expected}")
+    return data
+
+
+def iter_fields(label, form_id, data):
+    """(type as bytes, start, size) of each field of a record's field bytes, in file order;
+    ``XXXX`` gives the next field a u32 size."""
+    at, next_size = 0, None
+    while at < len(data):
+        if at + 6 > len(data):
+            raise FormatError(f"{label} {form_id:08X}: field header at {at} runs past the record")
+        kind, size = FIELD.unpack_from(data, at)
+        at += 6
+        if next_size is not None:
+            size, next_size = next_size, None
+        if at + size > len(data):
+            name = kind.decode("ascii", "replace")
+            raise FormatError(f"{label} {form_id:08X}: field {name} of {size} bytes runs past the record")
+        if kind == b"XXXX":
+            next_size = int.from_bytes(data[at:at + 4], "little")
+        else:
+            yield kind, at, size
+        at += size
 
 
 class Record:
@@ -101,37 +143,13 @@ class Plugin:
         if len(data) != size:
             raise FormatError(f"record {form_id:08X} runs past the end of the file")
         label = kind.decode("ascii", "replace")
-        if flags & COMPRESSED:
-            if size < 4:
-                raise FormatError(f"{label} {form_id:08X}: compressed record without its size")
-            expected = int.from_bytes(data[:4], "little")
-            try:
-                data = zlib.decompress(data[4:])
-            except zlib.error as error:
-                raise FormatError(f"{label} {form_id:08X}: damaged zlib data ({error})") from None
-            if len(data) != expected:
-                raise FormatError(f"{label} {form_id:08X}: inflates to {len(data)} bytes, its header says {expected}")
+        data = inflate(label, form_id, flags, data)
         return Record(label, form_id, flags, self._fields(label, form_id, data))
 
     @staticmethod
     def _fields(label, form_id, data):
-        fields, at, next_size = [], 0, None
-        while at < len(data):
-            if at + 6 > len(data):
-                raise FormatError(f"{label} {form_id:08X}: field header at {at} runs past the record")
-            kind = bytes(data[at:at + 4]).decode("ascii", "replace")
-            size = int.from_bytes(data[at + 4:at + 6], "little")
-            at += 6
-            if next_size is not None:
-                size, next_size = next_size, None
-            if at + size > len(data):
-                raise FormatError(f"{label} {form_id:08X}: field {kind} of {size} bytes runs past the record")
-            if kind == "XXXX":
-                next_size = int.from_bytes(data[at:at + 4], "little")
-            else:
-                fields.append((kind, bytes(data[at:at + size])))
-            at += size
-        return fields
+        return [(name.decode("ascii", "replace"), bytes(data[start:start + size]))
+                for name, start, size in iter_fields(label, form_id, data)]
 
     def close(self):
         if isinstance(self._data, mmap.mmap):

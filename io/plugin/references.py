@@ -44,6 +44,7 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     finally:
         for plugin in plugins:
             plugin.close()
+    collection["reference_cell_plugin"] = plugins[0].name  # reference_form_id is as this plugin stores it
     # The 18 stored floats: grayscale, rotation rows, translation, scale, bound centre, radius.
     rows = [np.reshape(obj["precombined_instance_raw"], (1, 18)) for obj in objects]
     rows += [np.reshape(obj.data["precombined_instances_raw"], (-1, 18)) for obj in points]
