@@ -101,8 +101,10 @@ def refr(form_id, base, position, angles, scale=None):
 
 
 def cell(form_id, mesh_hashes, references, compressed=True):
-    xcri = struct.pack("<II", len(mesh_hashes), len(references)) + struct.pack(f"<{len(mesh_hashes)}I", *mesh_hashes) \
-        + struct.pack(f"<{len(references)}I", *references)
+    """A CELL holding only XCRI: the meshes, then (reference, mesh) pairs, each reference paired
+    with the first mesh."""
+    pairs = b"".join(struct.pack("<II", reference, mesh_hashes[0]) for reference in references)
+    xcri = struct.pack("<II", len(mesh_hashes), 2 * len(references)) + struct.pack(f"<{len(mesh_hashes)}I", *mesh_hashes) + pairs
     return record("CELL", form_id, [("EDID", zstring("TestCell")), ("XCRI", xcri)], compressed=compressed)
 
 

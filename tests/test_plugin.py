@@ -58,7 +58,9 @@ def test_plugin_header_cell_and_xcri(plugin, corpus):
     cell = plugin.record(0x1E58)
     assert cell.type == "CELL" and cell.flags & 0x40000  # compressed: inflated on reading
     references = CellReferences([plugin], 0x1E58)
-    assert len(references.mesh_hashes) == 38 and len(references.form_ids) == 1438
+    # XCRI: 38 meshes, then 1438 values, (reference, mesh) pairs: every reference's mesh is one of the 38.
+    assert len(references.mesh_hashes) == 38 and len(references.form_ids) == 719
+    assert set(references.reference_meshes) <= set(references.mesh_hashes)
     # The combined meshes' hashes are the second number of the _OC file names.
     assert {int(path.name.split("_")[1], 16) for path in CELLS} <= set(references.mesh_hashes)
     refrs = independent_refrs((corpus / PLUGIN).read_bytes())
@@ -114,7 +116,7 @@ def test_report_names_the_base_when_it_is_in_the_plugin(plugin, corpus):
     assert [(r.editor_id, r.base_type, r.model) for r in basket] == [
         ("ALOOT_Static_WoodBasket", "STAT", "Props\\BucketsAndBaskets\\WoodBasket.nif")]
     report = references_report(NifFile.read(CELLS[1]), CELLS[1], [corpus / PLUGIN])
-    assert report["references"] == 1438 and report["masters_not_given"] == ["Fallout4.esm"]
+    assert report["references"] == 719 and report["masters_not_given"] == ["Fallout4.esm"]
 
 
 def test_damaged_plugins_fail_cleanly(corpus, tmp_path):
@@ -141,7 +143,7 @@ def test_cli_info_lists_the_references(corpus):
     result = subprocess.run([sys.executable, str(ROOT / "cli.py"), "info", str(CELLS[1]), "--plugin", str(corpus / PLUGIN)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "CELL 00001E58: 38 combined meshes, 1438 references" in result.stdout
+    assert "CELL 00001E58: 38 combined meshes, 719 references" in result.stdout
     assert "REFR 010173A3 base 000C570F" in result.stdout
     assert "10 of 13 instances matched a reference; 3 placed by references of masters not given (Fallout4.esm)" in result.stdout
 

@@ -1,6 +1,8 @@
 """Which reference placed each copy of a precombined cell. The cell's CELL record lists in XCRI
-the combined meshes (u32 count), the references (u32 count), the meshes' name hashes, then the
-references' FormIDs; each REFR gives its base record (NAME), position and rotation in radians
+the combined meshes (u32 count), a u32 count of the u32s that follow the meshes' name hashes,
+the meshes' name hashes, then (reference FormID, combined mesh hash) pairs: the count is twice
+the references (xEdit's wbDefinitionsFO4.pas "Combined References"; in the corpus cell every
+second value is one of the meshes' hashes, 719 of 719); each REFR gives its base record (NAME), position and rotation in radians
 (DATA) and scale (XSCL), and a copy sits exactly where its reference's placement puts it.
 The game composes a reference's rotation as Rx(-x) Ry(-y) Rz(-z), the matrix a precombined
 instance stores (checked on the corpus cells: every copy at a reference's position has it)."""
@@ -53,6 +55,18 @@ class Reference:
         return rotation_matrix(self.angles) * self.scale
 
 
+def combined_references(xcri):
+    """(mesh hashes, reference FormIDs as stored, each reference's mesh hash) of an XCRI field;
+    ValueError when its counts do not fit its size."""
+    if len(xcri) < 8:
+        raise ValueError(f"XCRI of {len(xcri)} bytes")
+    meshes, count = struct.unpack_from("<II", xcri)
+    if count % 2 or 8 + 4 * (meshes + count) != len(xcri):
+        raise ValueError(f"XCRI says {meshes} meshes and {count} reference values (pairs) but holds {len(xcri)} bytes")
+    values = np.frombuffer(xcri, "<u4", meshes + count, 8)
+    return values[:meshes].tolist(), values[meshes::2].tolist(), values[meshes + 1::2].tolist()
+
+
 class CellReferences:
     """The references a plugin's cell lists for its precombined meshes. ``plugins``: the cell's
     plugin first, then any of its masters the user gave (references in other masters stay
@@ -71,14 +85,10 @@ class CellReferences:
         xcri = cell.field("XCRI")
         if xcri is None:
             raise FormatError(f"CELL {cell_id:08X} has no XCRI (no precombined meshes)", path=plugin.path)
-        if len(xcri) < 8:
-            raise FormatError(f"CELL {cell_id:08X}: XCRI of {len(xcri)} bytes", path=plugin.path)
-        meshes, count = struct.unpack_from("<II", xcri)
-        if 8 + 4 * (meshes + count) != len(xcri):
-            raise FormatError(f"CELL {cell_id:08X}: XCRI says {meshes} meshes and {count} references but holds "
-                              f"{len(xcri)} bytes", path=plugin.path)
-        self.mesh_hashes = np.frombuffer(xcri, "<u4", meshes, 8).tolist()
-        self.form_ids = np.frombuffer(xcri, "<u4", count, 8 + 4 * meshes).tolist()
+        try:
+            self.mesh_hashes, self.form_ids, self.reference_meshes = combined_references(xcri)
+        except ValueError as error:
+            raise FormatError(f"CELL {cell_id:08X}: {error}", path=plugin.path) from None
         self.references = []
         self.unresolved = []
         for form_id in self.form_ids:

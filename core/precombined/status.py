@@ -42,6 +42,7 @@ import numpy as np
 from ..archives.data import ARCHIVE_SUFFIXES, opened_archive, path_in_folder
 from ..errors import FormatError
 from ..plugin.load_order import GAME_MASTERS, LoadOrder
+from ..plugin.references import combined_references
 from ..plugin.scan import PERSISTENT, PluginScan, reference_fields
 from ..stream import decode_text
 
@@ -72,13 +73,11 @@ def newer(vci, pcmb):
 def combined_index(xcri):
     """(mesh ids, reference FormIDs as stored) of an XCRI field, or None when its counts do not
     fit its size."""
-    if len(xcri) < 8:
+    try:
+        meshes, references, _ = combined_references(xcri)
+    except ValueError:
         return None
-    meshes, count = struct.unpack_from("<II", xcri)
-    if count % 2 or 8 + 4 * (meshes + count) != len(xcri):
-        return None
-    values = np.frombuffer(xcri, "<u4", meshes + count, 8)
-    return values[:meshes].tolist(), values[meshes::2].tolist()
+    return meshes, references
 
 
 class DataFolderFiles:
