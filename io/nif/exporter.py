@@ -106,6 +106,7 @@ class NifExporter:
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
         self.pass_through = {}  # further armature -> its placement under the node it hangs from
         self.scene_blocks = set()  # the template's nodes and shapes an import shows
+        self.skin_placements = skin_export.skin_placements(self.nif) if self.template else {}
         # The import did not build collision / skinning: the template's is kept as stored.
         self.keep_collision = False
         self.keep_skin = False
