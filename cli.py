@@ -536,7 +536,8 @@ def _arguments(argv):
 def main(argv=None):
     load_package()
     for stream in (sys.stdout, sys.stderr):
-        # Names in files may hold any byte (kept as lone surrogates): never let printing one fail.
+        # Names may hold what the console's encoding lacks (lone surrogates: a UTF-8 file's stray
+        # bytes): never let printing one fail.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     from precombined_nif.core.errors import FormatError
