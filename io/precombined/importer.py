@@ -226,6 +226,10 @@ class CellBuilder(SceneBuilder):
         copies = []
         for number, instance in enumerate(record.instances):
             obj = bpy.data.objects.new(f"{name} #{number}", mesh)
+            # A rotation near gimbal lock (a copy tipped 90 degrees) does not survive Euler angles
+            # in single precision (1e-4 off): a quaternion keeps it to float rounding, so an
+            # untouched copy still reads back as its stored placement.
+            obj.rotation_mode = "QUATERNION"
             self.created.append(obj)
             self.collection.objects.link(obj)
             copies.append(obj)
