@@ -26,7 +26,7 @@ from ..collection_objects import objects_in
 from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
-from .source import source_of, template_collection
+from .source import import_scale, source_of, template_collection
 
 GAME_VERSIONS = {
     # game: (user version, bs version)
@@ -484,11 +484,13 @@ class NifExporter:
             )
 
 
-def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
+def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (SSE, FO76) is written back as
-    itself while nothing needs encoding anew, else written anew as FO4. Returns (NifFile,
-    messages)."""
+    itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
+    per game unit, by default the import's. Returns (NifFile, messages)."""
+    if scale is None:
+        scale = import_scale(objects)
     collection = template_collection(objects)
     template = source_of(collection) if collection is not None else None
     messages = []

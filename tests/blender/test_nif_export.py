@@ -413,3 +413,23 @@ def test_name_outside_windows_1252_is_refused_by_name(clean_scene, corpus, tmp_p
         export(collection, target)
     assert not target.exists()
     assert bpy.data.objects.get("時計") is obj
+
+
+@pytest.mark.parametrize("name", ["pynifly/tests/tests/FO4/AlarmClock.nif", "nifly/tests/input/TestNifFile_Skinned_FO4.nif"])
+def test_import_scale_is_the_exports_default(clean_scene, corpus, tmp_path, name):
+    """Imported at 0.01 (the root object scaled once), kept on the collection: an export at the
+    default scale writes the game's units back byte for byte, and a root moved by one Blender
+    unit moves a hundred game units; an explicit 1.0 writes the root a hundred times smaller."""
+    path = corpus / name
+    collection = imported(path, scale=0.01)
+    assert collection["nif_scale"] == pytest.approx(0.01)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+    root = NifFile.read(path).blocks[0]
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == 0)
+    obj.location.x += 1.0
+    out = export(collection, tmp_path / "moved.nif")
+    assert out.blocks[0].translation[0] == pytest.approx(root.translation[0] + 100.0, abs=1e-3)
+    assert out.blocks[0].scale == pytest.approx(root.scale)
+    out = export(collection, tmp_path / "at_one.nif", scale=1.0)
+    assert out.blocks[0].scale == pytest.approx(root.scale * 0.01)

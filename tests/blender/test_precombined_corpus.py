@@ -143,6 +143,43 @@ def test_copy_near_gimbal_lock_stays_untouched_and_an_edit_is_written(clean_scen
                 assert written.blocks[index].records[number].instances.tobytes() == record.instances.tobytes()
 
 
+def test_cell_imported_at_a_hundredth_is_scaled_once_and_exports_its_bytes(clean_scene, corpus, tmp_path):
+    """At scale 0.01 every vertex of every copy lands at 0.01 x where the game puts it (the csg's
+    half-float positions through the copy's stored rotation, scale and translation, read here
+    with struct), not 0.0001 x; the scale is kept on the cell's collection, and an export at the
+    default scale gives the cell's bytes back (an explicit 1.0 does not)."""
+    import bpy
+
+    path = corpus / CELL_FOLDER / TIPPED
+    rows = csg_geometry(corpus / CSG)
+    result = bpy.ops.import_scene.precombined_cell(filepath=str(path), geometry_path=str(corpus / CSG), scale=0.01)
+    assert result == {"FINISHED"}
+    collection = bpy.data.collections[path.stem]
+    assert collection["nif_scale"] == pytest.approx(0.01)
+    data = path.read_bytes()
+    records = {(block, number): offset for block, number, _, offset, _ in cell_records(path)}
+    copies = [o for o in collection.objects if "precombined_instance" in o]
+    assert copies
+    for obj in copies:
+        desc, vertices, _, geometry = rows[records[(obj["precombined_block"], obj["precombined_object"])]]
+        stride = (desc & 0xF) * 4
+        raw = np.frombuffer(geometry[: stride * vertices], np.uint8).reshape(vertices, stride)
+        positions = raw[:, :6].copy().view("<f2").astype(np.float64)
+        placement = np.array(obj["precombined_instance_raw"])  # checked against the file's bytes below
+        assert struct.pack("<18f", *placement) in data
+        rotation, translation, size = placement[1:10].reshape(3, 3), placement[10:13], placement[13]
+        game = positions @ (rotation * size).T + translation
+        co = np.empty(3 * vertices, np.float32)
+        obj.data.vertices.foreach_get("co", co)
+        matrix = np.array(obj.matrix_world)
+        world = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+        np.testing.assert_allclose(world, 0.01 * game, rtol=1e-5, atol=1e-4)
+    assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
+    assert (tmp_path / path.name).read_bytes() == data
+    assert export_collection(collection, tmp_path / "at_one.nif", scale=1.0) == {"FINISHED"}
+    assert (tmp_path / "at_one.nif").read_bytes() != data
+
+
 def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, tmp_path):
     """Each BSTriShape owns one block through its extra data list; every record of the block
     shows that shape's shader (its BGSM path kept), one Blender material per shape; textures are
