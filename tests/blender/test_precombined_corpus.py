@@ -143,35 +143,54 @@ def test_copy_near_gimbal_lock_stays_untouched_and_an_edit_is_written(clean_scen
                 assert written.blocks[index].records[number].instances.tobytes() == record.instances.tobytes()
 
 
-def test_cell_imported_at_a_hundredth_is_scaled_once_and_exports_its_bytes(clean_scene, corpus, tmp_path):
+@pytest.mark.parametrize("instancing", ["OBJECTS", "GEOMETRY_NODES"])
+def test_cell_imported_at_a_hundredth_is_scaled_once_and_exports_its_bytes(clean_scene, corpus, tmp_path, instancing):
     """At scale 0.01 every vertex of every copy lands at 0.01 x where the game puts it (the csg's
-    half-float positions through the copy's stored rotation, scale and translation, read here
-    with struct), not 0.0001 x; the scale is kept on the cell's collection, and an export at the
-    default scale gives the cell's bytes back (an explicit 1.0 does not)."""
+    half-float positions through the copy's stored rotation, scale and translation, checked
+    against the file's bytes), not 0.0001 x; the scale is kept on the cell's collection, and an
+    export at the default scale gives the cell's bytes back (an explicit 1.0 does not)."""
     import bpy
 
     path = corpus / CELL_FOLDER / TIPPED
     rows = csg_geometry(corpus / CSG)
-    result = bpy.ops.import_scene.precombined_cell(filepath=str(path), geometry_path=str(corpus / CSG), scale=0.01)
+    result = bpy.ops.import_scene.precombined_cell(
+        filepath=str(path), geometry_path=str(corpus / CSG), scale=0.01, instancing=instancing
+    )
     assert result == {"FINISHED"}
     collection = bpy.data.collections[path.stem]
     assert collection["nif_scale"] == pytest.approx(0.01)
     data = path.read_bytes()
     records = {(block, number): offset for block, number, _, offset, _ in cell_records(path)}
-    copies = [o for o in collection.objects if "precombined_instance" in o]
-    assert copies
-    for obj in copies:
-        desc, vertices, _, geometry = rows[records[(obj["precombined_block"], obj["precombined_object"])]]
+    placed = []  # (record key, stored placement, world matrix, mesh) of every copy
+    if instancing == "OBJECTS":
+        for obj in collection.objects:
+            if "precombined_instance" in obj:
+                placed.append(((obj["precombined_block"], obj["precombined_object"]), obj["precombined_instance_raw"], obj.matrix_world, obj.data))
+    else:
+        sources = {(o.data["precombined_block"], o.data["precombined_object"]): o.data for o in collection.objects if "precombined_source" in o}
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for instance in depsgraph.object_instances:
+            owner = instance.parent.original if instance.is_instance and instance.parent is not None else None
+            if owner is not None and "precombined_object" in owner:
+                raws = np.reshape(owner.data["precombined_instances_raw"], (-1, 18))
+                matrix = np.array(instance.matrix_world)
+                # The copy placed here: instances come in no promised order.
+                number = np.abs(raws[:, 10:13] * 0.01 - matrix[:3, 3]).max(axis=1).argmin()
+                key = (owner["precombined_block"], owner["precombined_object"])
+                placed.append((key, raws[number], matrix, sources[key]))
+    assert len(placed) == 107
+    for key, placement, matrix, mesh in placed:
+        desc, vertices, _, geometry = rows[records[key]]
         stride = (desc & 0xF) * 4
         raw = np.frombuffer(geometry[: stride * vertices], np.uint8).reshape(vertices, stride)
         positions = raw[:, :6].copy().view("<f2").astype(np.float64)
-        placement = np.array(obj["precombined_instance_raw"])  # checked against the file's bytes below
+        placement = np.array(placement)
         assert struct.pack("<18f", *placement) in data
         rotation, translation, size = placement[1:10].reshape(3, 3), placement[10:13], placement[13]
         game = positions @ (rotation * size).T + translation
         co = np.empty(3 * vertices, np.float32)
-        obj.data.vertices.foreach_get("co", co)
-        matrix = np.array(obj.matrix_world)
+        mesh.vertices.foreach_get("co", co)
+        matrix = np.array(matrix)
         world = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
         np.testing.assert_allclose(world, 0.01 * game, rtol=1e-5, atol=1e-4)
     assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
