@@ -285,8 +285,8 @@ def command_export(args):
     if args.each:
         if Path(args.output).suffix or args.object:
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
-    elif Path(args.output).suffix.lower() not in (".nif", ".bsm2"):
-        raise UsageError(f"export: {args.output}: the output must be a .nif or .bsm2 file")
+    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2"):
+        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf or .bsm2 file")
     bpy = require_bpy("export")
     from precombined_nif.operators import bsm2
 
@@ -317,15 +317,22 @@ def command_export(args):
 
 
 def export_nif_file(bpy, args):
-    """The .blend's objects (or --object's collection) as a NIF."""
+    """The .blend's objects (or --object's collection) as a NIF; a .kf from its import."""
+    from precombined_nif.io.collection_objects import objects_in
+
     objects = list(bpy.context.scene.objects)
     if args.object is not None:
         chosen = bpy.data.objects.get(args.object)
         if chosen is None:
             raise CommandError(f"error: {args.input}: no object named {args.object!r}")
-        from precombined_nif.io.collection_objects import objects_in
-
         objects = list({o for c in chosen.users_collection for o in objects_in(c)})
+    if Path(args.output).suffix.lower() == ".kf":
+        # A .kf is written from the collection its import made (an empty standing for the file).
+        handles = [o for o in objects if "nif_kf" in o]
+        if len(handles) != 1:
+            found = f"{len(handles)} .kf imports: choose one with --object" if handles else "no .kf import"
+            raise CommandError(f"error: {args.input}: {found} (a .kf is written from its import's empty)")
+        objects = objects_in(handles[0].users_collection[0])
     return export_objects(objects, args.output, args)
 
 
@@ -351,6 +358,8 @@ def export_objects(objects, output, args):
 
         for path in write_material_files(args.output, objects):
             print(f"{path}: material file written")
+    if Path(args.output).suffix.lower() == ".kf":
+        return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
     shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
@@ -514,15 +523,15 @@ def build_parser():
 
     save = commands.add_parser(
         "export",
-        help="export a .blend as .bsm2 (a skinned mesh) or .nif (a NIF, or a precombined cell when the objects came "
-        "from one) (needs Blender)",
+        help="export a .blend as .bsm2 (a skinned mesh), .nif (a NIF, or a precombined cell when the objects came "
+        "from one) or .kf (an imported .kf's animations) (needs Blender)",
     )
     save.add_argument("input", help="the .blend file")
-    save.add_argument("output", help="the .bsm2 or .nif file to write")
+    save.add_argument("output", help="the .bsm2, .nif or .kf file to write")
     save.add_argument(
         "--object",
         help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
-        "written (default: the whole scene)",
+        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one)",
     )
     save.add_argument(
         "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
@@ -563,7 +572,8 @@ def _arguments(argv):
 def main(argv=None):
     load_package()
     for stream in (sys.stdout, sys.stderr):
-        # Names in files may hold any byte (kept as lone surrogates): never let printing one fail.
+        # Names may hold what the console's encoding lacks (lone surrogates: a UTF-8 file's stray
+        # bytes): never let printing one fail.
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     from precombined_nif.core.errors import FormatError

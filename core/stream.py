@@ -17,14 +17,35 @@ from .errors import FormatError
 
 TEXT_ENCODING = "cp1252"
 
+# The games store names as bytes and show them as Windows-1252. Five bytes (0x81, 0x8D, 0x8F,
+# 0x90, 0x9D) are undefined there: they read as the C1 control character of the same number (as
+# WHATWG's windows-1252 does), so every byte is a character any string store takes (Blender
+# refuses surrogates) and every text read writes back as the same bytes. Through Latin-1, which
+# maps byte n to character n, only 0x80-0x9F differ from Windows-1252.
+_C1 = range(0x80, 0xA0)
+_FROM_LATIN1 = {n: bytes((n,)).decode(TEXT_ENCODING, "ignore") or chr(n) for n in _C1}
+_TO_LATIN1 = {ord(text): n for n, text in _FROM_LATIN1.items()}
+# C1 characters Windows-1252 puts a letter in place of cannot be written (they would read back as the letter).
+_TO_LATIN1.update({n: "\ufffd" for n in _C1 if _FROM_LATIN1[n] != chr(n)})
+
 
 def decode_text(raw, encoding=TEXT_ENCODING):
+    if encoding == TEXT_ENCODING:
+        try:
+            return raw.decode(encoding)  # the common case, twice as fast as the translation
+        except UnicodeDecodeError:
+            return raw.decode("latin-1").translate(_FROM_LATIN1)
     # surrogateescape keeps bytes the encoding leaves undefined, so any string round-trips exactly.
     return raw.decode(encoding, "surrogateescape")
 
 
 def encode_text(text, encoding=TEXT_ENCODING):
     try:
+        if encoding == TEXT_ENCODING:
+            try:
+                return text.encode(encoding)
+            except UnicodeEncodeError:
+                return text.translate(_TO_LATIN1).encode("latin-1")
         return text.encode(encoding, "surrogateescape")
     except UnicodeEncodeError as error:
         raise FormatError(f"text {text!r} cannot be stored: only {encoding} characters fit") from error

@@ -7,12 +7,28 @@ from ..core.errors import FormatError
 
 
 class NifExport(ExportHelper):
-    """What every NIF exporter offers: a .nif file and a scale."""
+    """What every NIF exporter offers: a .nif file and a scale, by default the one the objects
+    were imported at (so an import at 0.01 exports in the game's units: ``import_scale``)."""
 
     bl_options = {"REGISTER", "PRESET"}
     filename_ext = ".nif"
     filter_glob: bpy.props.StringProperty(default="*.nif", options={"HIDDEN"})
-    scale: bpy.props.FloatProperty(name="Scale", description="Blender units per game unit", default=1.0, min=1e-6)
+    scale: bpy.props.FloatProperty(
+        name="Scale",
+        description="Blender units per game unit (unset: the scale the objects were imported at)",
+        default=1.0,
+        min=1e-6,
+        options={"SKIP_SAVE"},  # not the last export's: each import's own
+    )
+
+    def export_scale(self):
+        """The scale given, or None: the import's."""
+        return self.scale if self.properties.is_property_set("scale") else None
+
+    def invoke(self, context, event):
+        if not self.properties.is_property_set("scale"):  # the dialog shows what an unset scale does
+            self.scale = self.import_scale(context)
+        return super().invoke(context, event)
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
@@ -45,17 +61,27 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         default=False,
     )
 
+    def objects(self, context):
+        from ..io.nif.exporter import exported_objects  # loaded when used, not at start-up
+
+        return exported_objects(context, self.use_selection)
+
+    def import_scale(self, context):
+        from ..io.nif.source import import_scale
+
+        return import_scale(self.objects(context))
+
     def execute(self, context):
-        from ..io.nif.exporter import export_nif, exported_objects  # loaded when used, not at start-up
+        from ..io.nif.exporter import export_nif  # loaded when used, not at start-up
         from ..io.nif.material_export import write_material_files
 
-        objects = exported_objects(context, self.use_selection)
+        objects = self.objects(context)
         try:
             nif, messages = export_nif(
                 self.filepath,
                 objects,
                 game=None if self.game == "AUTO" else self.game,
-                scale=self.scale,
+                scale=self.export_scale(),
                 full_precision=self.full_precision,
             )
             if self.write_materials:

@@ -13,7 +13,7 @@ from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
 from ..io.collection_objects import objects_in
 from ..io.nif.importer import SceneBuilder
-from ..io.nif.source import keep_source
+from ..io.nif.source import keep_scale, keep_source
 
 
 def import_files(context, paths, import_one):
@@ -81,6 +81,7 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, **options)
     # What the import left out is kept as stored on export, not taken for deleted.
     collection["nif_built_collision"] = scene_builder.import_collision
     collection["nif_built_skin"] = scene_builder.skins is not None
+    keep_scale(collection, scene_builder.scale)
     return collection, scene_builder.warnings()
 
 

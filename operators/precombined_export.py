@@ -3,7 +3,7 @@
 import bpy
 
 from ..core.errors import FormatError
-from ..io.precombined.exporter import export_cell
+from ..io.precombined.exporter import cell_scale, export_cell
 from .nif_export import NifExport
 
 
@@ -34,13 +34,19 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
     )
     use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
 
+    def objects(self, context):
+        return cell_objects(context, self.use_selection)
+
+    def import_scale(self, context):
+        return cell_scale(self.objects(context))
+
     def execute(self, context):
         try:
             nif, geometry = export_cell(
                 self.filepath,
-                cell_objects(context, self.use_selection),
+                self.objects(context),
                 layout=None if self.layout == "KEEP" else self.layout,
-                scale=self.scale,
+                scale=self.export_scale(),
                 plugin=self.plugin or None,
             )
         except (FormatError, OSError) as error:

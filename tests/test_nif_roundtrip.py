@@ -79,3 +79,21 @@ def test_same_bytes_under_a_unicode_path(corpus):
     plain = NifFile.read(corpus / "pynifly/tests/tests/FO4/AlarmClock.nif").to_bytes()
     unicode = NifFile.read(corpus / "pynifly/tests/tests/FO4/TestUnicode/проверка/будильник.nif").to_bytes()
     assert plain == unicode
+
+
+def test_names_hold_any_byte_read_as_windows_1252(corpus):
+    """A name holding every byte but NUL reads as Windows-1252 (its five undefined bytes as the
+    C1 characters of the same number, never a surrogate no string store takes) and writes back
+    as the same bytes."""
+    from nif_rewriter import RawNif
+
+    raw = RawNif.read(corpus / "pynifly/tests/tests/FO4/AlarmClock.nif")
+    shape = raw.indices_of("BSTriShape")[0]
+    every = bytes(range(1, 256))
+    raw.strings[raw.strings.index(raw.node_name(shape))] = every.decode("latin-1")
+    raw.max_string_length = max(len(text) for text in raw.strings)
+    data = raw.to_bytes()
+    nif = NifFile.from_bytes(data)
+    undefined = b"\x81\x8d\x8f\x90\x9d"
+    assert nif.blocks[shape].name == "".join(chr(b) if b in undefined else bytes((b,)).decode("cp1252") for b in every)
+    assert bytes(nif.to_bytes()) == data

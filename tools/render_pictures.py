@@ -88,7 +88,7 @@ CK = "ck-precombined/Meshes/PreCombined"
 PICTURES = [
     Picture(
         "ck_cell",
-        "A Creation Kit precombined cell (Home Plate, 10 cells and the physics cell), geometry from the "
+        "A Creation Kit precombined cell (Home Plate, 11 cells and the physics cell), geometry from the "
         "plugin's .csg, a colour per material, Havok collision as green wire",
         [f"{CK}/*.NIF"],
         ["--csg", f"{CORPUS}/ck-precombined/AlootHomePlate - Geometry.csg"],

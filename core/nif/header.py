@@ -92,10 +92,15 @@ class Header:
     # -- layout --------------------------------------------------------------------------
     def sync(self, s):
         if s.reading:
-            end = bytes(s.data[:128]).find(b"\n")
-            if not bytes(s.data[:20]).startswith((b"Gamebryo File Format", b"NetImmerse File Format")) or end < 0:
+            line = bytes(s.data[:128]).split(b"\n", 1)
+            if len(line) < 2 or not line[0].startswith((b"Gamebryo File Format", b"NetImmerse File Format")):
                 raise FormatError("not a NIF file (no 'Gamebryo File Format' header line)", offset=0)
-            self.header_line = s.raw(size=end + 1)
+            # The line names the version; what follows it differs in other versions, so a file
+            # of another version (NetImmerse 4.x, Gamebryo 10.x, 20.0...) is told it here.
+            named = line[0].partition(b", Version ")[2].decode("ascii", "replace")
+            if named and named != version_string(NIF_VERSION_20_2_0_7):
+                raise FormatError(f"NIF version {named} is not supported (only 20.2.0.7)", offset=0)
+            self.header_line = s.raw(size=len(line[0]) + 1)
         else:
             s.raw(self.header_line)
         self.version = s.u32(self.version)

@@ -27,7 +27,7 @@ from ..collection_objects import objects_in
 from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
-from .source import source_of, template_collection
+from .source import import_scale, source_of, template_collection
 
 GAME_VERSIONS = {
     # game: (user version, bs version)
@@ -110,6 +110,7 @@ class NifExporter:
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
         self.pass_through = {}  # further armature -> its placement under the node it hangs from
         self.scene_blocks = set()  # the template's nodes and shapes an import shows
+        self.skin_placements = skin_export.skin_placements(self.nif) if self.template else {}
         # The import did not build collision / skinning: the template's is kept as stored.
         self.keep_collision = False
         self.keep_skin = False
@@ -505,11 +506,13 @@ class NifExporter:
             )
 
 
-def export_nif(path, objects, *, game=None, scale=1.0, full_precision=False):
+def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
-    itself while nothing needs encoding anew, else written anew as FO4. Returns (NifFile,
-    messages)."""
+    itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
+    per game unit, by default the import's. Returns (NifFile, messages)."""
+    if scale is None:
+        scale = import_scale(objects)
     collection = template_collection(objects)
     template = source_of(collection) if collection is not None else None
     messages = []

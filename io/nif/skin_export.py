@@ -12,6 +12,7 @@ from mathutils import Matrix
 from ...core.errors import FormatError
 from ...core.nif import skinning, sse_skin
 from ...core.nif import vertex_format as vf
+from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import (
     BSDismemberSkinInstance,
@@ -25,7 +26,7 @@ from ...core.nif.blocks.skin import (
 )
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
 from ...core.stream import WriteStream
-from .skin_import import node_parents
+from .skin_import import node_parents, placement
 
 FO3_BONE_LIMIT = 18  # bones per NiSkinPartition partition (the FNV outfits in the corpus use up to 18)
 REST_NOISE = 1e-5  # matrix_local drift smaller than this is not an edit
@@ -149,13 +150,18 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
     # Skyrim SE keeps the vertices in the partition too: a shape encoded anew rewrites its skin.
     rewrite = sse and shape_index in exporter.encoded
-    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, binds, indices, values):
+    kept = _bind_kept(exporter, shape_index, source, names)
+    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))
     positions = block.positions if isinstance(block, BSTriShape) else nif.blocks[block.data].vertices
     bounds = skinning.bone_bounds(positions, limited, binds)
     root = exporter.block_of.get(armature, nodes[0] if nodes else -1)
+    if existing:  # the file's skeleton root (a FaceGen head's BSFaceGenNiNodeSkinned) while it is written
+        stored_root = nif.blocks[instance_index].skeleton_root
+        written = set(exporter.block_of.values()) | set(exporter.bone_nodes.values())
+        root = stored_root if stored_root in written else root
     if fo4:
         _write_fo4(exporter, block, instance_index if existing else -1, root, nodes, binds, bounds, indices, values)
     else:
@@ -184,7 +190,7 @@ def _skin_target(exporter, block, source, mesh, vertex_ids):
     names = names + [n for n in used_names if n not in names]
     weights = _group_weights(mesh, source["groups"], names)[np.asarray(vertex_ids, np.intp)]
     indices, values = skinning.limit_weights(weights)
-    placement = np.array(armature.matrix_world.inverted() @ source["object"].matrix_world)
+    placement = _shape_placement(source)
     binds = [np.linalg.inv(bone_rest(armature.data.bones[name])) @ placement for name in names]
     if any((armature.name, name) not in exporter.bone_nodes for name in names):
         write_armature(exporter, armature, exporter.block_of.get(armature, armature.get("nif_root", armature.get("nif_block", -1))))
@@ -198,17 +204,44 @@ def skin_unchanged(exporter, shape_index, source, mesh):
     block = exporter.nif.blocks[shape_index]
     if source is None:
         return not block.skinned
-    instance_index, existing, _names, indices, values, binds, nodes = _skin_target(
+    instance_index, existing, names, indices, values, _binds, nodes = _skin_target(
         exporter, block, source, mesh, np.arange(len(mesh.vertices)))
-    return existing and _unchanged(exporter.nif, block, instance_index, nodes, binds, indices, values)
+    kept = _bind_kept(exporter, shape_index, source, names)
+    return existing and _unchanged(exporter.nif, block, instance_index, nodes, kept, indices, values)
 
 
-def _unchanged(nif, block, instance_index, nodes, binds, indices, values):
-    instance, data, partition = skinning.skin_blocks(nif, instance_index)
-    if [int(n) for n in np.asarray(instance.bones).tolist()] != nodes:
+def skin_placements(nif):
+    """{skinned shape index: its placement in its skeleton root's space}, as the file stores them
+    (read before the export changes any node)."""
+    parents = node_parents(nif)
+    return {
+        index: placement(nif.blocks, parents, index)[1]
+        for index, block in enumerate(nif.blocks)
+        if isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned
+    }
+
+
+def _shape_placement(source):
+    """The skinned mesh's placement in its armature's space (file units)."""
+    return np.array(source["armature"].matrix_world.inverted() @ source["object"].matrix_world)
+
+
+def _bind_kept(exporter, shape_index, source, names):
+    """Whether the bind pose Blender gives the skin is still the one the import showed: no bone
+    rest edited and the mesh where the file places it. The stored binds are not compared: a skin
+    joins an armature whose rests differ from its own binds by up to skin_import.AGREE (a CK
+    FaceGen head's hair), so the armature's rests reproduce them only that closely."""
+    stored = exporter.skin_placements.get(shape_index)
+    bones = source["armature"].data.bones
+    if stored is None or any(_rest_changed(bones[name]) for name in names):
         return False
-    stored = skinning.bind_matrices(instance, data)
-    if any(np.abs(a - b).max() > 1e-4 * max(1.0, np.abs(a[:3, 3]).max()) for a, b in zip(stored, binds)):
+    now = _shape_placement(source)
+    return np.abs(now - stored).max() <= 1e-4 * max(1.0, np.abs(stored[:3, 3]).max())
+
+
+def _unchanged(nif, block, instance_index, nodes, bind_kept, indices, values):
+    instance, data, partition = skinning.skin_blocks(nif, instance_index)
+    if not bind_kept or [int(n) for n in np.asarray(instance.bones).tolist()] != nodes:
         return False
     fo4 = isinstance(instance, BSSkinInstance)  # weights in the shape's vertices (not SSE's NiSkinInstance)
     count = len(indices)

@@ -60,6 +60,18 @@ def node_parents(nif):
     return parents
 
 
+def placement(blocks, parents, index):
+    """(root node index, blocks[index]'s placement in the root's space): the root is the topmost
+    node above it, whose space a skeleton's armature is."""
+    matrix = np.eye(4)
+    seen = set()
+    while index in parents and index not in seen:
+        seen.add(index)
+        matrix = _array(local_matrix(blocks[index])) @ matrix
+        index = parents[index]
+    return index, matrix
+
+
 def _uniformly_scaled_rotation(matrix, tolerance=0.01):
     """Whether a 3x3 matrix is a rotation times a (non-zero) uniform scale, as every bind pose
     is: anything else (damage) has no bone rest that reproduces it."""
@@ -119,9 +131,9 @@ class SkinImport:
         for index, block in enumerate(nif.blocks):
             if not (isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned):
                 continue
-            root, placement = self._placement(index)
+            root, where = self._placement(index)
             try:
-                skin = _Skin(nif, index, block, placement)
+                skin = _Skin(nif, index, block, where)
             except FormatError as error:
                 self.builder.warn(f"{block.name or index}: skin not imported ({error})")
                 continue
@@ -136,15 +148,7 @@ class SkinImport:
             self._make_armature(armature, number)
 
     def _placement(self, index):
-        """(root node index, the block's placement in the root's space)."""
-        blocks = self.builder.nif.blocks
-        matrix = np.eye(4)
-        seen = set()
-        while index in self.parents and index not in seen:
-            seen.add(index)
-            matrix = _array(local_matrix(blocks[index])) @ matrix
-            index = self.parents[index]
-        return index, matrix
+        return placement(self.builder.nif.blocks, self.parents, index)
 
     def _bone_parent(self, armature, node):
         seen = set()

@@ -1,11 +1,12 @@
 """The imported file kept on its collection: the exporter's template (so what Blender does not
-show is written back unchanged)."""
+show is written back unchanged), and the scale it was imported at (the export's default)."""
 
 import zlib
 
 from ...core.nif import NifFile
 
 SOURCE_KEY = "nif_source"  # the imported file's bytes, zlib-compressed
+SCALE_KEY = "nif_scale"  # the import's scale
 
 
 def keep_source(collection, data):
@@ -21,11 +22,22 @@ def source_of(collection):
     return NifFile.from_bytes(bytearray(zlib.decompress(bytes(data))), path=collection.get("nif_path"))
 
 
-def template_collection(objects):
-    """The imported collection most of the objects came from, or None."""
+def template_collection(objects, key=SOURCE_KEY):
+    """The imported collection (one holding ``key``) most of the objects came from, or None."""
     counts = {}
     for obj in objects:
         for collection in obj.users_collection:
-            if SOURCE_KEY in collection:
+            if key in collection:
                 counts[collection] = counts.get(collection, 0) + 1
     return max(counts, key=counts.get) if counts else None
+
+
+def keep_scale(collection, scale):
+    collection[SCALE_KEY] = float(scale)
+
+
+def import_scale(objects):
+    """The scale (Blender units per game unit) the objects were imported at, what their export
+    writes back by default: 1.0 for objects of no import."""
+    collection = template_collection(objects, SCALE_KEY)
+    return float(collection[SCALE_KEY]) if collection is not None else 1.0

@@ -27,6 +27,7 @@ from ..collection_objects import objects_in
 from ..integers import to_uint32
 from ..mesh_read import mesh_arrays
 from ..nif.exporter import NifExporter
+from ..nif.source import SCALE_KEY, import_scale
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
@@ -176,9 +177,11 @@ def placeholder_record(template_record):
 
 
 def placement(name, world, raw, grayscale, scale, record):
-    """The 72-byte placement of one copy: kept as stored (``raw``) when it has not moved."""
+    """The 72-byte placement of one copy: kept as stored (``raw``) when it has not moved. The
+    record's mesh holds the scale (``scale`` Blender units per game unit), so only the position
+    is scaled back."""
     matrix = np.array(world, np.float64)
-    matrix[:3, :] /= scale
+    matrix[:3, 3] /= scale
     linear = matrix[:3, :3]
     size = float(np.cbrt(np.linalg.det(linear)))
     if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
@@ -499,6 +502,17 @@ def cells_of(objects):
     return sorted({str(o["precombined_cell"]) for o in objects if o.get("precombined_cell")})
 
 
+def cell_scale(records):
+    """The scale the records' cell was imported at, from its collection (found by the cell's path:
+    looking up each copy's collections takes minutes for large cells); for new records, their
+    collections'."""
+    cells = set(cells_of(records))
+    if not cells:
+        return import_scale(records)
+    found = [c for c in bpy.data.collections if c.get("nif_path") in cells and SCALE_KEY in c]
+    return float(found[0][SCALE_KEY]) if found else 1.0
+
+
 def template_of(objects):
     """The imported file the objects came from (loose, or ``ARCHIVE.ba2:inner/path``). A cell the
     objects name that cannot be read is an error: written without it, its records would become a
@@ -564,11 +578,14 @@ def cell_collection_objects(template):
     return [o for c in bpy.data.collections if c.get("nif_path") == path for o in objects_in(c)]
 
 
-def export_cell(path, objects, *, layout=None, scale=1.0, plugin=None):
+def export_cell(path, objects, *, layout=None, scale=None, plugin=None):
     """Write the objects as a cell, and the geometry of its edited external records to
     ``<plugin> - Geometry.csg`` beside it. Objects that are not part of a cell are refused,
-    nothing is written. Returns (the NifFile, the geometry file written or None)."""
+    nothing is written. ``scale``: Blender units per game unit, by default the import's.
+    Returns (the NifFile, the geometry file written or None)."""
     records, refused = split_objects(objects)
+    if scale is None:
+        scale = cell_scale(records)
     if refused:
         refuse(refused)
     files = geometry_files(records)

@@ -218,7 +218,7 @@ class CellBuilder(SceneBuilder):
             self.placeholders += len(record.instances)
             self.placeholder_records += 1
         matrices = instance_matrices(record.instances)
-        matrices[:, :3, :] *= self.scale
+        matrices[:, :3, 3] *= self.scale  # the mesh is scaled already: the copies' positions only
         if self.instancing == "GEOMETRY_NODES" and mesh is not None:
             self._build_instancer(name, block_index, index, record, mesh, matrices)
             self._keep_record_source(block, block_index, index, [mesh])
@@ -226,6 +226,10 @@ class CellBuilder(SceneBuilder):
         copies = []
         for number, instance in enumerate(record.instances):
             obj = bpy.data.objects.new(f"{name} #{number}", mesh)
+            # A rotation near gimbal lock (a copy tipped 90 degrees) does not survive Euler angles
+            # in single precision (1e-4 off): a quaternion keeps it to float rounding, so an
+            # untouched copy still reads back as its stored placement.
+            obj.rotation_mode = "QUATERNION"
             self.created.append(obj)
             self.collection.objects.link(obj)
             copies.append(obj)
@@ -237,7 +241,7 @@ class CellBuilder(SceneBuilder):
             obj["precombined_instance_raw"] = instance_values(instance)
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
-                obj.empty_display_size = float(instance["bound_radius"]) / max(float(instance["scale"]), 1e-6)
+                obj.empty_display_size = float(instance["bound_radius"]) * self.scale / max(float(instance["scale"]), 1e-6)
         self.placed.append((copies, matrices))
         self._keep_record_source(block, block_index, index, [mesh] if mesh is not None else copies)
 
@@ -262,7 +266,7 @@ class CellBuilder(SceneBuilder):
         source.hide_viewport = True  # the modifier still reads its geometry
         source.hide_render = True
         source["precombined_source"] = index
-        scales = np.asarray(record.instances["scale"], np.float64) * self.scale
+        scales = np.asarray(record.instances["scale"], np.float64)
         rotations = matrices[:, :3, :3] / scales[:, None, None]
         points = points_mesh(f"{name} instances", matrices[:, :3, 3], rotations, scales)
         self.created.append(points)

@@ -138,7 +138,7 @@ def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
     blend = tmp_path / "scene.blend"
     assert blender_cli("import", sample, "--blend", blend).returncode == 0
     result = blender_cli("export", blend, tmp_path / "out.obj")
-    assert result.returncode == 2 and "must be a .nif or .bsm2" in result.stderr
+    assert result.returncode == 2 and "must be a .nif, .kf or .bsm2" in result.stderr
     assert not (tmp_path / "out.obj").exists()
     result = blender_cli("export", blend, tmp_path / "out.nif", "--layout", "inline")
     assert result.returncode == 0, result.stderr
@@ -151,6 +151,29 @@ def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
     assert "--game does not apply to a precombined cell: ignored" in result.stderr
     assert "--full-precision does not apply to a precombined cell: ignored" in result.stderr
     assert (tmp_path / "out_OC.nif").read_bytes() == cell.read_bytes()
+
+
+def test_kf_imported_over_a_skeleton_exports_from_the_command_line(tmp_path, corpus):
+    """``cli.py export X.blend OUT.kf``: a New Vegas .kf (tests/kf_writer.py, for the corpus's New
+    Vegas skeleton) imported with the skeleton writes back byte for byte; a .blend holding no .kf
+    import is told so, nothing written."""
+    from test_nif_animation import SKELETON, build_kf
+
+    kf = tmp_path / "walk.kf"
+    kf.write_bytes(build_kf())
+    blend = tmp_path / "scene.blend"
+    result = blender_cli("import", corpus / SKELETON, kf, "--blend", blend)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out.kf"
+    result = blender_cli("export", blend, out)
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes() == kf.read_bytes()
+    assert "1 sequence(s)" in result.stdout
+    skeleton_blend = tmp_path / "skeleton.blend"
+    assert blender_cli("import", corpus / SKELETON, "--blend", skeleton_blend).returncode == 0
+    result = blender_cli("export", skeleton_blend, tmp_path / "none.kf")
+    assert result.returncode == 2 and "no .kf import" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "none.kf").exists()
 
 
 def test_export_each_collection_as_its_own_file(tmp_path, corpus):

@@ -366,3 +366,73 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     if game != "FO4":
         covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
         assert len(covered) == len(triangles)
+
+
+# Windows-1252 bytes of accented names as Bethesda's tools write them (é, è, ü, Œ), and 0x81 and
+# 0x9D, which Windows-1252 leaves undefined: none of these byte strings is UTF-8.
+ODD_NAMES = {"cylinder_1": b"Caf\xe9 \x9c\x81", "BoneA": b"Kn\xfcpfel\x9d", "Scene Root": b"Cr\xe8me \x8c"}
+
+
+def _windows_1252(raw):
+    """What the game shows: Windows-1252, its five undefined bytes as the C1 control characters
+    of the same number."""
+    return "".join(bytes((b,)).decode("cp1252") if b not in b"\x81\x8d\x8f\x90\x9d" else chr(b) for b in raw)
+
+
+def test_windows_1252_names_show_and_write_back_byte_for_byte(clean_scene, corpus, tmp_path):
+    """Names whose bytes are not UTF-8 show in Blender as the game reads them (objects, bones,
+    vertex groups) and an untouched export writes the same bytes back; a renamed object is
+    written in Windows-1252."""
+    from nif_rewriter import RawNif
+
+    raw = RawNif.read(corpus / "nifly/tests/input/TestNifFile_Skinned_FO4.nif")
+    for name, odd in ODD_NAMES.items():
+        assert odd.decode("utf-8", "replace") != _windows_1252(odd)  # not UTF-8
+        raw.strings[raw.strings.index(name)] = odd.decode("latin-1")  # RawNif keeps a byte per character
+    path = tmp_path / "Odd.nif"
+    path.write_bytes(raw.to_bytes())
+    collection = imported(path)
+    names = {o.name for o in collection.all_objects}
+    assert {_windows_1252(ODD_NAMES["cylinder_1"]), _windows_1252(ODD_NAMES["Scene Root"])} <= names
+    shape = next(o for o in collection.all_objects if o.name == _windows_1252(ODD_NAMES["cylinder_1"]))
+    bone = _windows_1252(ODD_NAMES["BoneA"])
+    assert bone in shape.modifiers["Armature"].object.data.bones and bone in shape.vertex_groups
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+    shape.name = "Pâté œuvre"
+    export(collection, tmp_path / "renamed.nif")
+    out = RawNif.read(tmp_path / "renamed.nif")
+    assert out.node_name(shape["nif_block"]).encode("latin-1") == "Pâté œuvre".encode("cp1252")
+
+
+def test_name_outside_windows_1252_is_refused_by_name(clean_scene, corpus, tmp_path):
+    import bpy
+
+    collection = imported(corpus / "pynifly/tests/tests/FO4/AlarmClock.nif")
+    obj = next(o for o in collection.all_objects if o.type == "MESH")
+    obj.name = "時計"
+    target = tmp_path / "out.nif"
+    with pytest.raises(RuntimeError, match="時計.*cannot be stored"):
+        export(collection, target)
+    assert not target.exists()
+    assert bpy.data.objects.get("時計") is obj
+
+
+@pytest.mark.parametrize("name", ["pynifly/tests/tests/FO4/AlarmClock.nif", "nifly/tests/input/TestNifFile_Skinned_FO4.nif"])
+def test_import_scale_is_the_exports_default(clean_scene, corpus, tmp_path, name):
+    """Imported at 0.01 (the root object scaled once), kept on the collection: an export at the
+    default scale writes the game's units back byte for byte, and a root moved by one Blender
+    unit moves a hundred game units; an explicit 1.0 writes the root a hundred times smaller."""
+    path = corpus / name
+    collection = imported(path, scale=0.01)
+    assert collection["nif_scale"] == pytest.approx(0.01)
+    export(collection, tmp_path / "out.nif")
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+    root = NifFile.read(path).blocks[0]
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == 0)
+    obj.location.x += 1.0
+    out = export(collection, tmp_path / "moved.nif")
+    assert out.blocks[0].translation[0] == pytest.approx(root.translation[0] + 100.0, abs=1e-3)
+    assert out.blocks[0].scale == pytest.approx(root.scale)
+    out = export(collection, tmp_path / "at_one.nif", scale=1.0)
+    assert out.blocks[0].scale == pytest.approx(root.scale * 0.01)

@@ -371,3 +371,68 @@ def test_sse_skinned_shape_untouched_or_unbound(clean_scene, corpus, tmp_path, e
     assert not shape.skinned and shape.vertex_data is not None
     np.testing.assert_allclose(shape.positions, np.asarray(shape.dynamic_vertices)[:, :3])
     assert len(shape.positions) == len(obj.data.vertices) and len(shape.triangles) == len(obj.data.polygons)
+
+
+CK_FACEGEN = "realmods/furrifier-fo4/tests/fixtures/ck_reference/Rosalind_CK_0005E562.nif"
+
+
+def raw_skin(raw, instance):
+    """(skeleton root, bone node indices, {node: 4x4 bind pose in shape space inverted}) of a
+    BSSkin::Instance read with struct: instance = root, data, bone count, bones; BSSkin::BoneData
+    = count, then per bone a bound sphere (4f), rotation rows (9f), translation (3f), scale (f)."""
+    root, data, count = struct.unpack_from("<iiI", raw.blocks[instance])
+    bones = struct.unpack_from(f"<{count}i", raw.blocks[instance], 12)
+    rests = {}
+    for number, bone in enumerate(bones):
+        values = struct.unpack_from("<17f", raw.blocks[data], 4 + 68 * number)
+        bind = np.eye(4)
+        bind[:3, :3] = np.array(values[4:13]).reshape(3, 3) * values[16]
+        bind[:3, 3] = values[13:16]
+        rests[bone] = np.linalg.inv(bind)
+    return root, list(bones), rests
+
+
+def test_ck_facegen_hair_sharing_the_head_bones_writes_back_byte_identical(clean_scene, corpus, tmp_path):
+    """The CK's hair binds Head and Head_skin 3e-4 units away from the head's binds: it joins the
+    head's armature (binds within skin_import.AGREE are one bind pose), whose rests then
+    reproduce its binds only that closely. Untouched, the hair's skin still writes back as
+    stored: no skeleton root moved, no bound or weight recomputed."""
+    from nif_rewriter import RawNif
+    from precombined_nif.io.nif.skin_import import AGREE
+
+    path = corpus / CK_FACEGEN
+    raw = RawNif.read(path)
+    head = raw_skin(raw, raw.indices_of("BSSkin::Instance")[0])[2]
+    hair = raw_skin(raw, 35)[2]
+    gaps = [np.abs(head[bone] - hair[bone]).max() for bone in set(head) & set(hair)]
+    assert gaps and 1e-4 < max(gaps) < AGREE  # the layout this test is about
+    collection = imported(path)
+    deformed_by = {o.get("nif_block"): o.modifiers["Armature"].object for o in collection.all_objects if o.type == "MESH"}
+    assert deformed_by[33] is deformed_by[22]
+    from precombined_nif.io.nif.exporter import export_nif
+
+    export_nif(tmp_path / "out.nif", list(collection.all_objects))
+    assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
+
+
+def test_edited_ck_facegen_skin_keeps_its_skeleton_root(clean_scene, corpus, tmp_path):
+    """A moved vertex and an edited weight rewrite the hair's skin; its skeleton root stays the
+    BSFaceGenNiNodeSkinned node the Creation Kit recorded, and the untouched head's skin stays
+    as stored."""
+    from nif_rewriter import RawNif
+    from precombined_nif.io.nif.exporter import export_nif
+
+    path = corpus / CK_FACEGEN
+    raw = RawNif.read(path)
+    collection = imported(path)
+    hair = next(o for o in collection.all_objects if o.get("nif_block") == 33)
+    hair.data.vertices[0].co.z += 1.0
+    hair.vertex_groups[0].add(list(range(10)), 1.0, "REPLACE")
+    export_nif(tmp_path / "out.nif", list(collection.all_objects))
+    out = RawNif.read(tmp_path / "out.nif")
+    for instance in raw.indices_of("BSSkin::Instance"):
+        root, bones, _ = raw_skin(out, instance)
+        assert raw.node_name(root) == "BSFaceGenNiNodeSkinned" and raw.type_of(root) == "NiNode"
+        assert (root, bones) == raw_skin(raw, instance)[:2]
+    assert out.blocks[36] != raw.blocks[36]  # the hair's bone data was written anew
+    assert out.blocks[23:25] == raw.blocks[23:25]  # the head's skin was not

@@ -98,11 +98,11 @@ def test_readme_shows_every_picture_with_its_command():
 
 
 def test_caption_patterns_expand_to_the_files_imported(corpus):
-    """The cell's caption says ``PreCombined/*.NIF``: the 10 cells and the physics cell."""
+    """The cell's caption says ``PreCombined/*.NIF``: the 11 cells and the physics cell."""
     cell = next(p for p in render_pictures.PICTURES if p.name == "ck_cell")
     paths = cell.paths(Path("unused"))
     on_disk = sorted((corpus / "ck-precombined/Meshes/PreCombined").glob("*.NIF"))
-    assert [Path(p).name for p in paths] == [p.name for p in on_disk] and len(paths) == 11
+    assert [Path(p).name for p in paths] == [p.name for p in on_disk] and len(paths) == 12
 
 
 def test_main_job_leaves_a_blend_and_a_picture(addon, tmp_path):

@@ -66,7 +66,7 @@ def export_collection(collection, path, **options):
 
 def test_records_match_an_independent_reading_of_the_csg(clean_scene, corpus):
     paths = cell_paths(corpus)
-    assert len(paths) == 10
+    assert len(paths) == 11
     rows = csg_geometry(corpus / CSG)
     collections = import_cells(paths, corpus / CSG)
     for path, collection in zip(paths, collections):
@@ -93,7 +93,7 @@ def test_records_match_an_independent_reading_of_the_csg(clean_scene, corpus):
             np.testing.assert_array_equal(faces.reshape(-1, 3), lod0)
 
 
-@pytest.mark.parametrize("number", range(10))
+@pytest.mark.parametrize("number", range(11))
 def test_untouched_cell_alone_exports_byte_identical(clean_scene, corpus, tmp_path, number):
     path = cell_paths(corpus)[number]
     (collection,) = import_cells([path], corpus / CSG)
@@ -101,12 +101,102 @@ def test_untouched_cell_alone_exports_byte_identical(clean_scene, corpus, tmp_pa
     assert (tmp_path / path.name).read_bytes() == path.read_bytes()
 
 
-def test_all_ten_imported_together_export_byte_identical(clean_scene, corpus, tmp_path):
+def test_all_cells_imported_together_export_byte_identical(clean_scene, corpus, tmp_path):
     paths = cell_paths(corpus)
     collections = import_cells(paths, corpus / CSG)
     for path, collection in zip(paths, collections):
         assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+TIPPED = "00001E58_0F5ED9F3_OC.NIF"  # block 4 holds copies turned 90 degrees about Y (gimbal lock in Euler XYZ)
+
+
+def test_copy_near_gimbal_lock_stays_untouched_and_an_edit_is_written(clean_scene, corpus, tmp_path):
+    """A copy whose rotation is a hair from gimbal lock reads back from Blender as stored (Euler
+    angles in single precision lost 1e-4 of it, and re-encoded the copy untouched); turned by
+    two milliradians it is written with Blender's rotation and new bounds, the others as stored."""
+    from mathutils import Quaternion
+
+    from precombined_nif.core.nif import NifFile
+
+    path = corpus / CELL_FOLDER / TIPPED
+    stored = NifFile.read(path).blocks[4].records[0].instances
+    rotation = np.asarray(stored[2]["rotation"], np.float64).reshape(3, 3)
+    assert abs(rotation[2, 0]) > 0.9999  # the layout this test is about
+    (collection,) = import_cells([path], corpus / CSG)
+    tipped = next(o for o in collection.objects if (o.get("precombined_block"), o.get("precombined_object"), o.get("precombined_instance")) == (4, 0, 2))
+    tipped.rotation_quaternion = tipped.rotation_quaternion @ Quaternion((0.0, 0.0, 1.0), 0.002)
+    bpy_matrix = np.array(tipped.matrix_basis)  # no parent: the world matrix once the scene updates
+    assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
+    written = NifFile.read(tmp_path / path.name)
+    instances = written.blocks[4].records[0].instances
+    new = np.asarray(instances[2]["rotation"], np.float64).reshape(3, 3)
+    np.testing.assert_allclose(new, bpy_matrix[:3, :3] / instances[2]["scale"], atol=1e-5)
+    assert np.abs(new - rotation).max() > 1e-3
+    assert instances[2]["bound_center"].tobytes() != stored[2]["bound_center"].tobytes()
+    assert instances[[0, 1]].tobytes() == stored[[0, 1]].tobytes()
+    original = NifFile.read(path)
+    for index, block in enumerate(original.blocks):
+        for number, record in enumerate(getattr(block, "records", ())):
+            if (index, number) != (4, 0):
+                assert written.blocks[index].records[number].instances.tobytes() == record.instances.tobytes()
+
+
+@pytest.mark.parametrize("instancing", ["OBJECTS", "GEOMETRY_NODES"])
+def test_cell_imported_at_a_hundredth_is_scaled_once_and_exports_its_bytes(clean_scene, corpus, tmp_path, instancing):
+    """At scale 0.01 every vertex of every copy lands at 0.01 x where the game puts it (the csg's
+    half-float positions through the copy's stored rotation, scale and translation, checked
+    against the file's bytes), not 0.0001 x; the scale is kept on the cell's collection, and an
+    export at the default scale gives the cell's bytes back (an explicit 1.0 does not)."""
+    import bpy
+
+    path = corpus / CELL_FOLDER / TIPPED
+    rows = csg_geometry(corpus / CSG)
+    result = bpy.ops.import_scene.precombined_cell(
+        filepath=str(path), geometry_path=str(corpus / CSG), scale=0.01, instancing=instancing
+    )
+    assert result == {"FINISHED"}
+    collection = bpy.data.collections[path.stem]
+    assert collection["nif_scale"] == pytest.approx(0.01)
+    data = path.read_bytes()
+    records = {(block, number): offset for block, number, _, offset, _ in cell_records(path)}
+    placed = []  # (record key, stored placement, world matrix, mesh) of every copy
+    if instancing == "OBJECTS":
+        for obj in collection.objects:
+            if "precombined_instance" in obj:
+                placed.append(((obj["precombined_block"], obj["precombined_object"]), obj["precombined_instance_raw"], obj.matrix_world, obj.data))
+    else:
+        sources = {(o.data["precombined_block"], o.data["precombined_object"]): o.data for o in collection.objects if "precombined_source" in o}
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for instance in depsgraph.object_instances:
+            owner = instance.parent.original if instance.is_instance and instance.parent is not None else None
+            if owner is not None and "precombined_object" in owner:
+                raws = np.reshape(owner.data["precombined_instances_raw"], (-1, 18))
+                matrix = np.array(instance.matrix_world)
+                # The copy placed here: instances come in no promised order.
+                number = np.abs(raws[:, 10:13] * 0.01 - matrix[:3, 3]).max(axis=1).argmin()
+                key = (owner["precombined_block"], owner["precombined_object"])
+                placed.append((key, raws[number], matrix, sources[key]))
+    assert len(placed) == 107
+    for key, placement, matrix, mesh in placed:
+        desc, vertices, _, geometry = rows[records[key]]
+        stride = (desc & 0xF) * 4
+        raw = np.frombuffer(geometry[: stride * vertices], np.uint8).reshape(vertices, stride)
+        positions = raw[:, :6].copy().view("<f2").astype(np.float64)
+        placement = np.array(placement)
+        assert struct.pack("<18f", *placement) in data
+        rotation, translation, size = placement[1:10].reshape(3, 3), placement[10:13], placement[13]
+        game = positions @ (rotation * size).T + translation
+        co = np.empty(3 * vertices, np.float32)
+        mesh.vertices.foreach_get("co", co)
+        matrix = np.array(matrix)
+        world = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+        np.testing.assert_allclose(world, 0.01 * game, rtol=1e-5, atol=1e-4)
+    assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
+    assert (tmp_path / path.name).read_bytes() == data
+    assert export_collection(collection, tmp_path / "at_one.nif", scale=1.0) == {"FINISHED"}
+    assert (tmp_path / "at_one.nif").read_bytes() != data
 
 
 def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, tmp_path):
@@ -342,7 +432,8 @@ def test_lods_with_geometry_nodes_on_real_cells(clean_scene, corpus, tmp_path, l
                 np.testing.assert_array_equal(np.sort(faces, axis=None), np.sort(expected, axis=None))
         assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
-    assert fallbacks == (1, 46, 47)[lod]  # of 47 records, one fills LOD 1 only, the others LOD 0 only
+    # Of 86 records, 79 fill LOD 0 only, 2 LOD 1 only, 4 LOD 2 only and one LOD 0 and 2.
+    assert fallbacks == (6, 84, 81)[lod]
 
 
 def world_points(objects):
@@ -357,7 +448,7 @@ def world_points(objects):
 
 def test_physics_cell_lands_where_the_cells_are(clean_scene, corpus):
     """The cell's _Physics.NIF (one static compressed mesh for the whole interior, in cell
-    coordinates) imported with the ten cells the corpus has of its 38: the cells lie inside
+    coordinates) imported with the eleven cells the corpus has of its 38: the cells lie inside
     its collision's bounds, and many record vertices sit on collision vertices (measured: 9 %
     within one unit), which a shift of 5 units destroys (0.2 %)."""
     import bpy
@@ -368,7 +459,7 @@ def test_physics_cell_lands_where_the_cells_are(clean_scene, corpus):
     import_cells([*paths, physics], corpus / CSG)
     records = [o for p in paths for o in bpy.data.collections[p.stem].objects if "precombined_instance" in o]
     collision = [o for o in bpy.data.collections[physics.stem].all_objects if "havok_shape" in o and o.type == "MESH"]
-    assert len(records) == 116 and len(collision) == 1
+    assert len(records) == 223 and len(collision) == 1
     cells, hull = world_points(records), world_points(collision)
     assert (cells.min(axis=0) >= hull.min(axis=0) - 1).all() and (cells.max(axis=0) <= hull.max(axis=0) + 1).all()
     tree = KDTree(len(hull))

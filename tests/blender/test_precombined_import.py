@@ -26,21 +26,29 @@ def instances_of(collection):
 
 
 def check_cell(collection, objects, scale=1.0, lod=0):
+    """Each copy where the file places it, scaled once: the record's mesh holds the scale, the
+    copy's matrix the file's rotation and scale with the position scaled; so every vertex lands
+    at ``scale * (R s p + t)``."""
     placed = instances_of(collection)
     assert len(placed) == sum(len(o["instances"]) for o in objects)
     for obj in placed:
         source = objects[obj["precombined_object"]]
         inst = source["instances"][obj["precombined_instance"]]
+        linear = np.array(inst["rotation"]) * inst["scale"]
         expected = np.eye(4)
-        expected[:3, :3] = np.array(inst["rotation"]) * inst["scale"] * scale
+        expected[:3, :3] = linear
         expected[:3, 3] = np.array(inst["translation"]) * scale
-        np.testing.assert_allclose(np.array(obj.matrix_world), expected, rtol=1e-5, atol=1e-4)
+        matrix = np.array(obj.matrix_world)
+        np.testing.assert_allclose(matrix, expected, rtol=1e-5, atol=1e-4)
         mesh = obj.data
         assert len(mesh.vertices) == len(source["positions"])
         assert len(mesh.polygons) == len(source["lods"][lod])
         co = np.empty(3 * len(mesh.vertices), np.float32)
         mesh.vertices.foreach_get("co", co)
         np.testing.assert_allclose(co.reshape(-1, 3), source["positions"] * scale, rtol=1e-6)
+        world = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+        game = np.asarray(source["positions"], np.float64) @ linear.T + inst["translation"]
+        np.testing.assert_allclose(world, scale * game, rtol=1e-5, atol=1e-4)
     for index in range(len(objects)):  # linked duplicates: one mesh per record
         assert len({o.data.name for o in placed if o["precombined_object"] == index}) == 1
 
@@ -141,10 +149,14 @@ def test_geometry_nodes_instancing(clean_scene, tmp_path):
     for index, obj in enumerate(OBJECTS):
         assert len(placed[index]) == len(obj["instances"])
         for inst, matrix in zip(obj["instances"], placed[index]):
-            expected = np.eye(4)
-            expected[:3, :3] = np.array(inst["rotation"]) * inst["scale"] * 0.5
+            expected = np.eye(4)  # the source mesh holds the scale: positions only are scaled
+            expected[:3, :3] = np.array(inst["rotation"]) * inst["scale"]
             expected[:3, 3] = np.array(inst["translation"]) * 0.5
             np.testing.assert_allclose(matrix, expected, rtol=1e-5, atol=1e-4)
+        source = next(o for o in collection.objects if o.get("precombined_source") == index)
+        co = np.empty(3 * len(source.data.vertices), np.float32)
+        source.data.vertices.foreach_get("co", co)
+        np.testing.assert_allclose(co.reshape(-1, 3), np.asarray(obj["positions"]) * 0.5, rtol=1e-6)
 
 
 def test_geometry_found_in_the_preferences_data_folder(clean_scene, tmp_path, addon):

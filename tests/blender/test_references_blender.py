@@ -4,11 +4,12 @@ import importlib
 import struct
 
 import numpy as np
-from support import corpus_files
+from support import CORPUS, corpus_files
 from test_plugin import independent_refrs
 
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
 CELLS = corpus_files("ck-precombined/**/*_OC.NIF")
+CELL = CORPUS / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"  # 13 copies, 10 at REFRs of the plugin
 
 
 def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
@@ -22,7 +23,7 @@ def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
     with plugin_module.Plugin(corpus / PLUGIN) as plugin:
         copies = [o for c in collections for o in c.all_objects if "precombined_instance" in o]
         named = [o for o in copies if "reference_form_id" in o]
-        assert len(copies) == 116 and len(named) == 84
+        assert len(copies) == 223 and len(named) == 178
         refrs = independent_refrs((corpus / PLUGIN).read_bytes())
         for obj in named:
             refr = plugin.record(int(obj["reference_form_id"], 16))
@@ -83,9 +84,9 @@ def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_
     assert read.returncode == 0, read.stderr
     placed = json.loads(read.stdout.strip().splitlines()[-1])
     refrs = independent_refrs((corpus / PLUGIN).read_bytes())
-    assert len(placed) == 84  # as test_plugin finds: 84 of the 116 copies sit at a REFR of the plugin
-    # A reference whose base has several shapes places copies of several records: 67 REFRs here.
-    assert len({form_id for form_id, _ in placed.values()}) == 67
+    assert len(placed) == 178  # as test_plugin finds: 178 of the 223 copies sit at a REFR of the plugin
+    # A reference whose base has several shapes places copies of several records: 141 REFRs here.
+    assert len({form_id for form_id, _ in placed.values()}) == 141
     for form_id, matrix in placed.values():
         assert_placed_by(matrix, refrs[int(form_id, 16)])
 
@@ -94,7 +95,7 @@ def test_the_plugin_is_found_in_the_cells_data_folder(clean_scene, corpus, addon
     import bpy
 
     precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
-    collections, _ = precombined_import.import_cells(bpy.context, [str(CELLS[1])])
+    collections, _ = precombined_import.import_cells(bpy.context, [str(CELL)])
     assert sum("reference_form_id" in o for o in collections[0].all_objects) == 10
 
 
@@ -114,7 +115,7 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
     from precombined_nif.core.nif import NifFile
     from precombined_nif.core.plugin.references import cell_instances
 
-    path = CELLS[1]
+    path = CELL
     copies = cell_instances(NifFile.read(path))
     statics, references = [], []
     for number, (block, record, instance_number, instance) in enumerate(copies):
@@ -151,11 +152,11 @@ def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(c
 
     precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
     csg = str(corpus / "ck-precombined/AlootHomePlate - Geometry.csg")  # geometry nodes need the records' meshes
-    (by_objects,), _ = precombined_import.import_cells(bpy.context, [str(CELLS[1])], plugins=[str(corpus / PLUGIN)],
+    (by_objects,), _ = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                        geometry_path=csg)
     expected = {(o["precombined_block"], o["precombined_object"], o["precombined_instance"]): o.get("reference_form_id")
                 for o in by_objects.all_objects if "precombined_instance" in o}
-    (by_points,), messages = precombined_import.import_cells(bpy.context, [str(CELLS[1])], plugins=[str(corpus / PLUGIN)],
+    (by_points,), messages = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                              instancing="GEOMETRY_NODES", geometry_path=csg)
     found = {}
     for obj in by_points.all_objects:
@@ -170,4 +171,4 @@ def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(c
     from test_precombined_export import export
 
     assert export(by_points, tmp_path / "out.nif") == {"FINISHED"}
-    assert (tmp_path / "out.nif").read_bytes() == CELLS[1].read_bytes()
+    assert (tmp_path / "out.nif").read_bytes() == CELL.read_bytes()
