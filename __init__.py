@@ -6,14 +6,16 @@ command line and the tests run on plain Python; Blender-side modules load in reg
 
 
 def register():
-    from . import operators, ui
+    from . import operators, preferences, ui
 
+    preferences.register()
     operators.register()
     ui.register()
 
 
 def unregister():
-    from . import operators, ui
+    from . import operators, preferences, ui
 
     ui.unregister()
     operators.unregister()
+    preferences.unregister()

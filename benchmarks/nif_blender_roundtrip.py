@@ -39,7 +39,7 @@ def main(paths):
     cli.load_package()
     from precombined_nif.core.nif import NifFile
     from precombined_nif.io.nif.exporter import export_nif
-    from precombined_nif.operators.nif_import import import_nif
+    from precombined_nif.io.file_import import import_nif
 
     out = Path(tempfile.mkdtemp()) / "out.nif"
     print(f"{'file':44} {'MB':>6} {'codec':>8} {'import':>8} {'export':>8} {'edited':>8}  ratios to codec")

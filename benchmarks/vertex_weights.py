@@ -63,9 +63,8 @@ def main():
     cli.load_package()
     import bpy
 
+    from precombined_nif.io.file_import import import_files, import_nif
     from precombined_nif.io.precombined.importer import CellBuilder, GeometrySource
-    from precombined_nif.operators import nif_import
-    from precombined_nif.operators.precombined_import import import_nif_looking_beside
 
     routes = {"add per distinct weight": per_distinct_weight, "add per vertex": per_vertex, "bmesh deform layer": bmesh_layer}
     for name in sys.argv[1:] or [str(CORPUS / path) for path in DEFAULT]:
@@ -73,9 +72,9 @@ def main():
         started = time.perf_counter()
 
         def import_one(context, path, progress):
-            return import_nif_looking_beside(context, path, progress, builder=CellBuilder, geometry=GeometrySource(None))
+            return import_nif(context, path, progress, builder=CellBuilder, geometry=GeometrySource(None))
 
-        nif_import.import_files(bpy.context, [name], import_one)
+        import_files(bpy.context, [name], import_one)
         imported = time.perf_counter() - started
         skinned = [o for o in bpy.data.objects if o.type == "MESH" and o.vertex_groups]
         weights = [weights_of(o) for o in skinned]

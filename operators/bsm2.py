@@ -1,15 +1,15 @@
 """File > Import / Export > Banuba Skinned Mesh (.bsm2), its drag-and-drop handler, and the
-import and export steps shared with cli.py."""
+export step shared with cli.py."""
 
 from pathlib import Path
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError
-from ..io.bsm2 import exporter as bsm2_export, importer as bsm2_import
-from .nif_import import MultiFileImport, import_files, report_import
+from ..io.bsm2 import exporter as bsm2_export
+from ..io.file_import import import_bsm2, import_files
+from .nif_import import MultiFileImport, report_import
 
 EXTENSION = ".bsm2"
 
@@ -19,19 +19,6 @@ def _failure(error, path):
     if isinstance(error, FormatError):
         return str(error.located(path=path))
     return f"{path}: {error.strerror or error}"
-
-
-def import_bsm2(context, path, progress=None):
-    """One file as a mesh and an armature in the active collection, or nothing at all if it fails;
-    returns (armature object, warnings). For ``nif_import.import_files``."""
-    if context.mode != "OBJECT":
-        bpy.ops.object.mode_set(mode="OBJECT")
-    path = Path(path)
-    bsm = Bsm2File.read(path)
-    if progress is not None:
-        progress(0.5)  # read; building the mesh and actions is the other half
-    _, armature, warnings = bsm2_import.build(context, bsm, path.stem)
-    return armature, warnings
 
 
 def export_file(context, path, mesh_object=None):

@@ -5,15 +5,16 @@ import os
 
 import bpy
 
+from .. import preferences
 from ..core.archives.data import DataFiles, split_archive_path
+from ..io.file_import import import_cells
+from .nif_import import report_import
 
 _listing = {"folders": None, "paths": [], "items": []}  # Blender needs the item strings kept alive
 
 
 def mesh_items(self, context):
-    from ..ui import preferences  # here: ui's menus import this module
-
-    folders = [folder for game in preferences.SETTINGS for folder in preferences.data_folders(context, game)]
+    folders = [folder for folder in preferences.folders(context).data.values() if folder]
     # A folder's modification time changes when an archive is added, removed or replaced (a mod
     # installed meanwhile): then the list is made again. Blender asks for the items often.
     stamps = [(folder, _modified(folder)) for folder in folders]
@@ -24,7 +25,7 @@ def mesh_items(self, context):
         finally:
             data.close()
         _listing.update(folders=stamps, paths=paths,
-                        items=[(str(i), split_archive_path(path)[1], path) for i, path in enumerate(paths)])
+                        items=[(str(i), split_archive_path(path).inner, path) for i, path in enumerate(paths)])
     return _listing["items"]
 
 
@@ -53,11 +54,8 @@ class IMPORT_SCENE_OT_nif_from_data(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def execute(self, context):
-        from .nif_import import report_import
-        from .precombined_import import import_cells
-
         path = _listing["paths"][int(self.mesh)]
-        collections, messages = import_cells(context, [path])
+        collections, messages = import_cells(context, [path], folders=preferences.folders(context))
         return report_import(self, collections, messages, "NIF")
 
 

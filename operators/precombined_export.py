@@ -3,6 +3,7 @@
 import bpy
 
 from ..core.errors import FormatError
+from ..core.nif.blocks.precombined import cell_totals
 from ..io.precombined.exporter import cell_scale, export_cell
 from .nif_export import NifExport
 
@@ -52,9 +53,9 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, f"{self.filepath}: {error}")
             return {"CANCELLED"}
-        records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
+        records, instances = cell_totals(nif)
         written = f"; geometry in {geometry.name}" if geometry else ""
-        self.report({"INFO"}, f"Exported {len(records)} records, {sum(len(r.instances) for r in records)} instances{written}")
+        self.report({"INFO"}, f"Exported {records} records, {instances} instances{written}")
         return {"FINISHED"}
 
 

@@ -1,71 +1,11 @@
 """File > Import > Precombined NIF: cells as linked duplicates."""
 
-from pathlib import Path
-
 import bpy
 
-from ..core.archives.data import split_archive_path
-from ..io.plugin.references import name_instances
-from ..io.precombined.breakers import load_order_report, mark_breakers
-from ..io.precombined.importer import CellBuilder, GeometrySource
-from .nif_import import NifImport, import_files, import_nif, report_import
-
-
-def import_cells(context, paths, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True,
-                 load_order=None, **options):
-    """Import each file with the cell builder (files without a precombined block import like
-    any NIF); ``options`` go to the general builder (scale, collision, skin). Placed copies are
-    named after their references, read from ``plugins`` (the cell's plugin, then masters) or
-    from the plugin found in the cell's Data folder when ``find_plugin``; then, in the load
-    order of ``load_order`` (Data folder, plugins.txt or None; default: the preferences'
-    Fallout 4 Data folder and plugins.txt), the cell gets its precombine state and the copies
-    overridden after its precombines were built are marked."""
-    from ..ui import preferences  # here: ui's menus import this module
-
-    settings = preferences.get(context)
-    source = GeometrySource(geometry_path or None, settings.fo4_data if settings and settings.fo4_data else None,
-                            preferences.cache_folder(context))
-    if load_order is None and settings is not None and settings.fo4_data:
-        load_order = (bpy.path.abspath(settings.fo4_data), bpy.path.abspath(settings.plugins_txt) or None)
-    state = []  # the load order's report, read once at the first cell
-
-    def mark(collection):
-        if load_order is None or "nif_path" not in collection:
-            return []
-        first = not state
-        if first:
-            state.extend(load_order_report(*load_order))
-        return mark_breakers(collection, state[0]) + (state[1] if first else [])  # the load order's problems once
-
-    try:
-        return import_files(
-            context,
-            paths,
-            lambda context, path, progress: with_references(
-                import_nif_looking_beside(
-                    context, path, progress, builder=CellBuilder, lod=lod, geometry=source, instancing=instancing, **options
-                ),
-                plugins,
-                find_plugin,
-                mark,
-            ),
-        )
-    finally:
-        source.close()
-
-
-def import_nif_looking_beside(context, path, progress, *, geometry, **options):
-    """import_nif, a cell taken from an archive finding its geometry in the archive's Data folder too."""
-    inside = split_archive_path(path)
-    if inside is not None:
-        geometry.also_look_in(str(Path(inside[0]).parent))
-    return import_nif(context, path, progress, geometry=geometry, **options)
-
-
-def with_references(imported, plugins, find_plugin, mark):
-    collection, warnings = imported
-    warnings = warnings + name_instances(collection, plugins, find_plugin)
-    return collection, warnings + mark(collection)
+from .. import preferences
+from ..io.file_import import import_cells
+from ..io.precombined import INSTANCING
+from .nif_import import NifImport, report_import
 
 
 class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
@@ -84,11 +24,7 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
     instancing: bpy.props.EnumProperty(
         name="Instancing",
         description="How placed copies are built",
-        items=(
-            ("OBJECTS", "Objects", "One object per placed copy, all sharing the record's mesh (linked duplicates)"),
-            ("GEOMETRY_NODES", "Geometry Nodes", "Per record one point cloud whose modifier instances the mesh: "
-             "light for very large cells"),
-        ),
+        items=[(name, label, description) for name, (label, description) in INSTANCING.items()],
         default="OBJECTS",
     )
     geometry_path: bpy.props.StringProperty(
@@ -114,6 +50,7 @@ class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):
         collections, messages = import_cells(
             context,
             self.paths(),
+            folders=preferences.folders(context),
             lod=int(self.lod),
             **self.import_options(),
             geometry_path=self.geometry_path,

@@ -140,6 +140,20 @@ def test_package_and_codec_import_without_bpy():
     assert result.returncode == 0, result.stderr
 
 
+def test_codec_commands_load_no_blender_code(tmp_path):
+    """The command line's codec part (commands.codec and the parser) runs without the add-on's
+    Blender side: neither bpy nor io, operators, ui or commands.blender's imports get loaded."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import cli; "
+        "assert cli.main(['sample', '--cell', sys.argv[2]]) == 0 and cli.main(['info', sys.argv[2]]) == 0; "
+        "loaded = [m for m in sys.modules if m in ('bpy', 'mathutils') or m.split('.')[1:2] in "
+        "(['io'], ['operators'], ['ui'], ['preferences']) and m.startswith('precombined_nif.')]; "
+        "assert not loaded, loaded"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(ROOT), str(tmp_path / "cell.nif")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_sample_cell(tmp_path):
     path = tmp_path / "cell.nif"
     assert run("sample", "--cell", path).returncode == 0

@@ -1,8 +1,8 @@
-"""Menus, panels and preferences (Blender side)."""
+"""Menus and panels (Blender side)."""
 
-from . import collision_panel, markers_panel, menus, precombined_panel, preferences
+from . import collision_panel, markers_panel, menus, precombined_panel
 
-_modules = (preferences, menus, collision_panel, markers_panel, precombined_panel)
+_modules = (menus, collision_panel, markers_panel, precombined_panel)
 
 
 def register():

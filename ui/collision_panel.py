@@ -9,6 +9,7 @@ import numpy as np
 
 from ..io.havok.collision_import import MATERIAL, RADIUS, SHAPE, material_text, parse_material, set_ranges
 from ..io.integers import to_int32
+from .object_panel import ObjectPanel
 
 MOTIONS = (
     ("static", "Static", "Does not move"),
@@ -149,15 +150,8 @@ def face_materials(obj):
     return values
 
 
-class OBJECT_PT_havok_collision(bpy.types.Panel):
+class OBJECT_PT_havok_collision(ObjectPanel, bpy.types.Panel):
     bl_label = "Havok Collision"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
-    bl_context = "object"
-
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None
 
     def draw(self, context):
         layout = self.layout

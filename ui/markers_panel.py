@@ -9,6 +9,7 @@ from ..io.havok.constraints import BODY_A, BODY_B, TYPE
 from ..io.nif.connect_points import PARENT_NAME, SKINNED
 from ..io.nif.extra_empties import KIND
 from ..io.nif.markers import FO3_FIELDS, LATER_FIELDS, ZOOM
+from .object_panel import ObjectPanel
 
 LABELS = {
     "connect_point": "Connect point (parent)",
@@ -55,16 +56,9 @@ class OBJECT_OT_nif_add_connect_point(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class OBJECT_PT_nif_markers(bpy.types.Panel):
+class OBJECT_PT_nif_markers(ObjectPanel, bpy.types.Panel):
     bl_label = "NIF Markers"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
-    bl_context = "object"
     bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None
 
     def draw(self, context):
         layout = self.layout

@@ -7,6 +7,7 @@ from pathlib import Path
 import bpy
 
 from ..io.precombined.exporter import MARK, is_record_object
+from .object_panel import ObjectPanel
 
 
 class OBJECT_OT_precombined_mark(bpy.types.Operator):
@@ -34,16 +35,9 @@ class OBJECT_OT_precombined_mark(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class OBJECT_PT_precombined(bpy.types.Panel):
+class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
     bl_label = "Precombined"
-    bl_space_type = "PROPERTIES"
-    bl_region_type = "WINDOW"
-    bl_context = "object"
     bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        return context.object is not None
 
     def draw(self, context):
         layout = self.layout

@@ -8,7 +8,8 @@ a cache folder when something (Blender loading an image) needs it on disk."""
 import os
 import tempfile
 import zlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from ..errors import FormatError
 from ..files import write_replacing
@@ -28,13 +29,30 @@ OFFICIAL_PLUGINS = (
 )
 
 
+class ArchivePath(NamedTuple):
+    """A file inside an archive, ``ARCHIVE.ba2:inner/path`` (also .bsa)."""
+
+    archive: str
+    inner: str
+
+    @property
+    def data_folder(self):
+        """The Data folder the file belongs to: the folder holding its archive."""
+        return Path(self.archive).parent
+
+    @property
+    def stem(self):
+        """The inner file's name without its suffix (inner paths use either slash)."""
+        return PurePosixPath(self.inner.replace("\\", "/")).stem
+
+
 def split_archive_path(text):
-    """(archive file, inner path) of ``ARCHIVE.ba2:inner/path`` (also .bsa), else None."""
+    """The ArchivePath ``text`` names (``ARCHIVE.ba2:inner/path``, also .bsa), else None."""
     lowered = str(text).lower()
     for suffix in ARCHIVE_SUFFIXES:
         at = lowered.find(suffix + ":")
         if at > 0:
-            return str(text)[:at + len(suffix)], str(text)[at + len(suffix) + 1:]
+            return ArchivePath(str(text)[:at + len(suffix)], str(text)[at + len(suffix) + 1:])
     return None
 
 
@@ -57,8 +75,8 @@ def stored_path(text):
     inside = split_archive_path(text)
     if inside is None:
         return text
-    entry = opened_archive(inside[0]).find(inside[1])
-    return text if entry is None else f"{inside[0]}:{entry.path}"
+    entry = opened_archive(inside.archive).find(inside.inner)
+    return text if entry is None else f"{inside.archive}:{entry.path}"
 
 
 def read_path(text):
@@ -66,11 +84,10 @@ def read_path(text):
     inside = split_archive_path(text)
     if inside is None:
         return Path(text).read_bytes()
-    archive_file, inner = inside
-    archive = opened_archive(archive_file)  # a batch over an archive reads its tables once
-    if inner not in archive:
-        raise FormatError(f"holds no file {inner}", path=archive_file)
-    return archive.read(inner)
+    archive = opened_archive(inside.archive)  # a batch over an archive reads its tables once
+    if inside.inner not in archive:
+        raise FormatError(f"holds no file {inside.inner}", path=inside.archive)
+    return archive.read(inside.inner)
 
 
 def path_in_folder(folder, relative):
@@ -205,9 +222,9 @@ class DataFiles:
 
     def cached(self, name):
         """The cache folder's copy of ``ARCHIVE:inner/path`` (a name from ``archive_paths``)."""
-        archive_file, inner = split_archive_path(name)
-        archive = next(a for a in self.archives if a.path == archive_file)
-        return self._cached(archive, inner)
+        inside = split_archive_path(name)
+        archive = next(a for a in self.archives if a.path == inside.archive)
+        return self._cached(archive, inside.inner)
 
     def _cached(self, archive, inner):
         target = self.cache_folder / cache_name(archive.path) / Path(*inner.split("/"))

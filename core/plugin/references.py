@@ -177,8 +177,8 @@ def find_cell_plugin(cell_path, hashes):
     from ..archives.data import split_archive_path
 
     inside = split_archive_path(cell_path)
-    if inside is not None:  # a cell taken from an archive: the archive's folder is the Data folder
-        data = Path(inside[0]).resolve().parent
+    if inside is not None:
+        data = inside.data_folder.resolve()
     else:
         path = Path(cell_path).resolve()
         data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)

@@ -6,7 +6,6 @@ constant, XYZ Euler axes). Sequence settings (cycle type, frequency, frame range
 (the action's pose markers) are written when they changed."""
 
 import json
-import re
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from ...core.errors import FormatError
 from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiFloatData, NiPosData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
 from .. import compat
+from ..names import unsuffixed
 from . import animation_keys as ak
 from .animation_import import fingerprint
 
@@ -245,8 +245,8 @@ def _keep_tbc(keys, old):
 
 def _write_settings(sequence, action, fps):
     imported = action.get("nif_name")  # what the import called it (suffixes: Blender's, for a second import)
-    name = re.sub(r"\.\d{3,}$", "", action.name)
-    if imported is not None and name != re.sub(r"\.\d{3,}$", "", imported):
+    name = unsuffixed(action.name)
+    if imported is not None and name != unsuffixed(imported):
         sequence.name = name
     cycle_type = int(action.get("nif_cycle_type", sequence.cycle_type))
     if cycle_type != sequence.cycle_type:

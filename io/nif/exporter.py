@@ -5,8 +5,6 @@ blocks) is written back unchanged and an untouched import writes back byte for b
 new is appended as new blocks; blocks only deleted objects used are dropped. Knows bpy and core
 objects, never file bytes."""
 
-import re
-
 import bpy
 import numpy as np
 from mathutils import Matrix
@@ -27,6 +25,8 @@ from ..collection_objects import objects_in
 from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
+from ..names import unsuffixed
+from .extras import write_extras
 from .source import import_scale, source_of, template_collection
 
 GAME_VERSIONS = {
@@ -50,7 +50,7 @@ def empty_nif(game):
 def plain_name(obj_name, block, index):
     """The block's own name when Blender only added a '.001' suffix to make it unique, or the
     object still has the name the importer gave an unnamed block."""
-    base = re.sub(r"\.\d{3,}$", "", obj_name)
+    base = unsuffixed(obj_name)
     if block is None:
         return obj_name
     if base in (block.name, f"{block.type_name}:{index}"):
@@ -170,7 +170,7 @@ class NifExporter:
             writer = legacy_collision_export if uses_bhk_bodies(self.nif.header.bs_version) else collision_export
             for index, owner in self._collision_owners().items():
                 writer.write_collision(self, owner, index)
-        extra_empties.write_extras(self, extras)
+        write_extras(self, extras)
         if self.template:
             animation_export.write_animations(self, exported)
             self._drop_unreachable(before)

@@ -1,5 +1,5 @@
-"""Extra data shown as empties: connect points (connect_points), furniture markers, bounds and
-the inventory marker (markers); Havok constraints (io.havok.constraints) share the export.
+"""What the empties showing extra data share (the modules showing each kind, connect_points,
+markers and io.havok.constraints, build on it; extras.py sends each block to its module):
 
 Each empty carries ``nif_extra_kind`` (what it shows), ``nif_extra`` (its extra data block) and
 ``nif_extra_item`` (its entry in the block, for blocks listing several), and ``nif_extra_basis``
@@ -11,12 +11,11 @@ A block is rewritten only when at least one of its empties is exported; a block 
 are all left out of the export (or deleted) is kept as stored.
 """
 
-import re
-
 import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..names import unsuffixed
 from . import skin_export
 
 KIND = "nif_extra_kind"
@@ -30,15 +29,10 @@ def is_extra(obj):
     return KIND in obj
 
 
-def plain(name):
-    """An object name without the '.001' Blender adds to make names unique."""
-    return re.sub(r"\.\d{3,}$", "", name)
-
-
 def name_for(obj, stored=None):
     """The name an empty writes: ``stored`` while the object's name is still it (Blender may
     have added '.001', or cut a long name at 63 bytes), else the object's name without '.001'."""
-    base = plain(obj.name)
+    base = unsuffixed(obj.name)
     if stored is not None and (base == stored or len(obj.name.encode()) >= 59 and stored.startswith(base)):
         return stored
     return base
@@ -68,20 +62,6 @@ def place(builder, obj, owner, owner_index, matrix):
         obj.matrix_basis = matrix
     obj[OWNER] = owner_index
     obj[BASIS] = [value for row in obj.matrix_basis for value in row]
-
-
-def build_extras(builder):
-    """Empties for the extra data of every node the import made."""
-    from . import connect_points, markers
-
-    builders = {**connect_points.BUILDERS, **markers.BUILDERS}
-    blocks = builder.nif.blocks
-    shown = set()  # a block listed by several nodes is shown once, under the first
-    for index, owner in list(builder.objects.items()):
-        for ref in np.asarray(getattr(blocks[index], "extra_data", ())).tolist():
-            if 0 <= ref < len(blocks) and type(blocks[ref]) in builders and ref not in shown:
-                shown.add(ref)
-                builders[type(blocks[ref])](builder, owner, index, ref, blocks[ref])
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -134,20 +114,3 @@ def template_block(exporter, obj, cls):
 
 def main_root(exporter):
     return exporter.nif.roots[0] if exporter.nif.roots else None
-
-
-def write_extras(exporter, objects):
-    """Write the extra data shown by ``objects`` (empties of ``is_extra``)."""
-    from ..havok import constraints
-    from . import connect_points, markers
-
-    writers = {**connect_points.WRITERS, **markers.WRITERS, **constraints.WRITERS}
-    by_kind = {}
-    for obj in sorted(objects, key=lambda o: (o.get(ITEM, 1 << 30), o.name)):
-        by_kind.setdefault(obj[KIND], []).append(obj)
-    unknown = sorted(set(by_kind) - set(writers))
-    if unknown:
-        exporter.warn(f"empties of unknown extra data kinds are not written: {', '.join(unknown)}")
-    for kind, writer in writers.items():
-        if kind in by_kind:
-            writer(exporter, by_kind[kind])

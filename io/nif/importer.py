@@ -11,7 +11,7 @@ from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
-from . import animation_import, extra_empties, material_import, skin_import
+from . import animation_import, extras, material_import, skin_import
 from ..datablocks import remove_all
 from ..integers import to_int32
 from ..mesh_build import build_mesh
@@ -80,7 +80,7 @@ class SceneBuilder:
                     legacy = uses_bhk_bodies(self.nif.header.bs_version)  # bhkCollisionObject bodies, not packfiles
                     (legacy_collision_import if legacy else collision_import).build_collision(self, index, block, obj)
             constraints.build_constraints(self)
-        extra_empties.build_extras(self)
+        extras.build_extras(self)
         animation_import.import_animations(self, bpy.context.scene)
         return self.objects
 

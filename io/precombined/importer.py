@@ -14,6 +14,7 @@ from .instancing import NODE_GROUP, attach_instancer, points_mesh
 from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..nif.importer import SceneBuilder
+from . import INSTANCING
 
 
 def block_owners(nif):
@@ -104,15 +105,13 @@ class GeometrySource:
 
     def _archived(self, folder, filename_hash):
         """A geometry file packed in one of the folder's archives, extracted once into the cache."""
-        from pathlib import PurePosixPath
-
         from ...core.archives.data import DataFiles, split_archive_path
         from ...core.precombined.names import bscrc32
 
         data = DataFiles([folder], self.cache_folder)
         try:
             for name in data.archive_paths("*.csg") + data.archive_paths("*.psg"):
-                stem = PurePosixPath(split_archive_path(name)[1]).stem
+                stem = split_archive_path(name).stem
                 if stem.lower().endswith(" - geometry") and bscrc32(stem) == filename_hash:
                     return data.cached(name)
         finally:
@@ -126,6 +125,8 @@ class GeometrySource:
 
 class CellBuilder(SceneBuilder):
     def __init__(self, nif, collection, *, lod=0, geometry=None, instancing="OBJECTS", **options):
+        if instancing not in INSTANCING:  # a caller's mistake: never quietly taken for objects
+            raise ValueError(f"instancing {instancing!r} is not one of {', '.join(INSTANCING)}")
         super().__init__(nif, collection, **options)
         self.lod = lod
         self.instancing = instancing

@@ -160,7 +160,7 @@ def test_vertex_naming_a_bone_the_skin_lacks_imports_unskinned_with_a_warning(cl
     block[end + 46 + skinning + 8] = 200  # vertex 0's first bone index
     path = tmp_path / "BadBone.nif"
     path.write_bytes(nif.to_bytes())
-    from precombined_nif.operators.nif_import import import_nif
+    from precombined_nif.io.file_import import import_nif
 
     collection, warnings = import_nif(bpy.context, str(path))
     (mesh,) = [o for o in collection.objects if o.type == "MESH"]

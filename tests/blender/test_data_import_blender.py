@@ -22,8 +22,8 @@ TEXTURES = {  # AlarmClock.BGSM's textures, as stored in the file
 def import_nif(addon, path, **options):
     import bpy
 
-    nif_import = importlib.import_module(f"{addon.__name__}.operators.nif_import")
-    collection, warnings = nif_import.import_nif(bpy.context, str(path), **options)
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    collection, warnings = file_import.import_nif(bpy.context, str(path), **options)
     return collection, warnings
 
 

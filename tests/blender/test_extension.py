@@ -102,7 +102,7 @@ def test_preferences_in_process(addon):
     preferences = bpy.context.preferences.addons[extension.ADDON].preferences
     assert type(preferences) is extension.preferences_class()
     preferences.fo4_data = "/games/Fallout 4/Data"
-    assert addon.ui.preferences.get(bpy.context).fo4_data == "/games/Fallout 4/Data"
+    assert addon.preferences.get(bpy.context).fo4_data == "/games/Fallout 4/Data"
 
 
 class RecordingLayout:
@@ -134,8 +134,8 @@ class RecordingLayout:
 def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_path, game, setting, plugin):
     import bpy
 
-    preferences = addon.ui.preferences.get(bpy.context)
-    module = addon.ui.preferences
+    preferences = addon.preferences.get(bpy.context)
+    module = addon.preferences
     try:
         setattr(preferences, setting, str(tmp_path))
         problem = module.folder_problem(preferences, game)
@@ -172,7 +172,7 @@ def test_import_options_show_the_data_folders_they_look_in(addon, tmp_path, oper
     stand_in = types.SimpleNamespace(
         properties=types.SimpleNamespace(bl_rna=rna), layout=RecordingLayout(), data_folder_games=cls.data_folder_games
     )
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     preferences.fo4_data = str(tmp_path)
     try:
         cls.draw(stand_in, bpy.context)

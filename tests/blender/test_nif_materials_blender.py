@@ -316,7 +316,7 @@ def test_file_import_finds_textures_in_the_preferences_data_folder(clean_scene, 
     target = tmp_path / "Data" / relative.upper()  # a case-sensitive file system, a differently cased tree
     target.parent.mkdir(parents=True)
     target.write_bytes(dds_bytes())
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     setattr(preferences, setting, str(tmp_path / "Data"))
     try:
         assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
@@ -365,7 +365,7 @@ def test_fallout_76_import_finds_its_material_and_textures_in_the_preferences_da
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(dds_bytes())
         textures.add(str(target))
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     preferences.fo76_data = str(data)
     try:
         assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}

@@ -68,8 +68,8 @@ def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path
     import bpy
 
     folder, chosen, vanilla = later_data(corpus, tmp_path / "Data")
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
-    (collection,), messages = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    (collection,), messages = file_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                               load_order=(str(folder), None))
     copies = [o for o in collection.all_objects if "precombined_instance" in o]
     marked = [o for o in copies if "precombine_breaker" in o]
@@ -100,8 +100,8 @@ def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path
 def test_without_a_load_order_nothing_is_marked(clean_scene, corpus, addon):
     import bpy
 
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
-    (collection,), _ = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)])
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    (collection,), _ = file_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)])
     assert "precombine_status" not in collection
     assert not [o for o in collection.all_objects if "precombine_breaker" in o]
 

@@ -217,7 +217,7 @@ def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, 
                 target = data / "Textures" / texture.replace("\\", "/")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(dds_bytes())
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     preferences.fo4_data = str(data)
     try:
         collections = import_cells(paths, corpus / CSG)
@@ -368,7 +368,7 @@ def test_edited_record_goes_to_the_plugins_geometry_file(clean_scene, corpus, ad
     else:
         (data / "AlootHomePlate - Geometry.csg").write_bytes((corpus / CSG).read_bytes())
 
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     preferences.fo4_data = str(data)  # each record's hash finds its .csg there
     try:
         assert bpy.ops.import_scene.precombined_cell(filepath=str(out)) == {"FINISHED"}

@@ -162,7 +162,7 @@ def test_geometry_nodes_instancing(clean_scene, tmp_path):
 def test_geometry_found_in_the_preferences_data_folder(clean_scene, tmp_path, addon):
     import bpy
 
-    preferences = addon.ui.preferences.get(bpy.context)
+    preferences = addon.preferences.get(bpy.context)
     data = tmp_path / "Data"
     data.mkdir()
     space, offsets = geometry_space(OBJECTS)
@@ -184,7 +184,7 @@ def test_mismatching_geometry_file_gives_placeholders_and_one_warning(clean_scen
     csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
     far = [offset + 10_000_000 for offset in offsets]  # past the file's geometry space
     path = write_cell(tmp_path / "far_OC.nif", "BSPackedCombinedSharedGeomDataExtra", block_bytes(OBJECTS, "external", offsets=far))
-    from precombined_nif.operators.precombined_import import import_cells
+    from precombined_nif.io.file_import import import_cells
 
     collections, messages = import_cells(bpy.context, [str(path)], geometry_path=str(csg))
     assert len(collections) == 1 and len(messages) == 1

@@ -15,9 +15,9 @@ CELL = CORPUS / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"  # 
 def test_copies_carry_the_refr_placing_them(clean_scene, corpus, addon):
     import bpy
 
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
     plugin_module = importlib.import_module(f"{addon.__name__}.core.plugin")
-    collections, messages = precombined_import.import_cells(bpy.context, [str(p) for p in CELLS],
+    collections, messages = file_import.import_cells(bpy.context, [str(p) for p in CELLS],
                                                             plugins=[str(corpus / PLUGIN)])
     assert len(collections) == len(CELLS)
     with plugin_module.Plugin(corpus / PLUGIN) as plugin:
@@ -94,8 +94,8 @@ def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_
 def test_the_plugin_is_found_in_the_cells_data_folder(clean_scene, corpus, addon):
     import bpy
 
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
-    collections, _ = precombined_import.import_cells(bpy.context, [str(CELL)])
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    collections, _ = file_import.import_cells(bpy.context, [str(CELL)])
     assert sum("reference_form_id" in o for o in collections[0].all_objects) == 10
 
 
@@ -128,8 +128,8 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
         group("STAT", statics),
         group("CELL", [cell(0x00001E58, [0x1200ADBE], [0x01000801 + 2 * n for n in range(len(copies))]), *references]),
     ]))
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
-    (collection,), messages = precombined_import.import_cells(bpy.context, [str(path)], plugins=[str(esp)])
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    (collection,), messages = file_import.import_cells(bpy.context, [str(path)], plugins=[str(esp)])
     placed = [o for o in collection.all_objects if "precombined_instance" in o]
     assert len(placed) == len(copies) == 13
     for obj in placed:
@@ -150,13 +150,13 @@ def test_copies_are_named_after_the_base_editor_id(clean_scene, corpus, addon, t
 def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(clean_scene, corpus, addon, tmp_path):
     import bpy
 
-    precombined_import = importlib.import_module(f"{addon.__name__}.operators.precombined_import")
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
     csg = str(corpus / "ck-precombined/AlootHomePlate - Geometry.csg")  # geometry nodes need the records' meshes
-    (by_objects,), _ = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
+    (by_objects,), _ = file_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                        geometry_path=csg)
     expected = {(o["precombined_block"], o["precombined_object"], o["precombined_instance"]): o.get("reference_form_id")
                 for o in by_objects.all_objects if "precombined_instance" in o}
-    (by_points,), messages = precombined_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
+    (by_points,), messages = file_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
                                                              instancing="GEOMETRY_NODES", geometry_path=csg)
     found = {}
     for obj in by_points.all_objects:

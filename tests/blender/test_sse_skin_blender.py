@@ -171,7 +171,7 @@ def test_damaged_sse_skin_fails_naming_the_shape_and_leaves_nothing(clean_scene,
 def test_partition_bone_index_past_its_bones_imports_unskinned_with_a_warning(clean_scene, corpus, tmp_path):
     import bpy
 
-    from precombined_nif.operators.nif_import import import_nif
+    from precombined_nif.io.file_import import import_nif
 
     data, _ = damaged_feet(corpus, "bone index")
     path = tmp_path / "feet.nif"

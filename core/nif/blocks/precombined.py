@@ -172,3 +172,9 @@ class BSPackedCombinedGeomDataExtra(NiExtraData):
             return INLINE
         finally:
             s.pos = start
+
+
+def cell_totals(nif):
+    """(records, placed instances) of a cell's precombined blocks: what an export reports."""
+    records = [r for b in nif.blocks if isinstance(b, BSPackedCombinedGeomDataExtra) for r in b.records]
+    return len(records), sum(len(r.instances) for r in records)

@@ -1,12 +1,14 @@
-"""Add-on preferences: where the user's game Data folders are."""
+"""Add-on preferences: where the user's game Data folders are. The operators read them (as
+``folders``) and draw them in their options; the add-on registers them."""
 
 import bpy
 
-from ..core.games import GAMES
+from .core.games import GAMES
+from .io.file_import import NO_FOLDERS, UserFolders
 
 # The add-on's package name, whether installed as an extension (bl_ext.<repo>.precombined_nif)
 # or loaded by cli.py.
-ADDON_ID = __package__.rpartition(".")[0]
+ADDON_ID = __package__
 
 # The preference holding each game's Data folder (the first two names predate the others and
 # stay, so saved preferences keep their folders).
@@ -80,19 +82,16 @@ def get(context):
     return addon.preferences if addon else None
 
 
-def data_folders(context, game):
-    """The Data folders where a file of ``game`` finds its textures (empty when unset)."""
+def folders(context):
+    """The UserFolders the preferences set (none when the add-on is not enabled, as under cli.py)."""
     settings = get(context)
-    if settings is None or game not in SETTINGS:
-        return []
-    folder = getattr(settings, SETTINGS[game])
-    return [folder] if folder else []
-
-
-def cache_folder(context):
-    """The folder where files from archives are extracted (None: the default temporary one)."""
-    settings = get(context)
-    return (settings.cache_folder or None) if settings is not None else None
+    if settings is None:
+        return NO_FOLDERS
+    load_order = None
+    if settings.fo4_data:
+        load_order = (bpy.path.abspath(settings.fo4_data), bpy.path.abspath(settings.plugins_txt) or None)
+    return UserFolders({game: getattr(settings, name) for game, name in SETTINGS.items()}, settings.cache_folder or None,
+                       load_order)
 
 
 def register():

@@ -1,0 +1,16 @@
+"""The command line's parts (cli.py at the repository root runs them): ``parser`` (the
+arguments of every command), ``codec`` (the commands needing only numpy: info, roundtrip,
+convert, sample, ls, extract, precombines) and ``blender`` (import and export, run under
+Blender or with the bpy module). The codec commands never load Blender code."""
+
+from pathlib import Path
+
+ENTRY = Path(__file__).resolve().parent.parent / "cli.py"  # what users run; worker processes run it too
+
+
+class UsageError(Exception):
+    pass
+
+
+class CommandError(Exception):
+    """A failure whose message is already the lines to print."""

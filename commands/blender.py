@@ -1,0 +1,245 @@
+"""The commands needing Blender (or the bpy module): import files into a .blend, export a .blend.
+bpy and the add-on's Blender side are imported when a command runs."""
+
+import argparse
+import errno
+import sys
+from pathlib import Path
+
+from . import ENTRY, CommandError, UsageError
+
+
+def require_bpy(command):
+    try:
+        import bpy
+    except ImportError:
+        raise UsageError(
+            f"{command} needs Blender or the bpy module: run blender -b --python cli.py -- {command} ..."
+        ) from None
+    return bpy
+
+
+def command_import(args):
+    """Import every file (folders: their .nif and .bsm2 files) into an empty scene and save it.
+    A file that fails is reported on one line and left out; the others are imported and saved,
+    and the status is 2. Nothing is saved when no file imports."""
+    bpy = require_bpy("import")
+    from ..core.batch import expand
+    from ..core.formats import is_bsm2
+    from ..io.file_import import CellImport, each_file, import_bsm2
+
+    if not Path(args.blend).suffix.lower() == ".blend":
+        raise UsageError(f"import: {args.blend}: the output must be a .blend file")
+    paths = [str(path) for path, _ in expand(args.files)]
+    if not paths:
+        raise UsageError("import: no .nif or .bsm2 files found")
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    errors, built = [], []
+    # Plain NIFs and precombined cells alike go to the cell import.
+    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=args.instancing.upper().replace("-", "_"),
+                    plugins=args.plugin or ()) as import_nif:
+        def import_one(context, path, progress):
+            return (import_bsm2 if is_bsm2(path) else import_nif)(context, path, progress)
+
+        for imported, messages in each_file(bpy.context, paths, import_one):
+            if imported is None:  # then its one message is its error
+                errors += messages
+                print(f"error: {messages[0]}", file=sys.stderr, flush=True)
+                continue
+            built.append(imported)
+            for message in messages:
+                print(f"warning: {message}", file=sys.stderr)
+    if not built:
+        raise CommandError(f"error: {args.blend}: not written, no file imported")
+    output = Path(args.blend).resolve()
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=str(output))
+    except RuntimeError as error:
+        raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
+    lines = [f"{args.blend}: {len(built)} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
+    print("\n".join(lines))
+    if errors:
+        print(f"{len(errors)} file(s) failed", file=sys.stderr)
+    return 2 if errors else 0
+
+
+def describe_collection(collection):
+    """What an import built (a collection, or an object with its children), in one line."""
+    import bpy
+
+    if isinstance(collection, bpy.types.Collection):
+        from ..io.collection_objects import objects_in
+
+        objects = objects_in(collection)
+    else:
+        objects = [collection, *collection.children_recursive]
+    meshes = {o.data for o in objects if o.type == "MESH"}
+    placed = [o for o in objects if "precombined_object" in o]
+    line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
+    if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
+        copies = sum(len(o.data.vertices) if o.data is not None and "precombined_instances_raw" in o.data else 1 for o in placed)
+        records = {(o.get("precombined_block"), o["precombined_object"]) for o in placed}  # numbered per block
+        line += f", {copies} precombined instances of {len(records)} records"
+        named = sum("reference_form_id" in o for o in placed)
+        if named:
+            line += f", {named} named after their references"
+    armatures = [o for o in objects if o.type == "ARMATURE"]
+    if armatures:
+        line += f", {sum(len(a.data.bones) for a in armatures)} bones"
+    return line
+
+
+CELL_OPTIONS = ("layout", "plugin")  # what applies to precombined cells only
+NIF_OPTIONS = ("game", "full_precision", "write_materials")  # to general NIFs only
+
+
+def ignored(args, names, what):
+    """Warn about options given that do not apply to what is written."""
+    for name in names:
+        if getattr(args, name):
+            print(f"warning: --{name.replace('_', '-')} does not apply to {what}: ignored", file=sys.stderr)
+
+
+def command_export(args):
+    from ..core.formats import is_bsm2
+
+    if args.each:
+        if Path(args.output).suffix or args.object:
+            raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
+    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2"):
+        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf or .bsm2 file")
+    bpy = require_bpy("export")
+    from ..operators import bsm2
+
+    source = Path(args.input)
+    if not source.is_file():
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", args.input)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+    except RuntimeError as error:
+        raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
+    if args.each:
+        return export_each(bpy, args)
+    if not is_bsm2(args.output):
+        return export_nif_file(bpy, args)
+    ignored(args, CELL_OPTIONS + NIF_OPTIONS, "a .bsm2 file")
+    mesh_object = None
+    if args.object is not None:
+        mesh_object = bpy.data.objects.get(args.object)
+        if mesh_object is None or mesh_object.type != "MESH":
+            raise CommandError(f"error: {args.input}: no mesh object named {args.object!r}")
+    bsm, warnings = bsm2.export_file(bpy.context, args.output, mesh_object)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return (
+        f"{args.output}: {len(bsm.vertices)} vertices, {len(bsm.indices) // 3} triangles, {bsm.num_bones} bones, "
+        f"{len(bsm.animations)} animation(s)"
+    )
+
+
+def export_nif_file(bpy, args):
+    """The .blend's objects (or --object's collection) as a NIF; a .kf from its import."""
+    from ..io.collection_objects import objects_in
+
+    objects = list(bpy.context.scene.objects)
+    if args.object is not None:
+        chosen = bpy.data.objects.get(args.object)
+        if chosen is None:
+            raise CommandError(f"error: {args.input}: no object named {args.object!r}")
+        objects = list({o for c in chosen.users_collection for o in objects_in(c)})
+    if Path(args.output).suffix.lower() == ".kf":
+        # A .kf is written from the collection its import made (an empty standing for the file).
+        handles = [o for o in objects if "nif_kf" in o]
+        if len(handles) != 1:
+            found = f"{len(handles)} .kf imports: choose one with --object" if handles else "no .kf import"
+            raise CommandError(f"error: {args.input}: {found} (a .kf is written from its import's empty)")
+        objects = objects_in(handles[0].users_collection[0])
+    return export_objects(objects, args.output, args)
+
+
+def export_objects(objects, output, args):
+    """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
+    written back into the file they were imported from, if any. Returns the line to print."""
+    from ..io.nif.exporter import export_nif
+    from ..io.precombined.exporter import export_cell
+
+    args = argparse.Namespace(**{**vars(args), "output": output})
+    if any("precombined_object" in o for o in objects):
+        ignored(args, NIF_OPTIONS, "a precombined cell")
+        nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
+        records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
+        line = f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+        return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
+    ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
+    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
+    for message in messages:
+        print(f"warning: {message}", file=sys.stderr)
+    if args.write_materials:
+        from ..io.nif.material_export import write_material_files
+
+        for path in write_material_files(args.output, objects):
+            print(f"{path}: material file written")
+    if Path(args.output).suffix.lower() == ".kf":
+        return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
+    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
+    return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
+
+
+def export_each(bpy, args):
+    """Every collection of the scene holding objects (each imported file is one) as its own NIF
+    in the output folder, named after the file it came from; --jobs N runs N processes, each
+    opening the .blend. A collection that fails is reported and the others are written."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..core.batch import failure_text, summary
+    from ..io.collection_objects import objects_in
+
+    folder = Path(args.output)
+    folder.mkdir(parents=True, exist_ok=True)
+    collections = [c for c in bpy.context.scene.collection.children_recursive if c.objects]
+    if not collections:
+        raise CommandError(f"error: {args.input}: no collection holds objects")
+    targets = [(c, folder / f"{Path(c.get('nif_path', c.name)).stem}.nif") for c in collections]
+    started, failed = time.monotonic(), 0
+    if args.jobs <= 1:
+        results = []
+        for collection, target in targets:
+            try:
+                results.append((True, export_objects(objects_in(collection), str(target), args)))
+            except Exception as error:  # this collection's failure only
+                results.append((False, failure_text(target, error)))
+    else:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda pair: _export_in_process(args, *pair), targets))
+    for ok, text in results:
+        failed += not ok
+        print(text if ok else f"error: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
+    print(summary(len(targets), failed, time.monotonic() - started), file=sys.stderr)
+    return 2 if failed else 0
+
+
+def _export_in_process(args, collection, target):
+    """One collection exported by a new process of this command line (Blender's own binary when
+    running inside Blender, else this Python with the bpy module)."""
+    import subprocess
+
+    import bpy
+
+    runner = [bpy.app.binary_path, "-b", "--python", str(ENTRY), "--"] if bpy.app.binary_path else [sys.executable, str(ENTRY)]
+    options = [f"--{name.replace('_', '-')}" for name in ("full_precision", "write_materials") if getattr(args, name)]
+    options += [item for name in ("game", "layout", "plugin") if getattr(args, name) for item in (f"--{name}", getattr(args, name))]
+    command = [*runner, "export", args.input, str(target), "--object", collection.objects[0].name, *options]
+    result = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace")
+    for line in result.stderr.splitlines():
+        if line.startswith("warning: "):
+            print(line, file=sys.stderr, flush=True)
+    if result.returncode:
+        lines = [line.removeprefix("error: ") for line in result.stderr.splitlines() if line.startswith("error: ")]
+        return False, lines[0] if lines else f"{target}: the export process failed ({result.returncode})"
+    return True, result.stdout.strip()
+
+
+def _blender_message(error):
+    """The first line of a bpy.ops RuntimeError, without its "Error: " prefix."""
+    return str(error).strip().splitlines()[0].removeprefix("Error: ").strip()

@@ -1,0 +1,130 @@
+"""The commands needing only numpy (and the standard library): they never load Blender code."""
+
+import json
+import sys
+from pathlib import Path
+
+from . import ENTRY, CommandError, UsageError
+
+
+def command_info(args):
+    from ..core import batch, info
+
+    if len(args.files) > 1 or is_many(args.files[0]):
+        if args.plugin:
+            raise UsageError("info: --plugin reads one cell at a time")
+        return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args, args.files)
+    (path,) = args.files
+    result = info.file_info(path)
+    if args.plugin:
+        from ..core.formats import read_file
+        from ..core.plugin.references import references_report
+
+        result["references"] = references_report(read_file(path), path, args.plugin)
+    if args.json:
+        return json.dumps(result, indent=2, ensure_ascii=False)
+    text = info.render_text(path, result)
+    if args.plugin:
+        from ..core.plugin.references import render_references
+
+        text += "\n" + render_references(result["references"])
+    return text
+
+
+def command_roundtrip(args):
+    from ..core import batch
+
+    return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args, [args.input])
+
+
+def command_sample(args):
+    from ..core.nif import samples
+
+    if args.cell:
+        samples.precombined_cell().write(args.output)
+        return f"{args.output}: sample Fallout 4 precombined cell written"
+    samples.fo4_cube().write(args.output)
+    return f"{args.output}: sample Fallout 4 cube written"
+
+
+def command_convert(args):
+    from ..core import batch
+
+    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args, [args.input])
+
+
+def is_many(path):
+    """A folder or an archive: the batch commands take each NIF (or .bsm2) in it."""
+    from ..core.archives.data import ARCHIVE_SUFFIXES
+
+    path = Path(path)
+    return path.is_dir() or path.suffix.lower() in ARCHIVE_SUFFIXES
+
+
+def file_pairs(source, target):
+    """(input, (output,)) per file: a folder's (or an archive's) files go to the same places under
+    the output folder; a file goes to the output file, or into it when it is a folder."""
+    from ..core import batch
+
+    source, target = Path(source), Path(target)
+    if is_many(source):
+        if target.exists() and not target.is_dir():
+            raise UsageError(f"{target} is a file: the files of {source} need an output folder")
+        return [(path, (target / relative,)) for path, relative in batch.expand([source])]
+    return [(source, (target / source.name if target.is_dir() else target,))]
+
+
+def run_batch(task, jobs_list, args, given):
+    """Each file's line (with --json its object) on stdout, its error on stderr (with --json its
+    object on stdout too); with several files a summary on stderr. Returns the exit status: 2
+    when any file failed."""
+    import runpy
+    import time
+
+    from ..core import batch
+
+    if not jobs_list:  # folders or archives holding no mesh
+        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf or .bsm2 file (`cli.py ls` lists an archive's files)")
+    started, failed = time.monotonic(), 0
+    # A spawned worker (under Blender, on Windows) imports the package as cli.py does when not run as main.
+    setup = (runpy.run_path, (str(ENTRY),))
+    try:
+        for ok, line, error in batch.run(task, jobs_list, args.jobs, args.json, setup):
+            if line is not None:
+                print(line, flush=True)
+            if not ok:
+                failed += 1
+                print(f"error: {error}", file=sys.stderr, flush=True)
+    except batch.WorkerLost as error:
+        raise CommandError(f"error: {error}") from None
+    if len(jobs_list) > 1:
+        print(batch.summary(len(jobs_list), failed, time.monotonic() - started), file=sys.stderr)
+    return 2 if failed else 0
+
+
+def command_precombines(args):
+    from ..core.precombined.status import precombine_report, render_report
+
+    report = precombine_report(args.data_folder, args.plugins, args.cell, args.geometry or None)
+    # One line: a whole game's report is large, and only the C encoder (no indent) keeps it quick.
+    return json.dumps(report, ensure_ascii=False) if args.json else render_report(report)
+
+
+def command_ls(args):
+    from ..core.archives import open_archive
+
+    with open_archive(args.archive) as archive:
+        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}"
+                 for entry in map(archive.find, archive.names(args.pattern))]
+        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s)")
+    return "\n".join(lines)
+
+
+def command_extract(args):
+    from ..core.archives import extract, open_archive
+
+    with open_archive(args.archive) as archive:
+        written = extract(archive, args.pattern, args.outdir)
+    if not written:
+        raise CommandError(f"error: {args.archive}: no file matches {args.pattern!r}")
+    return f"{args.outdir}: {len(written)} file(s) extracted from {args.archive}"

@@ -1,0 +1,150 @@
+"""The command line's arguments: every command, its options and the function running it."""
+
+import argparse
+
+from . import ENTRY, UsageError
+from .blender import command_export, command_import
+from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
+                    command_sample)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def form_id(text):
+    try:
+        return int(text, 16)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a hexadecimal FormID") from None
+
+
+def add_jobs(parser):
+    parser.add_argument(
+        "--jobs", type=positive, default=1, metavar="N", help="files at once, in N worker processes (default 1)"
+    )
+
+
+def add_batch_options(parser):
+    """What the commands working file by file share: several files at once, JSON lines."""
+    add_jobs(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object per file (failures too: their \"error\")")
+
+
+def positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number above 0")
+    return value
+
+
+def version():
+    """The extension's version, from its manifest."""
+    for line in (ENTRY.parent / "blender_manifest.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("version"):
+            return line.split("=", 1)[1].strip().strip('"')
+    return "unknown"
+
+
+def build_parser():
+    parser = Parser(prog="cli.py", description="Read, write and inspect Bethesda NIF and Banuba .bsm2 files.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf and .bsm2 in them)")
+    info.add_argument("files", nargs="+", metavar="file")
+    add_batch_options(info)
+    info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
+                      "any of its masters, to name the reference placing each copy (repeatable)")
+    info.set_defaults(run=command_info)
+
+    roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's or archive's files) and write it back unchanged")
+    roundtrip.add_argument("input")
+    roundtrip.add_argument("output")
+    add_batch_options(roundtrip)
+    roundtrip.set_defaults(run=command_roundtrip)
+
+    convert = commands.add_parser(
+        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's or archive's) into a PC (little-endian) NIF"
+    )
+    convert.add_argument("input")
+    convert.add_argument("output")
+    add_batch_options(convert)
+    convert.set_defaults(run=command_convert)
+
+    sample = commands.add_parser("sample", help="write a small Fallout 4 NIF (a textured cube)")
+    sample.add_argument("output")
+    sample.add_argument("--cell", action="store_true", help="a precombined cell of placed cubes instead")
+    sample.set_defaults(run=command_sample)
+
+    listing = commands.add_parser("ls", help="list the files of a BA2 or BSA archive")
+    listing.add_argument("archive")
+    listing.add_argument("pattern", nargs="?", help="a glob pattern on the inner paths (any case, / or \\)")
+    listing.set_defaults(run=command_ls)
+
+    unpack = commands.add_parser("extract", help="extract the files of a BA2 or BSA archive matching a pattern")
+    unpack.add_argument("archive")
+    unpack.add_argument("pattern", help="a glob pattern on the inner paths (any case, / or \\), e.g. '*' or 'meshes/*.nif'")
+    unpack.add_argument("outdir")
+    unpack.set_defaults(run=command_extract)
+
+    precombines = commands.add_parser(
+        "precombines", help="Fallout 4: which precombined cells of a load order the game draws, and what breaks the others"
+    )
+    precombines.add_argument("data_folder", help="the game's Data folder")
+    precombines.add_argument("--plugins", help="the load order's plugins.txt (default: the game's masters, then the "
+                             "folder's other plugins, masters first, by name)")
+    precombines.add_argument("--cell", type=form_id, help="only this cell (its load-order FormID, hexadecimal)")
+    precombines.add_argument("--geometry", action="store_true", help="also open every cell's meshes to check their "
+                             "geometry files (always done with --cell)")
+    precombines.add_argument("--json", action="store_true", help="print the report as JSON")
+    precombines.set_defaults(run=command_precombines)
+
+    load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
+    load.add_argument("files", nargs="+")
+    load.add_argument("--blend", required=True, help="the .blend file to write")
+    load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
+    load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
+    load.add_argument("--instancing", choices=("objects", "geometry-nodes"), default="objects",
+                      help="precombined cells: one object per placed copy, or per record one point cloud whose points "
+                      "geometry nodes instance (very large cells)")
+    load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
+                      "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
+                      "the cell's Data folder)")
+    load.set_defaults(run=command_import)
+
+    save = commands.add_parser(
+        "export",
+        help="export a .blend as .bsm2 (a skinned mesh), .nif (a NIF, or a precombined cell when the objects came "
+        "from one) or .kf (an imported .kf's animations) (needs Blender)",
+    )
+    save.add_argument("input", help="the .blend file")
+    save.add_argument("output", help="the .bsm2, .nif or .kf file to write")
+    save.add_argument(
+        "--object",
+        help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
+        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one)",
+    )
+    save.add_argument(
+        "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
+    )
+    save.add_argument(
+        "--plugin",
+        help=".nif, precombined cells: the plugin whose '<Plugin> - Geometry.csg' receives edited records of cells "
+        "keeping their geometry in a .csg (default: the plugin the records came from, else the output's stem)",
+    )
+    save.add_argument(
+        "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
+        "its own NIF there, named after the file it came from"
+    )
+    add_jobs(save)
+    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else FO4)")
+    save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
+    save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
+                      "edited since their material file gave them their look")
+    save.set_defaults(run=command_export)
+    return parser
