@@ -160,6 +160,7 @@ def export_nif_file(bpy, args):
 def export_objects(objects, output, args):
     """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
     written back into the file they were imported from, if any. Returns the line to print."""
+    from ..core.nif.blocks.precombined import cell_totals
     from ..io.nif.exporter import export_nif
     from ..io.precombined.exporter import export_cell
 
@@ -167,8 +168,8 @@ def export_objects(objects, output, args):
     if any("precombined_object" in o for o in objects):
         ignored(args, NIF_OPTIONS, "a precombined cell")
         nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
-        records = [r for b in nif.blocks if hasattr(b, "records") for r in b.records]
-        line = f"{args.output}: precombined cell, {len(records)} records, {sum(len(r.instances) for r in records)} instances"
+        records, instances = cell_totals(nif)
+        line = f"{args.output}: precombined cell, {records} records, {instances} instances"
         return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)

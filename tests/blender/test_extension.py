@@ -150,10 +150,10 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
         layout = RecordingLayout()
         module.draw_data_folders(layout, preferences, module.SETTINGS)
         assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data")]
-        assert module.data_folders(bpy.context, game) == [str(tmp_path)]
+        assert module.folders(bpy.context).data_folders(game) == [str(tmp_path)]
     finally:
         setattr(preferences, setting, "")
-    assert module.data_folders(bpy.context, game) == []
+    assert module.folders(bpy.context).data_folders(game) == []
 
 
 @pytest.mark.parametrize("operator, folders", [
