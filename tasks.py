@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Developer and CI entry point (standard library only).
 
-    python3 tasks.py main                 set up .venv, import a sample precombined cell, leave
-                                          its .blend and a picture in the working folder
+    python3 tasks.py main                 set up .venv, import a precombined cell (the corpus's
+                                          Creation Kit interior when ../shared/corpus is there, else
+                                          a sample), leave its .blend and a picture in the working folder
     python3 tasks.py test [PYTEST ARGS]   set up every environment, then run the test suite
     python3 tasks.py pictures [--check] [NAME...]
                                           render the README's pictures into docs/pictures
@@ -38,6 +39,10 @@ STAMP = "requirements.stamp"
 # The Blender each environment's bpy is, for the tests and for installing into a user folder.
 BLENDERS = {"4.2": ".venv-bpy42", "4.5": ".venv", "5.0": ".venv-bpy50"}
 EXTENSION_ID = "precombined_nif"
+# A real interior the Creation Kit precombined (11 cell files, their .csg and plugin), in the
+# corpus beside the repository when there is one: what `main` shows first.
+CK_CELL = ROOT.parent / "shared" / "corpus" / "ck-precombined"
+CK_GEOMETRY = "AlootHomePlate - Geometry.csg"
 
 
 def python_of(name):
@@ -68,6 +73,7 @@ def run(*command, env=None, quiet=False):
             sys.stdout.write(result.stdout)
             sys.stderr.write(result.stderr)
         sys.exit(result.returncode)
+    return result
 
 
 def blender_user_environment(folder):
@@ -124,13 +130,22 @@ def install_job(args):
 
 
 def main_job():
-    """Import a sample precombined cell; leave its .blend and a picture of it in the working folder."""
+    """Import a precombined cell, the Creation Kit's when the corpus is beside the repository, else
+    a sample; leave its .blend and a picture of it in the working folder."""
     ensure(".venv")
     blend, picture = (Path.cwd() / f"precombined_nif_sample.{kind}" for kind in ("blend", "png"))
     with tempfile.TemporaryDirectory(prefix="precombined_nif-") as tmp:
-        cell = Path(tmp) / "00012345_0ABCDEF0_OC.nif"
-        run(python_of(".venv"), "cli.py", "sample", "--cell", cell)
-        run(python_of(".venv"), "cli.py", "import", cell, "--blend", blend)
+        cells = sorted(CK_CELL.glob("Meshes/PreCombined/*_OC.NIF"))
+        options = ["--csg", CK_CELL / CK_GEOMETRY]  # its plugin is found beside it and names the copies
+        if not cells or not (CK_CELL / CK_GEOMETRY).is_file():
+            cells, options = [Path(tmp) / "00012345_0ABCDEF0_OC.nif"], []
+            run(python_of(".venv"), "cli.py", "sample", "--cell", cells[0])
+        # The corpus has no game Data folder: a real cell's textures and materials are warned about, once each.
+        imported = run(python_of(".venv"), "cli.py", "import", *cells, *options, "--blend", blend, quiet=True)
+    sys.stdout.write(imported.stdout)
+    warnings = imported.stderr.count("warning: ")
+    if warnings:
+        print(f"tasks.py main: {warnings} warning(s), mostly textures and materials not found (no game Data folder)")
     run(python_of(".venv"), ROOT / "tools" / "render_pictures.py", "--blend", blend, picture, quiet=True)
     print(f"tasks.py main: the imported cell is in {blend}\ntasks.py main: a picture of it is {picture}")
 
