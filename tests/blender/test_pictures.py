@@ -106,8 +106,10 @@ def test_caption_patterns_expand_to_the_files_imported(corpus):
 
 
 def test_main_job_leaves_a_blend_and_a_picture(addon, tmp_path):
-    """``python3 tasks.py main`` from any folder: the .blend and picture land there."""
-    result = run(sys.executable, extension.ROOT / "tasks.py", "main", cwd=tmp_path)
+    """``python3 tasks.py main`` from any folder: the .blend and picture land there. Without the
+    corpus beside the repository it imports the sample cell."""
+    main = "import sys; sys.path.insert(0, sys.argv[1]); import tasks; tasks.CK_CELL = tasks.ROOT / 'no-corpus'; tasks.main_job()"
+    result = run(sys.executable, "-c", main, extension.ROOT, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     blend, picture = tmp_path / "precombined_nif_sample.blend", tmp_path / "precombined_nif_sample.png"
     assert f"tasks.py main: the imported cell is in {blend}" in result.stdout
@@ -115,6 +117,17 @@ def test_main_job_leaves_a_blend_and_a_picture(addon, tmp_path):
     assert "12 precombined instances of 3 records" in result.stdout
     assert blend.read_bytes()[:7] == b"BLENDER"
     assert_not_blank(rgba(addon, picture), *render_pictures.SIZE)
+
+
+def test_main_job_shows_the_creation_kit_cell_when_the_corpus_is_beside_the_repository(addon, corpus, tmp_path):
+    """The first picture is a real interior: the corpus's 11 cell files with their .csg, copies
+    named after the plugin's references (00001E58_1200ADBE: 13 copies, 10 placed by the plugin)."""
+    result = run(sys.executable, extension.ROOT / "tasks.py", "main", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "11 of 11 file(s) imported" in result.stdout
+    assert "00001E58_1200ADBE_OC: 19 objects, 6 meshes, 13 precombined instances of 6 records, 10 named after" in result.stdout
+    assert "placeholder" not in result.stdout + result.stderr  # every record found its geometry in the .csg
+    assert_not_blank(rgba(addon, tmp_path / "precombined_nif_sample.png"), *render_pictures.SIZE)
 
 
 def without_opengl(tmp_path):
