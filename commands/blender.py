@@ -109,7 +109,7 @@ def command_export(args):
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf or .bsm2 file")
     bpy = require_bpy("export")
-    from ..operators import bsm2
+    from ..io.bsm2.exporter import export_file
 
     source = Path(args.input)
     if not source.is_file():
@@ -128,7 +128,7 @@ def command_export(args):
         mesh_object = bpy.data.objects.get(args.object)
         if mesh_object is None or mesh_object.type != "MESH":
             raise CommandError(f"error: {args.input}: no mesh object named {args.object!r}")
-    bsm, warnings = bsm2.export_file(bpy.context, args.output, mesh_object)
+    bsm, warnings = export_file(bpy.context, args.output, mesh_object)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return (

@@ -1,5 +1,4 @@
-"""File > Import / Export > Banuba Skinned Mesh (.bsm2), its drag-and-drop handler, and the
-export step shared with cli.py."""
+"""File > Import / Export > Banuba Skinned Mesh (.bsm2) and its drag-and-drop handler."""
 
 from pathlib import Path
 
@@ -7,7 +6,7 @@ import bpy
 from bpy_extras.io_utils import ExportHelper
 
 from ..core.errors import FormatError
-from ..io.bsm2 import exporter as bsm2_export
+from ..io.bsm2.exporter import export_file, find_mesh
 from ..io.file_import import import_bsm2, import_files
 from .nif_import import MultiFileImport, report_import
 
@@ -19,20 +18,6 @@ def _failure(error, path):
     if isinstance(error, FormatError):
         return str(error.located(path=path))
     return f"{path}: {error.strerror or error}"
-
-
-def export_file(context, path, mesh_object=None):
-    """Write ``mesh_object`` (by default the one ``bsm2_export.find_mesh`` picks) to ``path``;
-    returns (Bsm2File, warnings). Raises FormatError or OSError; a failed write leaves no file."""
-    mesh_object = mesh_object or bsm2_export.find_mesh(context)
-    if mesh_object.mode == "EDIT":
-        mesh_object.update_from_editmode()
-    try:
-        bsm, warnings = bsm2_export.build(context, mesh_object)
-        bsm.write(path)
-    except FormatError as error:
-        raise error.located(path=f"{path} ({mesh_object.name})") from None
-    return bsm, warnings
 
 
 class IMPORT_SCENE_OT_bsm2(bpy.types.Operator, MultiFileImport):
@@ -71,7 +56,7 @@ class EXPORT_SCENE_OT_bsm2(bpy.types.Operator, ExportHelper):
     def invoke(self, context, event):
         if not self.filepath:  # name the file after the mesh, beside the .blend
             try:
-                name = bpy.path.clean_name(bsm2_export.find_mesh(context).name)
+                name = bpy.path.clean_name(find_mesh(context).name)
             except FormatError:
                 name = None
             if name:

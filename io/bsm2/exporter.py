@@ -71,6 +71,20 @@ def build(context, mesh_object):
     return bsm, warnings + bsm.warnings
 
 
+def export_file(context, path, mesh_object=None):
+    """Write ``mesh_object`` (by default the one ``find_mesh`` picks) to ``path``;
+    returns (Bsm2File, warnings). Raises FormatError or OSError; a failed write leaves no file."""
+    mesh_object = mesh_object or find_mesh(context)
+    if mesh_object.mode == "EDIT":
+        mesh_object.update_from_editmode()
+    try:
+        bsm, warnings = build(context, mesh_object)
+        bsm.write(path)
+    except FormatError as error:
+        raise error.located(path=f"{path} ({mesh_object.name})") from None
+    return bsm, warnings
+
+
 # -- geometry -----------------------------------------------------------------------------------
 def _foreach(collection, field, dtype, width=1):
     values = np.empty(len(collection) * width, dtype)

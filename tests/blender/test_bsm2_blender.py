@@ -354,7 +354,7 @@ def test_too_many_bones_or_vertices_are_refused(scene, addon, tmp_path):
     scene.collection.objects.link(obj)
     bpy.context.view_layer.objects.active = obj
     target = tmp_path / "big.bsm2"
-    export = addon.operators.bsm2
+    export = addon.io.bsm2.exporter
     with pytest.raises(Exception, match="at most 65535") as error:
         export.export_file(bpy.context, target)
     assert type(error.value).__name__ == "FormatError" and not target.exists()
