@@ -1,0 +1,330 @@
+"""Havok skeletons and animations in real Blender: a skeleton .hkx (or skeleton NIF) as an
+armature whose rests are where the game's skeleton NIF puts its nodes (read from the NIF's bytes
+by tests/raw_nodes.py, not the product's reader); animations as actions whose pose at a frame is
+the codec's decoded transforms composed here; import then export re-imports equal within the
+file's quantisation; the command line; bad input leaving the scene as it was."""
+
+import numpy as np
+import pytest
+from raw_nodes import NODE_TYPES, read_nodes, world_matrices
+from support import CORPUS, unavailable
+
+FO4 = CORPUS / "pynifly/tests/tests/FO4"
+FO4_SKELETON_HKX = FO4 / "Animations/skeleton.hkx"
+FO4_SKELETON_NIF = FO4 / "skeleton.nif"
+
+
+def corpus(path):
+    if not path.is_file():
+        unavailable(f"corpus file missing: {path}")
+    return path
+
+
+def nif_bones(path):
+    """{node name: (parent node name or None, 4x4 world matrix relative to the root node)} of
+    every node under a NIF's first root, from the file's bytes (the header naming block types)."""
+    from precombined_nif.core.nif import NifFile
+
+    header = NifFile.read(path).header
+    nodes, roots = read_nodes(path)
+    nodes = {i: n for i, n in nodes.items() if header.block_types[int(header.block_type_indices[i]) & 0x7FFF] in NODE_TYPES}
+    root = roots[0]
+    worlds = world_matrices(nodes, [root])
+    to_root = np.linalg.inv(worlds[root])
+    parents = {child: index for index, node in nodes.items() for child in node.children if child in nodes}
+    out = {}
+    for index, world in worlds.items():
+        if index == root:
+            continue
+        parent = parents.get(index)
+        out[nodes[index].name] = (nodes[parent].name if parent not in (None, root) else None, to_root @ world)
+    return out
+
+
+def rigid(matrix):
+    """Rotation (scale removed) and translation: what a Blender bone's rest holds."""
+    out = np.array(matrix, np.float64)
+    out[:3, :3] /= np.linalg.norm(out[:3, :3], axis=0)
+    return out
+
+
+def test_skeleton_nif_becomes_an_armature_of_its_nodes(clean_scene):
+    import bpy
+
+    from precombined_nif.io.havok.animation import importer
+
+    path = corpus(FO4_SKELETON_NIF)
+    expected = nif_bones(path)
+    obj = importer.import_skeleton(bpy.context, path)
+    bones = obj.data.bones
+    assert sorted(bone.name for bone in bones) == sorted(expected)
+    worst = 0.0
+    for bone in bones:
+        parent, world = expected[bone.name]
+        assert (bone.parent.name if bone.parent else None) == parent
+        worst = max(worst, np.abs(np.array(bone.matrix_local) - rigid(world)).max())
+    assert worst < 1e-4
+
+
+FO4_ANIMATIONS = sorted(p.name for p in (FO4 / "Animations").glob("*.hkx") if p.name != "skeleton.hkx")
+SSE = CORPUS / "pynifly/tests/tests/SkyrimSE"
+SSE_ANIMATIONS = sorted(p.name for p in SSE.glob("*.hkx") if not p.name.startswith("skeleton"))
+ANIMATIONS = [(FO4 / "Animations" / name, FO4_SKELETON_HKX) for name in FO4_ANIMATIONS] + [
+    (SSE / name, SSE / "skeleton.hkx") for name in SSE_ANIMATIONS
+]
+
+
+def decoded(path):
+    """The codec's decoding of an animation file: (bone names, (F, T, 4, 4) local matrices, fps)."""
+    from precombined_nif.core import transforms
+    from precombined_nif.io.havok.animation import codec
+
+    clip = codec.read_contents(path).clip
+    local = transforms.compose(clip.translations, transforms.quaternion_to_matrix(clip.rotations), clip.scales)
+    return clip, local
+
+
+def skeleton_of(path):
+    from precombined_nif.io.havok.animation import codec
+
+    return codec.read_skeleton(path)
+
+
+def posed_world(skeleton, bones, local_frame):
+    """(n, 4, 4) every skeleton bone's pose in the skeleton's space at one frame: the decoded
+    local transforms of the animated bones, the reference pose of the others, composed here."""
+    index = {name: i for i, name in enumerate(skeleton.names)}
+    local = skeleton.local.copy()
+    for track, name in enumerate(bones):
+        local[index[name]] = local_frame[track]
+    world = local.copy()
+    for i, parent in enumerate(skeleton.parents):
+        if parent >= 0:
+            world[i] = world[parent] @ local[i]
+    return world
+
+
+def import_onto_skeleton(animation, skeleton, **options):
+    import bpy
+
+    from precombined_nif.operators.hkx import import_animations
+
+    armatures, messages = import_animations(bpy.context, [str(animation)], skeleton=str(skeleton), **options)
+    assert armatures, messages
+    return armatures[0]
+
+
+def scene_state():
+    import bpy
+
+    return {kind: len(getattr(bpy.data, kind)) for kind in ("objects", "armatures", "actions", "collections")}
+
+
+def test_fo4_skeleton_hkx_and_skeleton_nif_give_the_same_bones(clean_scene):
+    """Every bone of the FO4 skeleton .hkx is a node of skeleton.nif with the same parent, its rest
+    where the NIF puts the node (composed here from the NIF's bytes)."""
+    import bpy
+
+    from precombined_nif.io.havok.animation import importer
+
+    expected = nif_bones(corpus(FO4_SKELETON_NIF))
+    obj = importer.import_skeleton(bpy.context, corpus(FO4_SKELETON_HKX))
+    bones = obj.data.bones
+    assert len(bones) > 90 and bones[0].name == "Root"
+    worst = 0.0
+    for bone in bones:
+        parent, world = expected[bone.name]
+        assert (bone.parent.name if bone.parent else None) == parent, bone.name
+        worst = max(worst, np.abs(np.array(bone.matrix_local) - rigid(world)).max())
+    print(f"largest difference between the .hkx armature's rests and skeleton.nif: {worst:.3g}")
+    assert worst < 1e-3
+
+
+@pytest.mark.parametrize("animation, skeleton", [ANIMATIONS[0], ANIMATIONS[-1]], ids=lambda p: p.name)
+def test_pose_at_frames_is_the_decoded_animation(clean_scene, animation, skeleton):
+    """At the first, a middle and the last frame every bone is where the codec's decoded local
+    transforms put it (composed here through the skeleton's parents); one key per frame, the
+    file's frame rate and length, annotations as markers."""
+    import bpy
+
+    from precombined_nif.io import compat
+
+    armature = import_onto_skeleton(corpus(animation), corpus(skeleton))
+    clip, local = decoded(animation)
+    skel = skeleton_of(skeleton)
+    action = armature.animation_data.action
+    curves = compat.fcurves(action, armature.animation_data.action_slot if compat.SLOTTED_ACTIONS else None)
+    assert len(curves) == 10 * len(clip.bones)
+    assert {len(c.keyframe_points) for c in curves} == {clip.frames}
+    assert action.frame_range[:] == pytest.approx((0, clip.frames - 1))
+    scene = bpy.context.scene
+    assert scene.render.fps / scene.render.fps_base == pytest.approx(clip.fps, rel=1e-5)
+    assert sorted((m.frame, m.name) for m in action.pose_markers) == sorted(
+        (round(time * clip.fps), text) for time, text in clip.annotations
+    )
+    index = {name: i for i, name in enumerate(skel.names)}
+    worst = 0.0
+    for frame in (0, clip.frames // 2, clip.frames - 1):
+        scene.frame_set(frame)
+        world = posed_world(skel, clip.bones, local[frame])
+        for name in clip.bones:
+            pose = np.array(armature.pose.bones[name].matrix)
+            worst = max(worst, np.abs(pose - world[index[name]]).max())
+    assert worst < 2e-3
+
+
+def key_values(armature):
+    """{(data path, index): key values} of the armature's active action."""
+    from precombined_nif.io import compat
+
+    animation = armature.animation_data
+    curves = compat.fcurves(animation.action, animation.action_slot if compat.SLOTTED_ACTIONS else None)
+    out = {}
+    for fcurve in curves:
+        co = np.zeros(2 * len(fcurve.keyframe_points), np.float32)
+        fcurve.keyframe_points.foreach_get("co", co)
+        out[(fcurve.data_path, fcurve.array_index)] = co[1::2].astype(np.float64)
+    return out
+
+
+def differences(before, after):
+    """(largest rotation angle in radians, largest translation difference) between two imports'
+    keys of the same bones."""
+    assert before.keys() == after.keys()
+    paths = {path for path, _ in before}
+    rotation = translation = 0.0
+    for path in paths:
+        if path.endswith("rotation_quaternion"):
+            a = np.column_stack([before[(path, i)] for i in range(4)])
+            b = np.column_stack([after[(path, i)] for i in range(4)])
+            dots = np.abs(np.einsum("ij,ij->i", a / np.linalg.norm(a, axis=1)[:, None], b / np.linalg.norm(b, axis=1)[:, None]))
+            rotation = max(rotation, float(2 * np.arccos(np.clip(dots, 0, 1)).max()))
+        elif path.endswith("location"):
+            translation = max(translation, max(float(np.abs(before[(path, i)] - after[(path, i)]).max()) for i in range(3)))
+    return rotation, translation
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["spline", "uncompressed"])
+@pytest.mark.parametrize("animation, skeleton", ANIMATIONS, ids=lambda p: p.name)
+def test_import_export_reimport(clean_scene, tmp_path, animation, skeleton, compressed):
+    """Every corpus animation imported, exported and imported again gives the same keys: within
+    the quantisation the file used (spline compressed), or as stored (uncompressed)."""
+    import bpy
+
+    from precombined_nif.operators.hkx import export_animation
+
+    armature = import_onto_skeleton(corpus(animation), corpus(skeleton))
+    first = armature.animation_data.action
+    before = key_values(armature)
+    markers = sorted((m.frame, m.name) for m in first.pose_markers)
+    out = tmp_path / animation.name
+    clip = export_animation(bpy.context, out, armature, compressed=compressed)
+    original, _ = decoded(animation)
+    assert (clip.frames, clip.bones, clip.game) == (original.frames, original.bones, original.game)
+    from precombined_nif.operators.hkx import import_animations
+
+    armatures, messages = import_animations(bpy.context, [str(out)])
+    assert armatures == [armature], messages
+    assert armature.animation_data.action != first
+    after = key_values(armature)
+    assert sorted((m.frame, m.name) for m in armature.animation_data.action.pose_markers) == markers
+    rotation, translation = differences(before, after)
+    reread, _ = decoded(out)
+    assert [text for _, text in reread.annotations] == [text for _, text in original.annotations]
+    assert [time for time, _ in reread.annotations] == pytest.approx([time for time, _ in original.annotations], abs=1e-6)
+    print(f"{animation.name} ({'spline' if compressed else 'uncompressed'}): largest rotation error "
+          f"{np.degrees(rotation):.4f} degrees, translation {translation:.5f} units")
+    if compressed:
+        assert rotation < np.radians(1.0) and translation < 0.05
+    else:
+        assert rotation < 1e-5 and translation < 1e-4
+
+
+def test_cli_import_then_export(tmp_path):
+    """``cli.py import ANIM.hkx --skeleton SKELETON.hkx --blend`` then ``cli.py export BLEND OUT.hkx
+    --object --action``: the written file decodes to the animation's bones and frames."""
+    from test_cli_in_blender import blender_cli
+
+    animation, skeleton = corpus(ANIMATIONS[0][0]), corpus(ANIMATIONS[0][1])
+    blend, out = tmp_path / "anim.blend", tmp_path / "out.hkx"
+    result = blender_cli("import", animation, "--skeleton", skeleton, "--blend", blend)
+    assert result.returncode == 0, result.stderr
+    assert "1 of 1 file(s) imported" in result.stdout
+    result = blender_cli("export", blend, out, "--object", "Root", "--action", animation.stem)
+    assert result.returncode == 0, result.stderr
+    original, local = decoded(animation)
+    written, written_local = decoded(out)
+    assert f"{len(original.bones)} tracks, {original.frames} frames" in result.stdout
+    assert (written.bones, written.frames) == (original.bones, original.frames)
+    assert np.abs(written_local[..., :3, 3] - local[..., :3, 3]).max() < 0.05
+    result = blender_cli("export", blend, tmp_path / "none.hkx", "--object", "Root", "--action", "nothing")
+    assert result.returncode == 2 and "no action named 'nothing'" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "none.hkx").exists()
+
+
+def test_cli_animation_without_its_skeleton_fails(tmp_path):
+    from test_cli_in_blender import blender_cli
+
+    animation = corpus(ANIMATIONS[0][0])
+    result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")
+    assert result.returncode == 2 and f"{animation}: an animation needs its skeleton" in result.stderr
+    assert not (tmp_path / "x.blend").exists()
+
+
+def test_skeleton_missing_bones_fails_cleanly(clean_scene):
+    """A Fallout 4 animation onto the Skyrim SE skeleton: one error naming the file and a missing
+    bone; neither the skeleton's armature nor an action is left behind."""
+    import bpy
+
+    from precombined_nif.operators.hkx import import_animations
+
+    animation = corpus(ANIMATIONS[0][0])
+    before = scene_state()
+    armatures, messages = import_animations(bpy.context, [str(animation)], skeleton=str(corpus(SSE / "skeleton.hkx")))
+    assert armatures == [] and len(messages) == 1
+    assert messages[0].startswith(f"{animation}: the skeleton") and "has no bone 'Root'" in messages[0]
+    assert scene_state() == before
+
+
+def test_bone_removed_from_the_armature_is_named(clean_scene):
+    import bpy
+
+    from precombined_nif.io.havok.animation import importer
+    from precombined_nif.operators.hkx import import_animations
+
+    obj = importer.import_skeleton(bpy.context, corpus(FO4_SKELETON_HKX))
+    bpy.ops.object.mode_set(mode="EDIT")
+    obj.data.edit_bones.remove(obj.data.edit_bones["LArm_Hand"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    before = scene_state()
+    armatures, messages = import_animations(bpy.context, [str(corpus(ANIMATIONS[0][0]))])
+    assert armatures == [] and "has no bone 'LArm_Hand'" in messages[0]
+    assert scene_state() == before and obj.animation_data is None
+
+
+@pytest.mark.parametrize("cut", [0, 64, 200, 0x200, -100])
+def test_damaged_file_leaves_the_scene_unchanged(clean_scene, tmp_path, cut):
+    import bpy
+
+    from precombined_nif.operators.hkx import import_animations
+
+    data = corpus(ANIMATIONS[0][0]).read_bytes()
+    damaged = tmp_path / "damaged.hkx"
+    damaged.write_bytes(data[:cut] if cut > 0 else data[:cut] if cut < 0 else b"")
+    skeleton = corpus(FO4_SKELETON_HKX)
+    before = scene_state()
+    armatures, messages = import_animations(bpy.context, [str(damaged)], skeleton=str(skeleton))
+    assert armatures == [] and len(messages) == 1 and messages[0].startswith(f"{damaged}: ")
+    assert "internal error" not in messages[0]
+    assert scene_state() == before
+
+
+def test_menu_entries_and_drag_and_drop(addon):
+    import bpy
+
+    from precombined_nif.ui import menus
+
+    assert ("import_scene.havok_animation", "Havok Animation (.hkx)") in menus.IMPORTS
+    assert ("export_scene.havok_animation", "Havok Animation (.hkx)") in menus.EXPORTS
+    handler = bpy.types.FileHandler.bl_rna_get_subclass_py("IO_FH_havok_animation")
+    assert handler.bl_import_operator == "import_scene.havok_animation" and handler.bl_file_extensions == ".hkx"
