@@ -3,7 +3,8 @@
 file means) and hkx.py (reading and writing)."""
 
 from . import classes, interleaved, skeleton, spline  # noqa: F401  (registers the classes)
-from .hkx import GAMES, HkxFile, check_skeleton, hkx_from_bytes, read_hkx, track_bone_names
+from .hkx import GAMES, HkxFile, build_hkx, check_skeleton, hkx_from_bytes, read_hkx, track_bone_names, write_hkx
+from .spline_encode import Tolerances
 from .model import Animation, Annotation, AnnotationTrack, RootMotion, Skeleton
 
 __all__ = [
@@ -14,8 +15,11 @@ __all__ = [
     "HkxFile",
     "RootMotion",
     "Skeleton",
+    "Tolerances",
+    "build_hkx",
     "check_skeleton",
     "hkx_from_bytes",
     "read_hkx",
     "track_bone_names",
+    "write_hkx",
 ]

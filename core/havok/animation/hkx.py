@@ -13,6 +13,7 @@ import numpy as np
 
 from ...errors import FormatError
 from ..classnames import TAG, ClassNames
+from ..header import FileHeader
 from ..container import Packfile
 from .base import INTERLEAVED, SPLINE, Annotation as AnnotationObject, AnnotationTrack as AnnotationTrackObject
 from .classes import HK_2010, HK_2014, AnimatedReferenceFrame, AnimationBinding, AnimationContainer, MemoryResourceContainer, NamedVariant, RootLevelContainer
@@ -21,26 +22,33 @@ from .model import Animation, Annotation, AnnotationTrack, RootMotion, Skeleton
 from .skeleton import SkeletonObject
 from .spline import SplineAnimation
 from .spline_decode import decode_spline
+from .spline_encode import encode_spline
 
 GAMES = {"FO4": HK_2014, "SSE": HK_2010}
 
-# the class names and signatures the games' animation files list, in their order
-CLASS_LISTS = {
-    HK_2014: [
-        (0x33D42383, "hkClass"), (0xB0EFA719, "hkClassMember"), (0x8A3609CF, "hkClassEnum"),
-        (0xCE6F8A6C, "hkClassEnumItem"), (0x2772C11E, "hkRootLevelContainer"),
-        (0x26859F4C, "hkaAnimationContainer"), (0x8C3B5F7E, "hkaSplineCompressedAnimation"),
-        (0x60F8E0B8, "hkaDefaultAnimatedReferenceFrame"), (0x0FAF9150, "hkaAnimationBinding"),
-        (0x1DE13A73, "hkMemoryResourceContainer"),
-    ],
-    HK_2010: [
-        (0x75585EF6, "hkClass"), (0x5C7EA4C2, "hkClassMember"), (0x8A3609CF, "hkClassEnum"),
-        (0xCE6F8A6C, "hkClassEnumItem"), (0x2772C11E, "hkRootLevelContainer"),
-        (0x8DC20333, "hkaAnimationContainer"), (0x792EE0BB, "hkaSplineCompressedAnimation"),
-        (0x66EAC971, "hkaAnimationBinding"), (0x4762F92A, "hkMemoryResourceContainer"),
-    ],
+# Class signatures per version: those the games' animation files list (the interleaved
+# animation's and hk_2010's reference frame's from Havok class lists of the same versions).
+SIGNATURES = {
+    HK_2014: {
+        "hkClass": 0x33D42383, "hkClassMember": 0xB0EFA719, "hkClassEnum": 0x8A3609CF,
+        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
+        "hkaAnimationContainer": 0x26859F4C, "hkaSplineCompressedAnimation": 0x8C3B5F7E,
+        "hkaInterleavedUncompressedAnimation": 0xA5EFF3F2,
+        "hkaDefaultAnimatedReferenceFrame": 0x60F8E0B8, "hkaAnimationBinding": 0x0FAF9150,
+        "hkMemoryResourceContainer": 0x1DE13A73,
+    },
+    HK_2010: {
+        "hkClass": 0x75585EF6, "hkClassMember": 0x5C7EA4C2, "hkClassEnum": 0x8A3609CF,
+        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
+        "hkaAnimationContainer": 0x8DC20333, "hkaSplineCompressedAnimation": 0x792EE0BB,
+        "hkaInterleavedUncompressedAnimation": 0x930AF031,
+        "hkaDefaultAnimatedReferenceFrame": 0x6D85E445, "hkaAnimationBinding": 0x66EAC971,
+        "hkMemoryResourceContainer": 0x4762F92A,
+    },
 }
+BASE = ("hkClass", "hkClassMember", "hkClassEnum", "hkClassEnumItem", "hkRootLevelContainer", "hkaAnimationContainer")
 CONTENTS_VERSION = {HK_2014: "hk_2014.1.0-r1", HK_2010: "hk_2010.2.0-r1"}
+PREDICATES = b"\x14" + bytes(15)  # hk_2014 .hkx files: max predicate 21, this predicate array
 
 
 class HkxFile:
@@ -187,3 +195,102 @@ def track_bone_names(animation, skeleton):
     """The skeleton bone name each track drives."""
     check_skeleton(animation, skeleton)
     return [skeleton.bone_names[index] for index in animation.track_bones.tolist()]
+
+
+# -- writing -----------------------------------------------------------------------------
+def build_hkx(animation, game="FO4", compression="spline", tolerances=None):
+    """A Packfile holding ``animation`` (model.Animation) as the game's files do:
+    spline-compressed (16-bit positions and scales, THREECOMP40 rotations, 256 frames per
+    block) or interleaved uncompressed."""
+    if game not in GAMES:
+        raise FormatError(f"unknown game {game!r}: animations are written for {', '.join(GAMES)}")
+    version = GAMES[game]
+    frames, tracks = animation.rotation.shape[:2]
+    floats = np.asarray(animation.floats, np.float32).reshape(frames, -1)
+    _check_model(animation, frames, tracks, floats)
+    duration = (frames - 1) * animation.frame_duration
+    if compression == "spline":
+        obj = _spline_object(animation, floats, version, tolerances)
+    elif compression == "interleaved":
+        obj = InterleavedAnimation()
+        obj.type = INTERLEAVED
+        transforms = np.zeros(frames * tracks, obj.transforms.dtype)
+        transforms["translation"][:, :3] = np.asarray(animation.translation, np.float32).reshape(-1, 3)
+        transforms["rotation"] = np.asarray(animation.rotation, np.float32).reshape(-1, 4)
+        transforms["scale"][:, :3] = np.asarray(animation.scale, np.float32).reshape(-1, 3)
+        obj.transforms = transforms
+        obj.floats = floats.reshape(-1)
+    else:
+        raise FormatError(f"unknown compression {compression!r}: spline or interleaved")
+    obj.duration = duration
+    obj.transform_track_count = tracks
+    obj.float_track_count = floats.shape[1]
+    tracks_of_annotations = list(animation.annotation_tracks) + [AnnotationTrack("")] * (tracks - len(animation.annotation_tracks))
+    obj.annotation_tracks = [
+        AnnotationTrackObject(track.name, [AnnotationObject(a.time, a.text) for a in track.annotations])
+        for track in tracks_of_annotations
+    ]
+    if animation.root_motion is not None:
+        motion = animation.root_motion
+        obj.extracted_motion = AnimatedReferenceFrame(np.asarray(motion.samples, np.float32).reshape(-1, 4), motion.duration)
+        obj.extracted_motion.up, obj.extracted_motion.forward = tuple(motion.up), tuple(motion.forward)
+    bones = np.asarray(animation.track_bones, np.int16)
+    if version == HK_2010 and np.array_equal(bones, np.arange(tracks)):
+        bones = bones[:0]  # Skyrim's files leave the identity map empty
+    binding = AnimationBinding(obj, animation.skeleton_name, bones, np.asarray(animation.float_slots, np.int16), animation.blend_hint)
+    container = AnimationContainer(animations=[obj], bindings=[binding])
+    root = RootLevelContainer([
+        NamedVariant("Merged Animation Container", "hkaAnimationContainer", container),
+        NamedVariant("Resource Data", "hkMemoryResourceContainer", MemoryResourceContainer("")),
+    ])
+    packfile = Packfile(root)
+    packfile.header = header = FileHeader()
+    header.file_version = version
+    header.contents_version = CONTENTS_VERSION[version]
+    header.predicates = PREDICATES if version == HK_2014 else b""
+    names = BASE + (obj.class_name,) + (("hkaDefaultAnimatedReferenceFrame",) if obj.extracted_motion else ()) + (
+        "hkaAnimationBinding", "hkMemoryResourceContainer")
+    packfile.classnames = ClassNames((SIGNATURES[version][name], TAG, name) for name in names)
+    return packfile
+
+
+def write_hkx(path, animation, game="FO4", compression="spline", tolerances=None):
+    packfile = build_hkx(animation, game, compression, tolerances)
+    Path(path).write_bytes(packfile.to_bytes())
+    return packfile
+
+
+def _check_model(animation, frames, tracks, floats):
+    shapes = {"translation": (frames, tracks, 3), "rotation": (frames, tracks, 4), "scale": (frames, tracks, 3)}
+    for name, shape in shapes.items():
+        if np.shape(getattr(animation, name)) != shape:
+            raise FormatError(f"animation {name} has shape {np.shape(getattr(animation, name))}, expected {shape}")
+    if frames < 1 or tracks < 1:
+        raise FormatError(f"an animation needs frames and tracks ({frames} frames, {tracks} tracks)")
+    if len(animation.track_bones) != tracks or len(animation.float_slots) != floats.shape[1]:
+        raise FormatError(f"{len(animation.track_bones)} track bones for {tracks} tracks, {len(animation.float_slots)} float slots for {floats.shape[1]} float tracks")
+    if not animation.frame_duration > 0:
+        raise FormatError(f"frame duration {animation.frame_duration} is not positive")
+    for name in ("translation", "rotation", "scale"):
+        if not np.isfinite(getattr(animation, name)).all():
+            raise FormatError(f"animation {name} holds values that are not finite")
+
+
+def _spline_object(animation, floats, version, tolerances):
+    encoded = encode_spline(
+        np.asarray(animation.translation, np.float64), np.asarray(animation.rotation, np.float64),
+        np.asarray(animation.scale, np.float64), floats, tolerances=tolerances,
+    )
+    obj = SplineAnimation()
+    obj.type = SPLINE[version]
+    obj.frame_count = animation.rotation.shape[0]
+    obj.block_count = len(encoded.block_offsets)
+    obj.frames_per_block = encoded.frames_per_block
+    obj.mask_size = encoded.mask_size
+    obj.block_duration = (encoded.frames_per_block - 1) * animation.frame_duration
+    obj.block_inverse_duration = 1.0 / obj.block_duration
+    obj.frame_duration = animation.frame_duration
+    obj.block_offsets = encoded.block_offsets
+    obj.float_block_offsets = encoded.float_block_offsets
+    obj.data = encoded.data
+    return obj

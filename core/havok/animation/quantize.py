@@ -43,9 +43,13 @@ def gather(data, offsets, size):
 
 def scalars_from(raw, bits16, low, high):
     """Values from gathered bytes (n, 2) (the second byte ignored where ``bits16`` is false)."""
-    value = np.where(bits16, raw[:, 0] | (raw[:, 1].astype(np.uint32) << 8), raw[:, 0]).astype(np.float32)
+    codes = np.where(bits16, raw[:, 0] | (raw[:, 1].astype(np.uint32) << 8), raw[:, 0])
+    return scalars_from_codes(codes, bits16, low, high)
+
+
+def scalars_from_codes(codes, bits16, low, high):
     top = np.where(bits16, 65535.0, 255.0).astype(np.float32)
-    return low + (high - low) * (value / top)
+    return (low + (high - low) * (codes.astype(np.float32) / top)).astype(np.float32)
 
 
 def scalars_to(values, bits16, low, high):
