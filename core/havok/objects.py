@@ -8,7 +8,10 @@ Typed classes describe their layout once in ``sync(s)``. ``ObjectReader`` resolv
 string and object pointers through the fixups; ``ObjectWriter`` lays the blocks out the way
 Havok's packfile writer does, which the corpus shows: the struct, then each pointer member's
 block in member order, each block followed at once by the blocks of its own items (depth
-first), every block 16-aligned and zero-padded. Global fixups are listed in the order the
+first), zero-padded to 16 after: the struct, a string, an array after its items and their own
+blocks (so the first item's string follows the items at once: a track name straight after the
+24-byte annotation track items). The strings of an hkArray<hkStringPtr> are padded to 2 only
+(a skeleton's float slot names). Global fixups are listed in the order the
 members are visited, so a pointer inside an array's items comes before a later member of the
 struct that holds the array.
 
@@ -27,6 +30,7 @@ ARRAY_FLAGS = 0x80000000  # hkArray "do not deallocate": set on every array of a
 CAPACITY_MASK = 0x3FFFFFFF
 
 POINTER = "pointer"  # item type of an hkArray of object pointers
+STRING = "string"  # item type of an hkArray of hkStringPtr
 
 HAVOK_CLASSES = Registry("Havok class")
 
@@ -41,8 +45,10 @@ def havok_class(name):
     return register
 
 
-def typed_class(name):
-    return HAVOK_CLASSES.get(name)
+def typed_class(name, version=11):
+    """The typed class of ``name`` when it describes the layout of packfile ``version``."""
+    cls = HAVOK_CLASSES.get(name)
+    return cls if cls is not None and version in cls.versions else None
 
 
 def padded(size, align=ALIGN):
@@ -53,14 +59,15 @@ class HavokObject:
     """An object of the data section. Subclasses describe their bytes in ``sync(s)``."""
 
     class_name = None
+    versions = (11,)  # the packfile versions whose layout ``sync`` describes (s.version)
 
     def sync(self, s):
         raise NotImplementedError
 
-    def encode(self):
+    def encode(self, version=11):
         """(bytes, local fixups [(src, dst)], global fixups [(src, target, delta)]), offsets
-        relative to the object's start."""
-        writer = ObjectWriter()
+        relative to the object's start, in the layout of packfile ``version``."""
+        writer = ObjectWriter(version=version)
         self.sync(writer)
         return writer.finish()
 
@@ -82,22 +89,23 @@ class RawObject(HavokObject):
         self.local_fixups = list(local_fixups)  # [(src, dst)] within the object
         self.global_fixups = list(global_fixups)  # [(src, target object, offset in target)]
 
-    def encode(self):
+    def encode(self, version=None):
         return self.data, list(self.local_fixups), list(self.global_fixups)
 
 
 class ObjectReader(ReadStream):
     """Reads one object's extent; ``base`` is its offset in the packfile (for messages)."""
 
-    def __init__(self, data, base, local_fixups, global_fixups):
+    def __init__(self, data, base, local_fixups, global_fixups, version=11):
         super().__init__(data, base=base)
         self.local_fixups = local_fixups  # {src: dst}
         self.global_fixups = global_fixups  # {src: (target, delta)}
+        self.version = version  # the packfile version: 8 = hk_2010, 11 = hk_2014
         self.consumed = set()
 
     def at(self, pos):
         """A reader of the same object positioned at ``pos`` (a block a fixup leads to)."""
-        sub = ObjectReader(self.data, self.base, self.local_fixups, self.global_fixups)
+        sub = ObjectReader(self.data, self.base, self.local_fixups, self.global_fixups, self.version)
         sub.consumed = self.consumed
         if not 0 <= pos <= len(self.data):
             raise self.error(f"block at {pos} lies outside its object of {len(self.data)} bytes", 0)
@@ -135,7 +143,7 @@ class ObjectReader(ReadStream):
     def hk_array(self, value, item, *, what="array"):
         """hkArray: u64 pointer (local fixup) + u32 size + u32 capacity|flags. ``item`` is a
         numpy dtype (the items come back as an array), a class with ``sync`` and ``size`` (a
-        list) or ``POINTER`` (a list of objects)."""
+        list), ``POINTER`` (a list of objects) or ``STRING`` (a list of texts)."""
         at = self._slot()
         size = self.u32()
         capacity = self.u32()
@@ -155,6 +163,9 @@ class ObjectReader(ReadStream):
         if item is POINTER:
             block.need(8 * size, what)
             return [block.pointer() for _ in range(size)]
+        if item is STRING:
+            block.need(8 * size, what)
+            return [block.string_ptr() for _ in range(size)]
         return block.items(None, item, size, min_size=item.size)
 
     def string_ptr(self, value=None):
@@ -194,14 +205,15 @@ class _Layout:
 class ObjectWriter(WriteStream):
     """Writes one object: the struct here, each block in a child writer, laid out by ``finish``."""
 
-    def __init__(self, layout=None):
+    def __init__(self, layout=None, version=11):
         super().__init__()
         self.layout = layout or _Layout()
-        self.blocks = []  # [(position of the pointer slot, writer of the block)]
+        self.version = version
+        self.blocks = []  # [(position of the pointer slot, writer of the block, alignment after it)]
         self.base = 0
 
     def _child(self):
-        return ObjectWriter(self.layout)
+        return ObjectWriter(self.layout, self.version)
 
     def pointer(self, value):
         if value is not None:
@@ -226,18 +238,21 @@ class ObjectWriter(WriteStream):
             elif item is POINTER:
                 for target in value:
                     block.pointer(target)
+            elif item is STRING:
+                for text in value:
+                    block.string_ptr(text, packed=True)
             else:
                 block.items(value, item, count)
-            self.blocks.append((at, block))
+            self.blocks.append((at, block, ALIGN))
         return value
 
-    def string_ptr(self, value):
+    def string_ptr(self, value, packed=False):
         at = self.pos
         self.u64(0)
         if value is not None:
             block = self._child()
             block.raw(value.encode("utf-8", "surrogateescape") + b"\0")
-            self.blocks.append((at, block))
+            self.blocks.append((at, block, 2 if packed else ALIGN))
         return value
 
     def rel_array(self, value, item, *, what="relative array"):
@@ -258,10 +273,12 @@ class ObjectWriter(WriteStream):
     def _flatten(self, out, local_fixups):
         self.base = len(out)
         out += self.out
-        for at, block in self.blocks:
+        if self.base == 0:  # the object's struct is padded to 16 before its first block
             out += bytes(padded(len(out)) - len(out))
+        for at, block, align in self.blocks:
             local_fixups.append((self.base + at, len(out)))
-            block._flatten(out, local_fixups)
+            block._flatten(out, local_fixups)  # an array pads after its items' own blocks
+            out += bytes(padded(len(out), align) - len(out))
 
     def finish(self):
         out = bytearray()
