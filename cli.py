@@ -327,8 +327,9 @@ def export_animation_file(bpy, args):
         if armature is None:
             raise CommandError(f"error: {args.input}: {len(armatures)} armatures and none active: name one with --object")
     game = args.game if args.game == "FO4" else None  # FO3 has no Havok animations
-    clip = export_animation(bpy.context, args.output, armature, args.action, compressed=not args.uncompressed, game=game)
-    return f"{args.output}: {clip.game} Havok animation, {len(clip.bones)} tracks, {clip.frames} frames, {clip.duration:.4g} s"
+    animation, game = export_animation(bpy.context, args.output, armature, args.action, compressed=not args.uncompressed, game=game)
+    return (f"{args.output}: {game} Havok animation, {animation.track_count} tracks, {animation.frame_count} frames, "
+            f"{animation.duration:.4g} s")
 
 
 def export_nif_file(bpy, args):

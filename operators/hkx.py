@@ -37,14 +37,16 @@ def import_animations(context, paths, *, skeleton=None, root_motion=False, scene
 
 
 def export_animation(context, path, armature, action_name=None, *, compressed=True, game=None):
-    """The armature's action (its active one, or the one named) as a .hkx; returns the Clip
-    written. Raises FormatError or OSError; a failed write leaves no file."""
-    from ..io.havok.animation import action_export, codec
+    """The armature's action (its active one, or the one named) as a .hkx; returns (core
+    Animation, game) written. Raises FormatError or OSError; a failed write leaves no file."""
+    from ..core.files import write_replacing
+    from ..core.havok.animation import build_hkx
+    from ..io.havok.animation import action_export
 
     action, slot = action_export.armature_action(armature, action_name)
-    clip = action_export.clip_of(armature, action, slot, context.scene, game)
-    codec.write_clip(path, clip, compressed=compressed)
-    return clip
+    animation, game = action_export.animation_of(armature, action, slot, context.scene, game)
+    write_replacing(path, build_hkx(animation, game, "spline" if compressed else "interleaved").to_bytes())
+    return animation, game
 
 
 class IMPORT_SCENE_OT_hkx(bpy.types.Operator, MultiFileImport):
@@ -113,14 +115,15 @@ class EXPORT_SCENE_OT_hkx(bpy.types.Operator, ExportHelper):
     def execute(self, context):
         armature = context.view_layer.objects.active
         try:
-            clip = export_animation(context, self.filepath, armature, compressed=self.compression == "SPLINE", game=self.game)
+            animation, _game = export_animation(context, self.filepath, armature, compressed=self.compression == "SPLINE",
+                                                game=self.game)
         except FormatError as error:
             self.report({"ERROR"}, str(error.located(path=self.filepath)))
             return {"CANCELLED"}
         except OSError as error:
             self.report({"ERROR"}, f"{self.filepath}: {error.strerror or error}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Exported {len(clip.bones)} tracks, {clip.frames} frames to {Path(self.filepath).name}")
+        self.report({"INFO"}, f"Exported {animation.track_count} tracks, {animation.frame_count} frames to {Path(self.filepath).name}")
         return {"FINISHED"}
 
 

@@ -8,11 +8,14 @@ axes (the bone points along the node's +Y), as NIF skinning imports place bones
 where the NIF puts them. A rest holds no scale (Blender bones cannot): a scaled reference pose
 keeps its rotation and translation.
 
-Bones of a Havok skeleton keep their index in it (``hkx_bone``): exporting an animation binds
-its tracks to those indices; the armature object keeps the skeleton's name (``hkx_skeleton``)
-and its game (``hkx_game``).
+An animation file names no bones: its tracks drive bones by their index in the Havok skeleton.
+So an armature made from a skeleton .hkx keeps that skeleton's bone names in order
+(``hkx_bones``, JSON), its name (``hkx_skeleton``) and game (``hkx_game``); an armature made
+otherwise (a skeleton NIF, a skinned mesh) finds them in the skeleton .hkx beside the
+animation (``havok_skeleton_near``).
 """
 
+import json
 from pathlib import Path
 
 import bpy
@@ -27,9 +30,11 @@ from ...datablocks import remove_all
 from ...nif.node_transform import local_matrix
 from ...nif.skin_import import _edit_mode
 
-BONE_INDEX = "hkx_bone"
+BONES = "hkx_bones"
 SKELETON_NAME = "hkx_skeleton"
 GAME = "hkx_game"
+SKELETON_FILE = "skeleton.hkx"
+SKELETON_FOLDERS = ("", "character assets", "characterassets")  # where the games keep it, beside animations' folders
 BONE_LENGTH_FRACTION = 0.02  # of the skeleton's extent: small enough not to hide fingers
 
 
@@ -63,12 +68,35 @@ class Skeleton:
         return out
 
 
-def havok_skeleton(name, names, parents, translations, rotations_xyzw, scales, game):
-    """A Skeleton from a Havok reference pose (hkQsTransform: translation, quaternion x y z w,
-    scale)."""
-    rotations = np.asarray(rotations_xyzw, np.float64)[:, [3, 0, 1, 2]]
-    local = transforms.compose(translations, transforms.quaternion_to_matrix(rotations), scales)
-    return Skeleton(name, names, parents, local, game=game, havok=True)
+def havok_skeleton(skeleton, game):
+    """A Skeleton of a core Havok skeleton (hkQsTransform reference pose: translation,
+    quaternion x y z w, scale)."""
+    rotations = np.asarray(skeleton.rotation, np.float64)[:, [3, 0, 1, 2]]
+    local = transforms.compose(skeleton.translation, transforms.quaternion_to_matrix(rotations), skeleton.scale)
+    return Skeleton(skeleton.name, skeleton.bone_names, skeleton.parents, local, game=game, havok=True)
+
+
+def havok_skeleton_near(path):
+    """The skeleton .hkx of an animation file's folder or the folders above it (or their
+    "character assets" folder, where the games keep it), any case; None when there is none."""
+    for folder in list(Path(path).resolve().parents)[:5]:
+        for sub in SKELETON_FOLDERS:
+            place = folder
+            if sub:
+                place = next((p for p in _entries(folder) if p.name.lower() == sub and p.is_dir()), None)
+                if place is None:
+                    continue
+            found = next((p for p in _entries(place) if p.name.lower() == SKELETON_FILE and p.is_file()), None)
+            if found is not None:
+                return found
+    return None
+
+
+def _entries(folder):
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
 
 
 def nif_skeleton(path):
@@ -126,12 +154,11 @@ def build_armature(context, skeleton, collection):
                 if parent >= 0:
                     bone.parent = bones[parent]
             made = [bone.name for bone in bones]
-        for index, (name, wanted) in enumerate(zip(made, skeleton.names)):
+        for name, wanted in zip(made, skeleton.names):
             if name != wanted or data.bones.get(name) is None:  # a name Blender cut, or a rest it dropped
                 raise FormatError(f"bone {wanted!r} cannot be held by a Blender armature (name or rest pose)")
-            if skeleton.havok:
-                data.bones[name][BONE_INDEX] = index
         if skeleton.havok:
+            obj[BONES] = json.dumps(skeleton.names)
             obj[SKELETON_NAME] = skeleton.name
             obj[GAME] = skeleton.game
         collection.objects.link(obj)

@@ -2,13 +2,15 @@
 an animation .hkx as an action on an armature (the active one, or one made from a skeleton
 .hkx or skeleton .nif given with it). A file that fails leaves nothing behind."""
 
+import json
 from pathlib import Path
 
 import bpy
 
 from ....core.errors import FormatError
+from ....core.havok.animation import read_hkx
 from ...datablocks import remove_all
-from . import action_import, armature, codec
+from . import action_import, armature
 
 
 def _collection(context, name):
@@ -21,7 +23,7 @@ def import_skeleton(context, path):
     """A skeleton .hkx or .nif as a new armature in a new collection named after the file,
     made the active object; returns the armature object."""
     path = Path(path)
-    skeleton = armature.nif_skeleton(path) if path.suffix.lower() == ".nif" else codec.read_skeleton(path)
+    skeleton = armature.nif_skeleton(path) if path.suffix.lower() == ".nif" else _havok_skeleton(read_hkx(path))
     collection = _collection(context, path.stem)
     try:
         obj = armature.build_armature(context, skeleton, collection)
@@ -38,14 +40,19 @@ def remove_skeleton(obj):
     remove_all([obj.data, obj, *obj.users_collection])
 
 
+def _havok_skeleton(hkx):
+    """The file's first skeleton (a skeleton .hkx's second is its ragdoll's)."""
+    if not hkx.skeletons:
+        raise FormatError("holds no skeleton", path=hkx.path)
+    return armature.havok_skeleton(hkx.skeletons[0], hkx.game)
+
+
 def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_rate=True):
     """One .hkx: a skeleton as a new armature, an animation as an action on the active armature.
     Returns (armature object, warnings), for operators.nif_import.import_files."""
     path = Path(path)
-    contents = codec.read_contents(path)
-    if contents.clip is None:
-        if contents.skeleton is None:
-            raise FormatError("holds neither a skeleton nor an animation", path=path)
+    hkx = read_hkx(path)
+    if not hkx.animations:
         return import_skeleton(context, path), []
     target = context.view_layer.objects.active
     if target is None or target.type != "ARMATURE":
@@ -53,20 +60,49 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
                           path=path)
     if progress is not None:
         progress(0.5)  # decoded; the action is the other half
-    clip = contents.clip
-    action_import.import_action(target, clip, root_motion=root_motion, path=path)
+    animation = hkx.animations[0]
+    bones = track_bones(target, animation, path)
+    action_import.import_action(target, animation, bones, name=path.stem, game=hkx.game, root_motion=root_motion, path=path)
     if scene_frame_rate:
-        _scene_rate(context.scene, clip)
-    return target, contents.warnings
+        _scene_rate(context.scene, animation)
+    warnings = [f"{len(hkx.animations)} animations: the first imported"] if len(hkx.animations) > 1 else []
+    return target, warnings
 
 
-def _scene_rate(scene, clip):
+def track_bones(target, animation, path):
+    """The bone name each track drives: from the Havok skeleton the armature was made from, else
+    from the skeleton .hkx beside the animation."""
+    stored = target.get(armature.BONES)
+    if stored is not None:
+        names, skeleton_name = json.loads(stored), target.get(armature.SKELETON_NAME)
+    else:
+        found = armature.havok_skeleton_near(path)
+        if found is None:
+            raise FormatError(f"its tracks drive bones by their index in the Havok skeleton; armature {target.name!r} "
+                              "was not made from one and no skeleton.hkx is beside the file: import the skeleton .hkx",
+                              path=path)
+        skeleton = read_hkx(found).skeletons
+        if not skeleton:
+            raise FormatError(f"{found} holds no skeleton", path=path)
+        names, skeleton_name = skeleton[0].bone_names, skeleton[0].name
+    if animation.skeleton_name and skeleton_name and animation.skeleton_name != skeleton_name:
+        raise FormatError(f"made for skeleton {animation.skeleton_name!r}, not {skeleton_name!r} (armature "
+                          f"{target.name!r}): choose or give the skeleton it was made for", path=path)
+    beyond = animation.track_bones[animation.track_bones >= len(names)]
+    if len(beyond):
+        raise FormatError(f"a track drives bone {int(beyond[0])} of skeleton {skeleton_name!r}, which has {len(names)} bones",
+                          path=path)
+    return [names[index] for index in animation.track_bones.tolist()]
+
+
+def _scene_rate(scene, animation):
     """The scene plays at the file's rate over the animation's frames."""
-    fps = max(int(round(clip.fps)), 1)
+    fps = max(int(round(animation.frame_rate)), 1)
     scene.render.fps = fps
-    scene.render.fps_base = fps / clip.fps
+    # 1 / a float32 frame duration is rarely a whole number exactly (29.999998): no base for that
+    scene.render.fps_base = 1.0 if abs(fps - animation.frame_rate) < 1e-4 * fps else fps / animation.frame_rate
     scene.frame_start = 0
-    scene.frame_end = max(clip.frames - 1, 0)
+    scene.frame_end = max(animation.frame_count - 1, 0)
 
 
 def _activate(context, obj):

@@ -1,1 +1,0 @@
-"""TEMPORARY stub until the codec lands."""
