@@ -29,6 +29,7 @@ from ... import compat, sampled_keys
 from ...datablocks import remove_all
 
 FPS, GAME, BINDING, ANNOTATIONS, ROOT_AXES = "hkx_fps", "hkx_game", "hkx_binding", "hkx_annotations", "hkx_root_axes"
+STILL = 1e-5  # what a track may change over its frames and still hold still (decoded float noise)
 
 
 def rest_relative(armature, names):
@@ -59,12 +60,19 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
     Every track's bone must be in the armature: else an error naming the first missing one, and
     nothing is made."""
     bones = armature_bones(armature, bones)
-    missing = [bone for bone in bones if armature.data.bones.get(bone) is None]
-    if missing:
-        raise FormatError(f"the skeleton {armature.name!r} has no bone {missing[0]!r} ({len(missing)} of the animation's "
-                          f"{len(bones)} bones missing): choose or give the skeleton it was made for", path=path)
-    rotation_wxyz = np.asarray(animation.rotation, np.float64)[..., [3, 0, 1, 2]]
-    local = transforms.compose(animation.translation, transforms.quaternion_to_matrix(rotation_wxyz), animation.scale)
+    kept = np.array([armature.data.bones.get(bone) is not None for bone in bones], bool)
+    moving = _moving(animation)
+    lost = np.flatnonzero(~kept & moving)
+    if len(lost):
+        raise FormatError(f"the skeleton {armature.name!r} has no bone {bones[lost[0]]!r} ({len(lost)} bones the animation "
+                          f"moves missing): choose or give the skeleton it was made for", path=path)
+    warnings = []
+    if not kept.all():  # bones the armature lacks that hold still (FO4's skeleton.nif has no weapon bones)
+        warnings.append(f"{np.count_nonzero(~kept)} tracks of bones armature {armature.name!r} lacks hold still and are "
+                        f"left out: {', '.join(b for b, k in zip(bones, kept) if not k)}")
+    bones = [bone for bone, k in zip(bones, kept) if k]
+    rotation_wxyz = np.asarray(animation.rotation, np.float64)[:, kept][..., [3, 0, 1, 2]]
+    local = transforms.compose(animation.translation[:, kept], transforms.quaternion_to_matrix(rotation_wxyz), animation.scale[:, kept])
     basis = np.linalg.solve(rest_relative(armature, bones)[None], local)
     location, rotation, scale, _error = transforms.decompose(basis)
     rotation = sampled_keys.continuous(rotation)
@@ -79,7 +87,7 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
                     sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
         if root_motion and animation.root_motion is not None:
             _root_motion(action, slot, armature, animation)
-        _describe(action, animation, bones, game)
+        _describe(action, animation, bones, kept, game)
     except BaseException:
         remove_all([action])
         raise
@@ -91,7 +99,13 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
     if current is not None and current.action is not None:  # kept in the NLA, as Blender's Stash does
         compat.stash_action(armature, current.action, current.action_slot if compat.SLOTTED_ACTIONS else None, 0)
     compat.assign_action(armature, action, slot)
-    return action
+    return action, warnings
+
+
+def _moving(animation):
+    """Per track, whether its transform changes over the frames."""
+    change = [np.abs(values - values[:1]).max(axis=(0, 2)) for values in (animation.translation, animation.rotation, animation.scale)]
+    return np.max(change, axis=0) > STILL
 
 
 def _root_motion(action, slot, armature, animation):
@@ -114,7 +128,7 @@ def _root_motion(action, slot, armature, animation):
     action[ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
 
 
-def _describe(action, animation, bones, game):
+def _describe(action, animation, bones, kept, game):
     fps = animation.frame_rate
     action[FPS] = fps
     action[GAME] = game
@@ -122,7 +136,7 @@ def _describe(action, animation, bones, game):
     action[BINDING] = json.dumps({
         "skeleton": animation.skeleton_name or "",
         "bones": list(bones),
-        "indices": [int(i) for i in animation.track_bones],
+        "indices": [int(i) for i in animation.track_bones[kept]],
         "blend_hint": int(animation.blend_hint),
         # float tracks (Skyrim's, constant in the games' files): their slots and first values
         "float_slots": [int(i) for i in animation.float_slots],

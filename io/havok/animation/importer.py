@@ -62,10 +62,12 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
         progress(0.5)  # decoded; the action is the other half
     animation = hkx.animations[0]
     bones = track_bones(target, animation, path)
-    action_import.import_action(target, animation, bones, name=path.stem, game=hkx.game, root_motion=root_motion, path=path)
+    _action, warnings = action_import.import_action(target, animation, bones, name=path.stem, game=hkx.game,
+                                                    root_motion=root_motion, path=path)
     if scene_frame_rate:
         _scene_rate(context.scene, animation)
-    warnings = [f"{len(hkx.animations)} animations: the first imported"] if len(hkx.animations) > 1 else []
+    if len(hkx.animations) > 1:
+        warnings.append(f"{len(hkx.animations)} animations: the first imported")
     return target, warnings
 
 
@@ -107,6 +109,7 @@ def _scene_rate(scene, animation):
 
 def _activate(context, obj):
     view_layer = context.view_layer
+    view_layer.update()  # its object list still names the armature's removed editing object until then
     for selected in view_layer.objects:
         selected.select_set(False)
     view_layer.objects.active = obj
