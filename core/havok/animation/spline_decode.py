@@ -150,7 +150,8 @@ def _rotation(walker, pos, flags, quant, track, block, out):
 
 
 def block_layout(anim, where):
-    """Checks the counts and offsets; returns (block starts, block ends, frame ranges)."""
+    """Checks the counts and offsets; returns (block starts, block ends, first and last frame
+    each block decodes)."""
     tracks, floats = anim.transform_track_count, anim.float_track_count
     frames, blocks, per_block = anim.frame_count, anim.block_count, anim.frames_per_block
     size = len(anim.data)
@@ -171,7 +172,7 @@ def block_layout(anim, where):
     if (starts + anim.mask_size > ends).any():
         raise FormatError(f"{where}: a block is shorter than its masks")
     first = np.arange(blocks) * (per_block - 1)
-    last = np.minimum(first + per_block - 1, frames - 1)
+    last = np.append(first[1:] - 1, frames - 1)  # a shared boundary frame is the next block's first
     return starts, ends, first, last
 
 
