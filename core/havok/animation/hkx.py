@@ -86,6 +86,9 @@ def hkx_from_bytes(data, path=None):
     skeletons = [skeleton_from(obj) for obj in container.skeletons if isinstance(obj, SkeletonObject)]
     animations = []
     for index, obj in enumerate(container.animations):
+        if not isinstance(obj, (SplineAnimation, InterleavedAnimation)):
+            kind = "a null pointer" if obj is None else f"a {obj.class_name}, which is not supported"
+            raise FormatError(f"animation {index} is {kind} (spline-compressed and interleaved animations are)")
         binding = next((b for b in container.bindings if isinstance(b, AnimationBinding) and b.animation is obj), None)
         animations.append(animation_from(obj, binding, f"animation {index} ({obj.class_name})"))
     return HkxFile(packfile, skeletons, animations, path)
@@ -121,11 +124,9 @@ def animation_from(obj, binding, where):
         translation, rotation, scale, float_values = decode_spline(obj, where)
         frame_duration = obj.frame_duration
         compression = "spline"
-    elif isinstance(obj, InterleavedAnimation):
+    else:
         translation, rotation, scale, float_values, frame_duration = _interleaved(obj, where)
         compression = "interleaved"
-    else:
-        raise FormatError(f"{where}: {obj.class_name} animations are not supported")
     if binding is None:
         track_bones, float_slots, name, hint = np.arange(tracks), np.arange(floats), None, 0
     else:

@@ -83,7 +83,7 @@ def rotations_from(raw, kind):
         bits = np.zeros(len(raw), np.uint64)
         for k in range(5):
             bits |= raw[:, k].astype(np.uint64) << np.uint64(8 * k)
-        fields = np.stack([(bits >> np.uint64(12 * k)) & np.uint64(0xFFF) for k in range(3)], 1).astype(np.int32)
+        fields = ((bits[:, None] >> np.array([0, 12, 24], np.uint64)) & np.uint64(0xFFF)).astype(np.int32)
         index = ((bits >> np.uint64(36)) & np.uint64(3)).astype(np.intp)
         negative = ((bits >> np.uint64(38)) & np.uint64(1)).astype(bool)
     else:

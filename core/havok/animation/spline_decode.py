@@ -44,7 +44,7 @@ class _Splines:
         self.track, self.block, self.degree, self.count, self.knots, self.points, self.quant = ([] for _ in range(7))
         self.ranges = []  # vectors: (3, 2) min/max; a static axis has min = max = its value
         self.splined = []  # vectors: (3,) bool
-        # static values: track, block, value
+        # static values: track, block, value (rotations: data offset and quantisation)
         self.static_track, self.static_block, self.static_value = [], [], []
 
 
@@ -144,13 +144,14 @@ def _rotation(walker, pos, flags, quant, track, block, out):
         walker.need(pos, ROTATION_SIZE[quant], "static rotation")
         out.static_track.append(track)
         out.static_block.append(block)
-        out.static_value.append(rotations_from(gather(walker.data, np.array([pos]), ROTATION_SIZE[quant]), quant)[0])
+        out.static_value.append((pos, quant))  # decoded together in _fill
         pos += ROTATION_SIZE[quant]
     return _align(pos, 4)
 
 
 def block_layout(anim, where):
-    """Checks the counts and offsets; returns (block starts, block ends, frame ranges)."""
+    """Checks the counts and offsets; returns (block starts, block ends, first and last frame
+    each block decodes)."""
     tracks, floats = anim.transform_track_count, anim.float_track_count
     frames, blocks, per_block = anim.frame_count, anim.block_count, anim.frames_per_block
     size = len(anim.data)
@@ -171,7 +172,7 @@ def block_layout(anim, where):
     if (starts + anim.mask_size > ends).any():
         raise FormatError(f"{where}: a block is shorter than its masks")
     first = np.arange(blocks) * (per_block - 1)
-    last = np.minimum(first + per_block - 1, frames - 1)
+    last = np.append(first[1:] - 1, frames - 1)  # a shared boundary frame is the next block's first
     return starts, ends, first, last
 
 
@@ -235,7 +236,15 @@ def _fill(kind, out, data, first, last, is_rotation):
     if kind.static_track:
         blocks = np.array(kind.static_block)
         spline, _, frame = _frames_of(blocks, first, last)
-        out[frame, np.array(kind.static_track)[spline]] = np.array(kind.static_value, np.float32)[spline]
+        if is_rotation:
+            at, quant = np.array(kind.static_value).T
+            values = np.empty((len(at), 4), np.float32)
+            for q in np.unique(quant).tolist():
+                rows = quant == q
+                values[rows] = rotations_from(gather(data, at[rows], ROTATION_SIZE[q]), q)
+        else:
+            values = np.array(kind.static_value, np.float32)
+        out[frame, np.array(kind.static_track)[spline]] = values[spline]
     if not kind.track:
         return
     blocks = np.array(kind.block)

@@ -205,7 +205,8 @@ def _block(translation, rotation, scale, float_count, tolerances, kind):
     # rotation: identity, static or spline as a whole quaternion (either sign of identity)
     identity = np.minimum(np.abs(rotation - [0, 0, 0, 1]).max(axis=(0, 2)), np.abs(rotation + [0, 0, 0, 1]).max(axis=(0, 2)))
     spread = (rotation.max(0) - rotation.min(0)).max(1) / 2
-    rotation_state = np.where(identity <= tolerances.rotation, 0, np.where(spread <= tolerances.rotation, 1, 2))
+    # a static rotation is quantised too: half the tolerance leaves room for that step
+    rotation_state = np.where(identity <= tolerances.rotation, 0, np.where(spread <= tolerances.rotation / 2, 1, 2))
     if frames < 2:
         position_state = np.minimum(position_state, 1)
         scale_state = np.minimum(scale_state, 1)
@@ -213,8 +214,8 @@ def _block(translation, rotation, scale, float_count, tolerances, kind):
     position_fits = _fit_vectors(translation, position_state == 2, True, tolerances.translation)
     scale_fits = _fit_vectors(scale, scale_state == 2, True, tolerances.scale)
     rotation_fits = _fit_rotations(rotation, rotation_state == 2, kind, tolerances.rotation)
-    mean = rotation.mean(0)
-    static_rotations = rotations_to(mean / np.linalg.norm(mean, axis=1, keepdims=True), kind)
+    middle = (rotation.max(0) + rotation.min(0)) / 2
+    static_rotations = rotations_to(middle / np.maximum(np.linalg.norm(middle, axis=1, keepdims=True), 1e-12), kind)
 
     out = bytearray(4 * tracks) + bytes([STATIC_FLOAT] * float_count)
     _align(out, 4)
