@@ -395,3 +395,68 @@ def test_menu_entries_and_drag_and_drop(addon):
     assert ("export_scene.havok_animation", "Havok Animation (.hkx)") in menus.EXPORTS
     handler = bpy.types.FileHandler.bl_rna_get_subclass_py("IO_FH_havok_animation")
     assert handler.bl_import_operator == "import_scene.havok_animation" and handler.bl_file_extensions == ".hkx"
+
+
+def test_root_motion_on_the_armature_object(clean_scene, tmp_path):
+    """With Root Motion, the reference frame's samples key the armature object: at each frame its
+    location is the sample's translation and its rotation the sample's angle about the up axis;
+    exported, the samples come back."""
+    import bpy
+
+    from precombined_nif.operators.hkx import export_animation
+
+    path = corpus(FO4 / "Animations/CoughingAfterCryo.hkx")  # walks 212 units and turns half a turn
+    armature = import_onto_skeleton(path, corpus(FO4_SKELETON_HKX), root_motion=True)
+    animation, _ = decoded(path)
+    samples = animation.root_motion.samples.astype(np.float64)
+    assert len(samples) == animation.frame_count
+    for frame in (0, animation.frame_count // 3, animation.frame_count - 1):
+        bpy.context.scene.frame_set(frame)
+        x, y, z, angle = samples[frame]
+        assert np.array(armature.location) == pytest.approx((x, y, z), abs=1e-3)
+        expected = (np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2))
+        q = np.array(armature.rotation_quaternion)
+        assert abs(np.dot(q, expected)) == pytest.approx(1.0, abs=1e-6)
+    out = tmp_path / "root.hkx"
+    export_animation(bpy.context, out, armature, compressed=True)
+    written, _ = decoded(out)
+    angles = np.angle(np.exp(1j * (written.root_motion.samples[:, 3] - samples[:, 3])))  # the same turn, any lap
+    assert np.abs(written.root_motion.samples[:, :3] - samples[:, :3]).max() < 1e-3 and np.abs(angles).max() < 1e-4
+    assert written.root_motion.duration == pytest.approx(animation.root_motion.duration, rel=1e-6)
+
+
+def test_operators_import_and_export(clean_scene, tmp_path):
+    """File > Import with the Skeleton option, File > Export with Uncompressed, as Blender runs them."""
+    import bpy
+
+    animation = corpus(ANIMATIONS[0][0])
+    result = bpy.ops.import_scene.havok_animation(filepath=str(animation), skeleton=str(corpus(FO4_SKELETON_HKX)))
+    assert result == {"FINISHED"}
+    armature = bpy.context.view_layer.objects.active
+    assert armature.type == "ARMATURE" and armature.animation_data.action.name == animation.stem
+    out = tmp_path / "out.hkx"
+    assert bpy.ops.export_scene.havok_animation(filepath=str(out), compression="NONE") == {"FINISHED"}
+    written, local = decoded(out)
+    original, original_local = decoded(animation)
+    assert written.compression == "interleaved" and written.frame_count == original.frame_count
+    assert np.abs(local - original_local).max() < 1e-4
+
+
+@pytest.mark.parametrize("version", ["4.2", "5.0"])
+def test_other_blender_versions(version, extension_zip, tmp_path):
+    """The classic (4.2) and slotted (5.0) action APIs, through the installed extension."""
+    import subprocess
+    from pathlib import Path
+
+    import extension
+
+    venv = extension.VENVS[version]
+    if extension.scripts(venv) is None:
+        unavailable(f"no bpy {version} in {venv}: python3 tasks.py test creates it")
+    smoke = Path(__file__).with_name("smoke_hkx.py")
+    animation, skeleton = corpus(ANIMATIONS[-1][0]), corpus(ANIMATIONS[-1][1])
+    command = [extension.python(venv), smoke, extension_zip, tmp_path / "user", animation, skeleton, tmp_path]
+    result = subprocess.run([str(arg) for arg in command], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"Blender {version}." in result.stdout
+    assert ("classic" if version == "4.2" else "slotted") + " actions: imported and exported" in result.stdout
