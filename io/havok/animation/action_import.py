@@ -73,7 +73,7 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
     bones = [bone for bone, k in zip(bones, kept) if k]
     rotation_wxyz = np.asarray(animation.rotation, np.float64)[:, kept][..., [3, 0, 1, 2]]
     local = transforms.compose(animation.translation[:, kept], transforms.quaternion_to_matrix(rotation_wxyz), animation.scale[:, kept])
-    basis = np.linalg.solve(rest_relative(armature, bones)[None], local)
+    basis = np.linalg.inv(rest_relative(armature, bones))[None] @ local  # one inverse per bone, not per key
     location, rotation, scale, _error = transforms.decompose(basis)
     rotation = sampled_keys.continuous(rotation)
     frames = np.arange(animation.frame_count, dtype=np.float64)
