@@ -460,3 +460,31 @@ def test_other_blender_versions(version, extension_zip, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Blender {version}." in result.stdout
     assert ("classic" if version == "4.2" else "slotted") + " actions: imported and exported" in result.stdout
+
+
+def test_new_action_on_a_skeleton_armature(clean_scene, tmp_path):
+    """An action keyed by hand on an armature made from the skeleton .hkx: every skeleton bone a
+    track, bound to its own index, the keyed bone's turn in its track, the others at rest."""
+    import bpy
+
+    from precombined_nif.io.havok.animation import importer
+    from precombined_nif.operators.hkx import export_animation
+
+    armature = importer.import_skeleton(bpy.context, corpus(FO4_SKELETON_HKX))
+    names, _parents, reference = skeleton_of(FO4_SKELETON_HKX)
+    hand = armature.pose.bones["LArm_Hand"]
+    angle = 0.6
+    for frame, turn in ((0, 0.0), (10, angle)):
+        hand.rotation_quaternion = (np.cos(turn / 2), 0.0, 0.0, np.sin(turn / 2))
+        hand.keyframe_insert("rotation_quaternion", frame=frame)
+    out = tmp_path / "wave.hkx"
+    written, game = export_animation(bpy.context, out, armature, compressed=False)
+    animation, local = decoded(out)
+    assert game == "FO4" and animation.skeleton_name == "Root"
+    assert np.array_equal(animation.track_bones, np.arange(95)) and animation.frame_count == 11
+    index = names.index("LArm_Hand")
+    # frame 0: the reference pose but for its scales (each within 0.0002 of 1), which a Blender rest cannot hold
+    assert np.abs(local[0] - reference).max() < 2e-3
+    rest = np.array(armature.data.bones["LArm_Hand"].parent.matrix_local.inverted() @ armature.data.bones["LArm_Hand"].matrix_local)
+    turned = rest @ local_matrices([0, 0, 0], [0, 0, np.sin(angle / 2), np.cos(angle / 2)], [1, 1, 1])
+    assert np.abs(local[10, index] - turned).max() < 1e-4
