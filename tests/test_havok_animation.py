@@ -414,6 +414,7 @@ def _damaged(path, change):
     (lambda o, h: setattr(o, "mask_size", 7), "mask size"),
     (lambda o, h: o.data.__setitem__(slice(0, 380, 4), 0x41), "rotation quantisation POLAR32"),
     (lambda o, h: setattr(o, "transform_track_count", 94), "mask size"),
+    (lambda o, h: o.data.__setitem__(386, 255), r"\(hkaSplineCompressedAnimation\): spline knots decrease"),  # a knot of track 0
 ])
 def test_damaged_spline_data_is_refused(corpus, tmp_path, change, message):
     path = tmp_path / "damaged.hkx"
