@@ -16,7 +16,10 @@ from precombined_nif.core.havok.animation import (
     Animation, Annotation, AnnotationTrack, RootMotion, Tolerances, build_hkx, check_skeleton, hkx_from_bytes, read_hkx,
     track_bone_names,
 )
+from precombined_nif.core.havok.animation.quantize import THREECOMP48, UNCOMPRESSED
 from precombined_nif.core.havok.animation.spline import SplineAnimation
+from precombined_nif.core.havok.animation.spline_decode import decode_spline
+from precombined_nif.core.havok.animation.spline_encode import encode_spline
 
 TESTS = CORPUS / "pynifly/tests/tests"
 ANIMATIONS = [p for p in corpus_files("pynifly/tests/tests/FO4/Animations/*.hkx") if p.name != "skeleton.hkx"] + [
@@ -69,7 +72,7 @@ def _quat40(raw):
 
 
 def _read_vector(data, pos, flags, quant, identity):
-    assert quant == 1, "the corpus uses 16-bit positions and scales"
+    assert quant == 1, "the corpus and the writer use 16-bit positions and scales"
     if flags & 0x70:
         n, degree = struct.unpack_from("<HB", data, pos)
         knots = list(data[pos + 3 : pos + 3 + n + degree + 2])
@@ -105,16 +108,30 @@ def _read_vector(data, pos, flags, quant, identity):
     return pos, value
 
 
+def _quat48(raw):
+    x, y, z = struct.unpack("<3H", raw)
+    scale = 1 / (16383 * 2 ** 0.5)
+    three = [((v & 0x7FFF) - 16383) * scale for v in (x, y, z)]
+    index = (x >> 15) | ((y >> 15) << 1)
+    big = max(0.0, 1 - sum(c * c for c in three)) ** 0.5 * (-1 if z >> 15 else 1)
+    return three[:index] + [big] + three[index:]
+
+
+# rotation quantisations: (bytes, alignment, reader)
+QUATERNIONS = {1: (5, 1, _quat40), 2: (6, 2, _quat48), 5: (16, 4, lambda raw: list(struct.unpack("<4f", raw)))}
+
+
 def _read_rotation(data, pos, flags, quant):
-    assert quant == 1, "the corpus uses THREECOMP40 rotations"
+    size, alignment, read = QUATERNIONS[quant]
     if flags & 0xF0:
         n, degree = struct.unpack_from("<HB", data, pos)
         knots = list(data[pos + 3 : pos + 3 + n + degree + 2])
-        pos += 3 + n + degree + 2
-        points = [_quat40(data[pos + 5 * i : pos + 5 * i + 5]) for i in range(n + 1)]
-        return _align(pos + 5 * (n + 1), 4), (degree, knots, points)
+        pos = _align(pos + 3 + n + degree + 2, alignment)
+        points = [read(data[pos + size * i : pos + size * i + size]) for i in range(n + 1)]
+        return _align(pos + size * (n + 1), 4), (degree, knots, points)
     if flags & 0x0F:
-        return _align(pos + 5, 4), _quat40(data[pos : pos + 5])
+        pos = _align(pos, alignment)
+        return _align(pos + size, 4), read(data[pos : pos + size])
     return pos, [0.0, 0.0, 0.0, 1.0]
 
 
@@ -336,6 +353,46 @@ def test_built_animation_spans_blocks(game):
     assert again.annotations() == animation.annotations()
 
 
+@pytest.mark.parametrize("quantisation", [THREECOMP48, UNCOMPRESSED])
+def test_other_rotation_quantisations_read_independently(quantisation):
+    """THREECOMP48 and uncompressed rotations (no corpus file uses them) as the independent
+    reader reads them."""
+    animation = synthetic(frames=40)
+    packfile = build_hkx(animation, "FO4")
+    obj = next(o for o, _ in packfile.objects() if isinstance(o, SplineAnimation))
+    encoded = encode_spline(animation.translation.astype(float), animation.rotation.astype(float),
+                            animation.scale.astype(float), animation.floats, rotation_quantization=quantisation)
+    obj.data, obj.block_offsets, obj.float_block_offsets = encoded.data, encoded.block_offsets, encoded.float_block_offsets
+    again = hkx_from_bytes(packfile.to_bytes())
+    assert {b >> 2 & 15 for b in spline_object(again).data[: 4 * 4 : 4]} == {quantisation}
+    raw, where = _object_bytes(again)
+    decoded = again.animations[0]
+    for frame, (translations, rotations) in independent_frames(raw, where, range(0, 40, 3)).items():
+        np.testing.assert_allclose(decoded.translation[frame], translations, atol=2e-4)
+        np.testing.assert_allclose(decoded.rotation[frame], rotations, atol=2e-5)
+    assert largest_errors(animation, decoded)[1] <= 0.001 + 1 / (2 * 16383 * 2 ** 0.5)
+
+
+def test_8_bit_positions_built_by_hand():
+    """A block written here byte by byte: one track, an 8-bit position spline on x (linear,
+    three control points) with a static z, a static uncompressed rotation, identity scale."""
+    masks = bytes([0 | (5 << 2) | (0 << 6), 0x10 | 0x04, 0x0F, 0])  # x splined, z static
+    spline = struct.pack("<HB", 2, 1) + bytes([0, 0, 2, 4, 4])  # n=2, degree 1, knots; 4-aligned
+    spline += struct.pack("<2f", -1.0, 3.0) + struct.pack("<f", 7.0) + bytes([0, 255, 51]) + bytes(1)
+    rotation = struct.pack("<4f", 0.0, 0.0, 0.6, 0.8)
+    data = np.frombuffer(masks + spline + rotation, np.uint8).copy()
+    obj = SplineAnimation()
+    obj.transform_track_count, obj.frame_count, obj.block_count, obj.mask_size = 1, 5, 1, 4
+    obj.frame_duration = 1 / 30
+    obj.block_offsets, obj.float_block_offsets, obj.data = np.array([0], "<u4"), np.array([len(data)], "<u4"), data
+    translation, rotation_out, scale, _ = decode_spline(obj)
+    # x at frames 0..4: control points -1, 3, -1 + 4 * 51/255 = -0.2 at knots 0, 2, 4
+    np.testing.assert_allclose(translation[:, 0, 0], [-1, 1, 3, 1.4, -0.2], atol=1e-6)
+    np.testing.assert_allclose(translation[:, 0, 2], 7.0)
+    np.testing.assert_allclose(rotation_out[:, 0], [[0, 0, 0.6, 0.8]] * 5, atol=1e-7)
+    np.testing.assert_array_equal(scale, 1.0)
+
+
 def test_single_frame_animation():
     animation = synthetic(frames=1)
     again = hkx_from_bytes(build_hkx(animation, "FO4").to_bytes()).animations[0]
@@ -357,6 +414,7 @@ def _damaged(path, change):
     (lambda o, h: setattr(o, "mask_size", 7), "mask size"),
     (lambda o, h: o.data.__setitem__(slice(0, 380, 4), 0x41), "rotation quantisation POLAR32"),
     (lambda o, h: setattr(o, "transform_track_count", 94), "mask size"),
+    (lambda o, h: o.data.__setitem__(386, 255), r"\(hkaSplineCompressedAnimation\): spline knots decrease"),  # a knot of track 0
 ])
 def test_damaged_spline_data_is_refused(corpus, tmp_path, change, message):
     path = tmp_path / "damaged.hkx"

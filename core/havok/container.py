@@ -2,7 +2,8 @@
 
 Reading finds the objects through the virtual fixups, gives every local and global fixup to the
 object holding its pointer (a local fixup must stay inside that object), and decodes the
-objects of classes with a typed reader (hk_2014, 64-bit pointers); the others stay
+objects of classes with a typed reader for the file's version (64-bit pointers: the physics
+classes for hk_2014, the animation classes for hk_2010 and hk_2014); the others stay
 ``RawObject``. Writing rebuilds the whole file from the object graph: objects in the order of a
 depth-first walk from the contents object through the global fixups (the order Havok's writer
 uses, and the only one the corpus holds), then the fixup tables, class names and headers.

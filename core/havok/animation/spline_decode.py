@@ -203,7 +203,7 @@ def decode_spline(anim, where="hkaSplineCompressedAnimation"):
     rotation[..., 3] = 1.0
     scale = np.ones((frames, tracks, 3), np.float32)
     for kind, out in zip(kinds, (translation, rotation, scale)):
-        _fill(kind, out, data, first, last, kind is kinds[ROTATION])
+        _fill(kind, out, data, first, last, kind is kinds[ROTATION], where)
     block_of_frame = np.minimum(np.arange(frames) // (anim.frames_per_block - 1), len(starts) - 1)
     return translation, rotation, scale, float_values[block_of_frame]
 
@@ -231,7 +231,7 @@ def _frames_of(blocks, first, last):
     return spline, local, local + first[blocks][spline]
 
 
-def _fill(kind, out, data, first, last, is_rotation):
+def _fill(kind, out, data, first, last, is_rotation, where):
     width = out.shape[2]
     if kind.static_track:
         blocks = np.array(kind.static_block)
@@ -253,7 +253,7 @@ def _fill(kind, out, data, first, last, is_rotation):
     points = _control_points(kind, data, count, width, is_rotation)
     point_start = np.cumsum(count) - count
     spline, local, frame = _frames_of(blocks, first, last)
-    values = evaluate(data, np.array(kind.knots), degree, count, points, point_start, spline, local)
+    values = evaluate(data, np.array(kind.knots), degree, count, points, point_start, spline, local, where)
     if is_rotation:
         values /= np.linalg.norm(values, axis=1, keepdims=True)
     out[frame, np.array(kind.track)[spline]] = values
@@ -287,7 +287,7 @@ def _control_points(kind, data, count, width, is_rotation):
     return points
 
 
-def evaluate(data, knots_at, degree, count, points, point_start, spline, local):
+def evaluate(data, knots_at, degree, count, points, point_start, spline, local, where):
     """B-spline values at local frames ``local`` of splines ``spline``: (queries, width)."""
     knot_count = count + degree + 1
     # all knots in one sorted run, each spline's lifted by 512 * its index, so one
@@ -296,7 +296,7 @@ def evaluate(data, knots_at, degree, count, points, point_start, spline, local):
     within = np.arange(knot_count.sum()) - np.repeat(np.cumsum(knot_count) - knot_count, knot_count)
     knots = data[knots_at[owner] + within].astype(np.float64)
     if (np.diff(knots)[np.diff(owner) == 0] < 0).any():
-        raise FormatError("spline knots decrease")
+        raise FormatError(f"{where}: spline knots decrease")
     knot_start = np.cumsum(knot_count) - knot_count
     lifted = knots + 512.0 * owner
     u = local.astype(np.float64)

@@ -18,7 +18,7 @@ from .quantize import ROTATION_ALIGN, THREECOMP40, rotations_from, rotations_to,
 from .spline_decode import MAX_FRAMES_PER_BLOCK, _basis
 
 BITS16 = 1
-CANDIDATES = ((3, 8), (3, 4), (3, 2), (1, 1))  # (degree, frames between knots)
+CANDIDATES = ((3, 16), (3, 8), (3, 4), (3, 2), (1, 1))  # (degree, frames between knots)
 SPLINE_FLAGS, STATIC_FLAGS = 0xF0, 0x0F
 STATIC_FLOAT = 0x03  # the flags the games' files give their (static) float tracks
 
