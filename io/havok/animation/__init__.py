@@ -1,3 +1,3 @@
 """Havok skeletons and animations (Fallout 4, Skyrim SE .hkx) as armatures and actions, and
-back: armature.py (skeletons), action_import.py / action_export.py (animations), codec.py (the
-core codec's objects as what those need), importer.py (files into the scene)."""
+back, on the codec of core/havok/animation: armature.py (skeletons), action_import.py /
+action_export.py (animations), importer.py (files into the scene)."""

@@ -128,7 +128,7 @@ def nif_skeleton(path):
         raise error.located(path=path) from None
 
 
-def build_armature(context, skeleton, collection):
+def build_armature(skeleton, collection):
     """A new armature object for ``skeleton`` linked into ``collection``; on failure nothing is
     left behind."""
     world = skeleton.world()

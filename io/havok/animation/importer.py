@@ -26,11 +26,10 @@ def import_skeleton(context, path):
     skeleton = armature.nif_skeleton(path) if path.suffix.lower() == ".nif" else _havok_skeleton(read_hkx(path))
     collection = _collection(context, path.stem)
     try:
-        obj = armature.build_armature(context, skeleton, collection)
+        obj = armature.build_armature(skeleton, collection)
     except BaseException:
         remove_all([collection])
         raise
-    collection["hkx_path"] = str(path)
     _activate(context, obj)
     return obj
 
