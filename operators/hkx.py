@@ -30,6 +30,8 @@ def import_animations(context, paths, *, skeleton=None, root_motion=False, scene
     def import_one(context, path, progress):
         return importer.import_hkx(context, path, progress, root_motion=root_motion, scene_frame_rate=scene_frame_rate)
 
+    # skeletons (as the games name them) first: files dropped together animate the one dropped with them
+    paths = sorted(paths, key=lambda path: not Path(path).name.lower().startswith("skeleton"))
     imported, messages = import_files(context, paths, import_one)
     if built is not None and not imported:  # the skeleton was only wanted for the animations
         importer.remove_skeleton(built)

@@ -488,3 +488,16 @@ def test_new_action_on_a_skeleton_armature(clean_scene, tmp_path):
     rest = np.array(armature.data.bones["LArm_Hand"].parent.matrix_local.inverted() @ armature.data.bones["LArm_Hand"].matrix_local)
     turned = rest @ local_matrices([0, 0, 0], [0, 0, np.sin(angle / 2), np.cos(angle / 2)], [1, 1, 1])
     assert np.abs(local[10, index] - turned).max() < 1e-4
+
+
+def test_skeleton_and_animation_dropped_together(clean_scene):
+    """Files dropped together (Blender passes the folder and the names, here in name order): the
+    skeleton is built first and the animation goes onto it."""
+    import bpy
+
+    animation = corpus(ANIMATIONS[1][0])
+    files = [{"name": animation.name}, {"name": "skeleton.hkx"}]
+    result = bpy.ops.import_scene.havok_animation("EXEC_DEFAULT", directory=str(animation.parent), files=files)
+    assert result == {"FINISHED"}
+    armature = bpy.context.view_layer.objects.active
+    assert armature.name == "Root" and armature.animation_data.action.name == animation.stem
