@@ -71,10 +71,14 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
         warnings.append(f"{np.count_nonzero(~kept)} tracks of bones armature {armature.name!r} lacks hold still and are "
                         f"left out: {', '.join(b for b, k in zip(bones, kept) if not k)}")
     bones = [bone for bone, k in zip(bones, kept) if k]
+    # basis = inv(rest_rel) @ T(t) R(q) S(s) with a rigid rest_rel = T(t0) R0, channel by channel:
+    # location R0^T (t - t0), rotation R0^T R(q), scale s (no per-key matrix decomposition)
+    rest = transforms.rigid(rest_relative(armature, bones))
+    turn = rest[:, :3, :3]
     rotation_wxyz = np.asarray(animation.rotation, np.float64)[:, kept][..., [3, 0, 1, 2]]
-    local = transforms.compose(animation.translation[:, kept], transforms.quaternion_to_matrix(rotation_wxyz), animation.scale[:, kept])
-    basis = np.linalg.inv(rest_relative(armature, bones))[None] @ local  # one inverse per bone, not per key
-    location, rotation, scale, _error = transforms.decompose(basis)
+    rotation = transforms.matrix_to_quaternion(np.swapaxes(turn, -1, -2)[None] @ transforms.quaternion_to_matrix(rotation_wxyz))
+    location = np.einsum("tji,ftj->fti", turn, animation.translation[:, kept] - rest[None, :, :3, 3])
+    scale = np.asarray(animation.scale, np.float64)[:, kept]
     rotation = sampled_keys.continuous(rotation)
     frames = np.arange(animation.frame_count, dtype=np.float64)
     action, slot = compat.new_action(name)
