@@ -134,26 +134,33 @@ def scene_state():
     return {kind: len(getattr(bpy.data, kind)) for kind in ("objects", "armatures", "actions", "collections")}
 
 
-def test_fo4_skeleton_hkx_and_skeleton_nif_give_the_same_bones(clean_scene):
-    """Every bone of the FO4 skeleton .hkx is a node of skeleton.nif with the same parent, its rest
-    where the NIF puts the node (composed here from the NIF's bytes)."""
+SKELETON_PAIRS = [
+    # skeleton .hkx, the game's skeleton NIF, bones, bones the NIF has too, what the others are
+    (FO4_SKELETON_HKX, FO4_SKELETON_NIF, 95, 78, lambda bone: "Weapon" in [p.name for p in bone.parent_recursive]),
+    (SSE / "skeleton.hkx", SSE / "skeleton_vanilla.nif", 99, 96, lambda bone: bone.name.startswith("x_NPC ")),
+]
+
+
+@pytest.mark.parametrize("hkx, nif, count, shared_count, hkx_only", SKELETON_PAIRS, ids=["FO4", "SSE"])
+def test_skeleton_hkx_and_skeleton_nif_give_the_same_bones(clean_scene, hkx, nif, count, shared_count, hkx_only):
+    """Every bone of the skeleton .hkx that the game's skeleton NIF has (names in any case, as the
+    games match them) has the NIF's parent (its nearest node that is a bone) and its rest where
+    the NIF puts the node (composed here from the NIF's bytes). FO4's .hkx has 17 weapon bones
+    the NIF lacks, Skyrim SE's three look/translate/rotate helpers."""
     import bpy
 
     from precombined_nif.io.havok.animation import importer
 
-    expected = {name.lower(): (parent and parent.lower(), world) for name, (parent, world) in nif_bones(corpus(FO4_SKELETON_NIF)).items()}
-    obj = importer.import_skeleton(bpy.context, corpus(FO4_SKELETON_HKX))
+    expected = {name.lower(): (parent and parent.lower(), world) for name, (parent, world) in nif_bones(corpus(nif)).items()}
+    obj = importer.import_skeleton(bpy.context, corpus(hkx))
     bones = obj.data.bones
-    assert len(bones) == 95 and bones[0].name == "Root"
-    shared = [bone for bone in bones if bone.name.lower() in expected]  # the games match names in any case
-    # the .hkx's weapon bones (those under its Weapon bone) are not nodes of skeleton.nif
-    assert {bone.name for bone in bones} - {bone.name for bone in shared} == {
-        bone.name for bone in bones if "Weapon" in [parent.name for parent in bone.parent_recursive]
-    }
-    assert len(shared) == 78
+    assert len(bones) == count
+    shared = [bone for bone in bones if bone.name.lower() in expected]
+    assert len(shared) == shared_count
+    assert {bone.name for bone in bones} - {bone.name for bone in shared} == {bone.name for bone in bones if hkx_only(bone)}
     names = {bone.name.lower() for bone in bones}
 
-    def nearest_bone_above(name):  # the NIF's nodes between bones (CamTargetParent) are no bones
+    def nearest_bone_above(name):  # the NIF's nodes between bones (FO4's CamTargetParent) are no bones
         parent = expected[name][0]
         while parent is not None and parent not in names:
             parent = expected[parent][0]
@@ -165,7 +172,7 @@ def test_fo4_skeleton_hkx_and_skeleton_nif_give_the_same_bones(clean_scene):
         assert (bone.parent.name.lower() if bone.parent else None) == nearest_bone_above(bone.name.lower()), bone.name
         difference = np.abs(np.array(bone.matrix_local) - rigid(world))
         rotation, translation = max(rotation, difference[:3, :3].max()), max(translation, difference[:3, 3].max())
-    print(f"largest difference between the .hkx armature's rests and skeleton.nif: rotation entries {rotation:.3g}, "
+    print(f"{hkx.name} vs {nif.name}: largest difference of the rests, rotation entries {rotation:.3g}, "
           f"translation {translation:.3g} units")
     # two files of the game's own, written apart: they agree to the float rounding of their tools
     assert rotation < 1e-3 and translation < 0.01
