@@ -474,6 +474,10 @@ def test_bad_model_is_refused_before_writing():
     animation.track_bones = np.arange(3)
     with pytest.raises(FormatError, match="track bones"):
         build_hkx(animation, "SSE")
+    animation = synthetic(frames=10)
+    animation.rotation[4, 2] = 0
+    with pytest.raises(FormatError, match="rotation of track 2 at frame 4 is not a quaternion"):
+        build_hkx(animation, "FO4")
     with pytest.raises(FormatError, match="unknown game"):
         build_hkx(synthetic(frames=10), "FO3")
 

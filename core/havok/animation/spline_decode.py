@@ -191,14 +191,14 @@ def evaluate(knots, degree, count, points, spline, local, where):
     for d in np.unique(degree).tolist():
         rows = np.nonzero(p == d)[0]
         base = knot_start[spline[rows]] + span[rows]
-        weights = _basis(knots, base, u[rows], d)
+        weights = basis(knots, base, u[rows], d)
         first_point = point_start[spline[rows]] + span[rows] - d
         for r in range(d + 1):
             result[rows] += weights[:, r : r + 1] * points[first_point + r]
     return result.astype(np.float32)
 
 
-def _basis(knots, base, u, degree):
+def basis(knots, base, u, degree):
     """Cox-de Boor basis values (queries, degree + 1) at ``u``; ``base`` indexes the span's
     knot in ``knots``."""
     n = len(u)

@@ -3,7 +3,7 @@ spline_block, written through the same description that reads it).
 
 Per block and track, each of position, rotation and scale is identity, static or a spline,
 decided per axis (per quaternion for rotations) by the tolerances. Splines are fitted by least
-squares over the block's frames, trying cubic B-splines with a knot every 8, 4 then 2 frames
+squares over the block's frames, trying cubic B-splines with a knot every 16, 8, 4 then 2 frames
 and keeping the first whose error after quantisation stays within tolerance; otherwise a
 linear spline through every frame (exact up to quantisation). One basis matrix per block and
 candidate serves every track at once.
@@ -17,7 +17,7 @@ from ...errors import FormatError
 from ...stream import WriteStream
 from .quantize import ROTATION_ALIGN, THREECOMP40, rotations_from, rotations_to, scalars_from_codes, scalars_to
 from .spline_block import SPLINE, STATIC, Block, RotationSection, VectorSection, pad
-from .spline_decode import MAX_FRAMES_PER_BLOCK, _basis
+from .spline_decode import MAX_FRAMES_PER_BLOCK, basis
 
 BITS16 = 1
 CANDIDATES = ((3, 16), (3, 8), (3, 4), (3, 2), (1, 1))  # (degree, frames between knots)
@@ -53,7 +53,7 @@ def basis_matrix(knots, degree, frames):
     count = len(knots) - degree - 1
     u = np.arange(frames, dtype=np.float64)
     span = np.clip(np.searchsorted(knots, u, side="right") - 1, degree, count - 1)
-    weights = _basis(knots.astype(np.float64), span, u, degree)
+    weights = basis(knots.astype(np.float64), span, u, degree)
     matrix = np.zeros((frames, count))
     rows = np.arange(frames)
     for r in range(degree + 1):
