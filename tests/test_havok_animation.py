@@ -424,6 +424,15 @@ def test_damaged_spline_data_is_refused(corpus, tmp_path, change, message):
     assert str(path) in str(error.value)
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda o, h: o.data.__setitem__(396, 0x30), "block 0: float track 0 is a spline; only static float tracks"),
+    (lambda o, h: o.float_block_offsets.__setitem__(0, 8), "block 0: float tracks at 8 overlap"),
+])
+def test_damaged_float_tracks_are_refused(corpus, change, message):
+    with pytest.raises(FormatError, match=message):
+        hkx_from_bytes(_damaged(TESTS / "SkyrimSE/sneakmtidle.hkx", change))
+
+
 def test_spline_header_overrunning_its_block_is_refused(corpus):
     def overrun(obj, hkx):
         # track 0's position is a spline (z) whose header, at the first byte after the masks,

@@ -20,7 +20,6 @@ from ...stream import ReadStream
 from .quantize import ROTATION_SIZE, SCALAR_SIZE, gather, rotations_from, scalars_from
 from .spline_block import Block
 
-POSITION, ROTATION, SCALE = 0, 1, 2
 MAX_FRAMES_PER_BLOCK = 256  # knots are u8 frame numbers
 
 
@@ -88,7 +87,8 @@ def decode_spline(anim, where="hkaSplineCompressedAnimation"):
         try:
             read.sync(stream, tracks, floats)
         except FormatError as error:
-            raise FormatError(f"{where}, block {block}: {error.message} (spline data offset {error.offset})") from None
+            at = "" if error.offset is None else f" (spline data offset {error.offset})"
+            raise FormatError(f"{where}, block {block}: {error.message}{at}") from None
         _collect(kinds, block, (read.positions, read.rotations, read.scales))
         float_values[block] = read.floats
 
