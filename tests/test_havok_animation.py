@@ -408,7 +408,7 @@ def _damaged(path, change):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda o, h: setattr(o, "data", o.data[: len(o.data) // 2]), "runs past its block|do not divide"),
+    (lambda o, h: setattr(o, "data", o.data[: len(o.data) // 2]), "remain|do not divide"),
     (lambda o, h: setattr(o, "block_offsets", np.array([0, 40], "<u4")), "block offsets"),
     (lambda o, h: setattr(o, "frame_count", 100000), "blocks cannot hold"),
     (lambda o, h: setattr(o, "mask_size", 7), "mask size"),
@@ -424,13 +424,22 @@ def test_damaged_spline_data_is_refused(corpus, tmp_path, change, message):
     assert str(path) in str(error.value)
 
 
+@pytest.mark.parametrize("change, message", [
+    (lambda o, h: o.data.__setitem__(396, 0x30), "block 0: float track 0 is a spline; only static float tracks"),
+    (lambda o, h: o.float_block_offsets.__setitem__(0, 8), "block 0: float tracks at 8 overlap"),
+])
+def test_damaged_float_tracks_are_refused(corpus, change, message):
+    with pytest.raises(FormatError, match=message):
+        hkx_from_bytes(_damaged(TESTS / "SkyrimSE/sneakmtidle.hkx", change))
+
+
 def test_spline_header_overrunning_its_block_is_refused(corpus):
     def overrun(obj, hkx):
         # track 0's position is a spline (z) whose header, at the first byte after the masks,
         # now claims 32768 control points
         assert obj.data[1] & 0x70 and obj.data[382] == 3
         obj.data[380:382] = [0xFF, 0x7F]
-    with pytest.raises(FormatError, match="block 0: spline knots at data offset 383 runs past its block"):
+    with pytest.raises(FormatError, match=r"block 0: spline knots needs 32772 bytes but only \d+ remain \(spline data offset 383\)"):
         hkx_from_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", overrun))
 
 
@@ -474,6 +483,10 @@ def test_bad_model_is_refused_before_writing():
     animation.track_bones = np.arange(3)
     with pytest.raises(FormatError, match="track bones"):
         build_hkx(animation, "SSE")
+    animation = synthetic(frames=10)
+    animation.rotation[4, 2] = 0
+    with pytest.raises(FormatError, match="rotation of track 2 at frame 4 is not a quaternion"):
+        build_hkx(animation, "FO4")
     with pytest.raises(FormatError, match="unknown game"):
         build_hkx(synthetic(frames=10), "FO3")
 

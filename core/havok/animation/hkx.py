@@ -275,6 +275,9 @@ def _check_model(animation, frames, tracks, floats):
     for name in ("translation", "rotation", "scale"):
         if not np.isfinite(getattr(animation, name)).all():
             raise FormatError(f"animation {name} holds values that are not finite")
+    frame, track = np.unravel_index(np.argmin(np.linalg.norm(animation.rotation, axis=2)), (frames, tracks))
+    if np.linalg.norm(animation.rotation[frame, track]) < 1e-6:
+        raise FormatError(f"the rotation of track {track} at frame {frame} is not a quaternion (zero length)")
 
 
 def _spline_object(animation, floats, version, tolerances):

@@ -1,9 +1,9 @@
-"""Encoding per-frame transforms as hkaSplineCompressedAnimation data (the layout is described
-in spline_decode).
+"""Encoding per-frame transforms as hkaSplineCompressedAnimation data (the blocks' layout:
+spline_block, written through the same description that reads it).
 
 Per block and track, each of position, rotation and scale is identity, static or a spline,
 decided per axis (per quaternion for rotations) by the tolerances. Splines are fitted by least
-squares over the block's frames, trying cubic B-splines with a knot every 8, 4 then 2 frames
+squares over the block's frames, trying cubic B-splines with a knot every 16, 8, 4 then 2 frames
 and keeping the first whose error after quantisation stays within tolerance; otherwise a
 linear spline through every frame (exact up to quantisation). One basis matrix per block and
 candidate serves every track at once.
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import FormatError
+from ...stream import WriteStream
 from .quantize import ROTATION_ALIGN, THREECOMP40, rotations_from, rotations_to, scalars_from_codes, scalars_to
-from .spline_decode import MAX_FRAMES_PER_BLOCK, _basis
+from .spline_block import SPLINE, STATIC, Block, RotationSection, VectorSection, pad
+from .spline_decode import MAX_FRAMES_PER_BLOCK, basis
 
 BITS16 = 1
 CANDIDATES = ((3, 16), (3, 8), (3, 4), (3, 2), (1, 1))  # (degree, frames between knots)
-SPLINE_FLAGS, STATIC_FLAGS = 0xF0, 0x0F
-STATIC_FLOAT = 0x03  # the flags the games' files give their (static) float tracks
 
 
 @dataclass
@@ -53,7 +53,7 @@ def basis_matrix(knots, degree, frames):
     count = len(knots) - degree - 1
     u = np.arange(frames, dtype=np.float64)
     span = np.clip(np.searchsorted(knots, u, side="right") - 1, degree, count - 1)
-    weights = _basis(knots.astype(np.float64), span, u, degree)
+    weights = basis(knots.astype(np.float64), span, u, degree)
     matrix = np.zeros((frames, count))
     rows = np.arange(frames)
     for r in range(degree + 1):
@@ -127,33 +127,6 @@ def _classify(values, identity, tolerance):
     return state, middle
 
 
-def _align(out, alignment):
-    out += bytes(-len(out) % alignment)
-
-
-def _vector_section(out, state, static, fit):
-    """Appends a position or scale section; returns its flags."""
-    splined = state == 2
-    flags = sum(1 << (4 + a) for a in range(3) if splined[a]) | sum(1 << a for a in range(3) if state[a] == 1)
-    if fit is not None:
-        degree, knots, points, ranges = fit
-        out += np.uint16(len(points) - 1).tobytes() + bytes([degree]) + knots.astype(np.uint8).tobytes()
-        _align(out, 4)
-        for axis in range(3):
-            if splined[axis]:
-                out += ranges[axis].astype("<f4").tobytes()
-            elif state[axis] == 1:
-                out += np.float32(static[axis]).tobytes()
-        codes = scalars_to(points, True, ranges[:, 0], ranges[:, 1])[:, splined]
-        out += codes.astype("<u2").tobytes()
-    else:
-        for axis in range(3):
-            if state[axis] == 1:
-                out += np.float32(static[axis]).tobytes()
-    _align(out, 4)
-    return flags
-
-
 def encode_spline(translation, rotation, scale, floats, *, tolerances=None, rotation_quantization=THREECOMP40,
                   frames_per_block=MAX_FRAMES_PER_BLOCK):
     """SplineData for (F, T, 3) translation, (F, T, 4) xyzw rotation, (F, T, 3) scale and
@@ -168,24 +141,24 @@ def encode_spline(translation, rotation, scale, floats, *, tolerances=None, rota
     rotation = _continuous(rotation)
     step = frames_per_block - 1
     blocks = max(1, -(-(frames - 1) // step))
-    data = bytearray()
+    stream = WriteStream()
     block_offsets, float_offsets = [], []
     for block in range(blocks):
         first = block * step
         last = min(first + step, frames - 1)
-        block_offsets.append(len(data))
-        body = _block(translation[first : last + 1], rotation[first : last + 1], scale[first : last + 1], float_count,
-                      tolerances, rotation_quantization)
-        float_offsets.append(len(body))
-        body += floats[0].astype("<f4").tobytes()
-        data += body
-        _align(data, 16)  # blocks start 16-aligned, so alignment inside a block is alignment in the data
+        block_offsets.append(stream.pos)
+        written = _block(translation[first : last + 1], rotation[first : last + 1], scale[first : last + 1],
+                         tolerances, rotation_quantization)
+        written.floats = floats[0].tolist()
+        written.sync(stream, tracks, float_count)
+        float_offsets.append(written.float_offset)
+        pad(stream, 16)
     return SplineData(
         frames_per_block=frames_per_block,
         block_offsets=np.array(block_offsets, "<u4"),
         float_block_offsets=np.array(float_offsets, "<u4"),
         mask_size=4 * tracks + float_count,
-        data=np.frombuffer(bytes(data), np.uint8).copy(),
+        data=np.frombuffer(bytes(stream.out), np.uint8).copy(),
     )
 
 
@@ -197,8 +170,8 @@ def _continuous(rotation):
     return (q * sign[..., None]).astype(np.float64)
 
 
-def _block(translation, rotation, scale, float_count, tolerances, kind):
-    """The block's masks and transform data."""
+def _block(translation, rotation, scale, tolerances, kind):
+    """The block's sections (spline_block.Block) for these frames."""
     frames, tracks = rotation.shape[:2]
     position_state, position_static = _classify(translation, 0.0, tolerances.translation)
     scale_state, scale_static = _classify(scale, 1.0, tolerances.scale)
@@ -217,26 +190,33 @@ def _block(translation, rotation, scale, float_count, tolerances, kind):
     middle = (rotation.max(0) + rotation.min(0)) / 2
     static_rotations = rotations_to(middle / np.maximum(np.linalg.norm(middle, axis=1, keepdims=True), 1e-12), kind)
 
-    out = bytearray(4 * tracks) + bytes([STATIC_FLOAT] * float_count)
-    _align(out, 4)
-    quant = BITS16 | (kind << 2) | (BITS16 << 6)
+    rotations = []
     for track in range(tracks):
-        flags_position = _vector_section(out, position_state[track], position_static[track], position_fits.get(track))
-        _align(out, 4)
+        section = RotationSection((0, STATIC, SPLINE)[rotation_state[track]], kind)
         if rotation_state[track] == 2:
             degree, knots, raw = rotation_fits[track]
-            out += np.uint16(len(raw) - 1).tobytes() + bytes([degree]) + knots.astype(np.uint8).tobytes()
-            _align(out, ROTATION_ALIGN[kind])
-            out += raw.tobytes()
-            flags_rotation = SPLINE_FLAGS
+            section.count, section.degree, section.knots, section.codes = len(raw), degree, knots.astype(np.uint8).tobytes(), raw.tobytes()
         elif rotation_state[track] == 1:
-            _align(out, ROTATION_ALIGN[kind])
-            out += static_rotations[track].tobytes()
-            flags_rotation = STATIC_FLAGS
-        else:
-            flags_rotation = 0
-        _align(out, 4)
-        flags_scale = _vector_section(out, scale_state[track], scale_static[track], scale_fits.get(track))
-        _align(out, 4)
-        out[4 * track : 4 * track + 4] = bytes([quant, flags_position, flags_rotation, flags_scale])
-    return out
+            section.count, section.codes = 1, static_rotations[track].tobytes()
+        rotations.append(section)
+    return Block(
+        [_vector_section(position_state[t], position_static[t], position_fits.get(t)) for t in range(tracks)],
+        rotations,
+        [_vector_section(scale_state[t], scale_static[t], scale_fits.get(t)) for t in range(tracks)],
+    )
+
+
+def _vector_section(state, static, fit):
+    """A position or scale section: per axis identity (0), static (1) or splined (2)."""
+    flags = sum(1 << (4 + a) for a in range(3) if state[a] == 2) | sum(1 << a for a in range(3) if state[a] == 1)
+    section = VectorSection(flags, BITS16)
+    section.values = [float(static[a]) if state[a] == 1 else None for a in range(3)]
+    if fit is not None:
+        degree, knots, points, ranges = fit
+        splined = state == 2
+        section.count, section.degree, section.knots = len(points), degree, knots.astype(np.uint8).tobytes()
+        for axis in np.nonzero(splined)[0].tolist():
+            section.values[axis] = tuple(ranges[axis].tolist())
+        codes = scalars_to(points, True, ranges[:, 0], ranges[:, 1])[:, splined]
+        section.codes = codes.astype("<u2").tobytes()
+    return section
