@@ -508,3 +508,28 @@ def test_skeleton_and_animation_dropped_together(clean_scene):
     assert result == {"FINISHED"}
     armature = bpy.context.view_layer.objects.active
     assert armature.name == "Root" and armature.animation_data.action.name == animation.stem
+
+
+def test_failure_while_keying_removes_the_action(clean_scene, addon, monkeypatch):
+    """A failure after the action exists (here: half way through keying) removes it again; the
+    armature keeps the action and rotation modes it had."""
+    import bpy
+
+    import importlib
+
+    importer = importlib.import_module(f"{addon.__name__}.io.havok.animation.importer")  # the installed add-on's
+    armature = importer.import_skeleton(bpy.context, corpus(FO4_SKELETON_HKX))
+    keyed = []
+    real = addon.io.sampled_keys.set_keys
+
+    def failing(*args):
+        keyed.append(1)
+        if len(keyed) > 300:
+            raise RuntimeError("keying failed")
+        return real(*args)
+
+    monkeypatch.setattr(addon.io.sampled_keys, "set_keys", failing)
+    before = scene_state()
+    armatures, messages = addon.operators.hkx.import_animations(bpy.context, [str(corpus(ANIMATIONS[0][0]))])
+    assert armatures == [] and "keying failed" in messages[0]
+    assert scene_state() == before and armature.animation_data is None
