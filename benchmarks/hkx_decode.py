@@ -2,7 +2,7 @@
 
     python benchmarks/hkx_decode.py [REPEAT] [CORPUS]
 
-The corpus's 64-bit animation .hkx files (FO4 and Skyrim SE) are decoded to per-frame
+The corpus's animation .hkx files (FO4, Skyrim SE and LE) are decoded to per-frame
 transforms by a fresh Python process (start-up, imports, read_hkx of every file), once and
 REPEAT times over (default 8), alternating with the floor: a process that only reads the same
 files' bytes. Median of five runs each. Prints seconds, the ratio to the floor, and decoding
@@ -20,10 +20,16 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
 
 
-def animation_files(corpus):
-    tests = corpus / "pynifly/tests/tests"
-    files = sorted((tests / "FO4/Animations").glob("*.hkx")) + sorted((tests / "SkyrimSE").glob("*.hkx"))
-    return [path for path in files if "skeleton" not in path.name]
+def animation_files(corpus, read_hkx, error):
+    """Every corpus .hkx holding an animation (FO4, Skyrim SE, Skyrim LE)."""
+    found = []
+    for path in sorted(corpus.rglob("*.hkx")):
+        try:
+            if read_hkx(path).animations:
+                found.append(path)
+        except error:
+            pass  # XML files, behaviour projects
+    return found
 
 
 def worker(mode, files):
@@ -52,12 +58,14 @@ def main():
         return worker(sys.argv[2], sys.argv[3:])
     repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     corpus = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT.parent / "shared" / "corpus"
-    files = animation_files(corpus)
     sys.path.insert(0, str(ROOT))
     import cli
 
     cli.load_package()
+    from precombined_nif.core.errors import FormatError
     from precombined_nif.core.havok.animation import build_hkx, read_hkx
+
+    files = animation_files(corpus, read_hkx, FormatError)
 
     read = [read_hkx(path) for path in files]
     seconds = sum(hkx.animations[0].duration for hkx in read)

@@ -1,4 +1,5 @@
-"""Havok animation and skeleton files (.hkx): FO4 (hk_2014) and Skyrim SE (hk_2010), 64-bit.
+"""Havok animation and skeleton files (.hkx): FO4 (hk_2014) and Skyrim SE (hk_2010), 64-bit, and
+Skyrim LE's 32-bit hk_2010 files.
 
 Decoded frames are checked against an independent reading written here (struct, one key at a
 time, B-splines evaluated by the recursive Cox-de Boor definition) and against the facts
@@ -27,6 +28,9 @@ ANIMATIONS = [p for p in corpus_files("pynifly/tests/tests/FO4/Animations/*.hkx"
 ]
 SKELETONS = [TESTS / "FO4/skeleton_vanilla.hkx", TESTS / "FO4/Animations/skeleton.hkx", TESTS / "SkyrimSE/skeleton.hkx",
              TESTS / "SkyrimSE/skeleton_vanilla.hkx"]
+LE_FILES = [TESTS / "Skyrim" / name for name in
+            ("1hm_staggerbacksmallest.hkx", "troll_h2hattackleftd.hkx", "SOSFastErect.hkx", "skeleton.hkx",
+             "skeleton_troll.hkx", "skeever_skeleton.hkx")]
 
 
 def spline_object(hkx):
@@ -220,6 +224,36 @@ def test_skyrim_se_stagger_facts(corpus):
     assert (np.abs(dots - 1) > 1e-5).any(0).sum() == 61
 
 
+def test_skyrim_le_facts(corpus):
+    """TEST_READ_SKYRIM_ANIM, TEST_SKYRIM_TROLL_ANIM, TEST_SKYRIM_SKELETON (32-bit files), and
+    TEST_SKYRIMSE_ANIM_TRACKS: the LE and SE staggers decode to the same tracks within 0.001."""
+    le = read_hkx(TESTS / "Skyrim/1hm_staggerbacksmallest.hkx")
+    animation = le.animations[0]
+    assert le.bits == 32 and le.game == "SSE"
+    assert (animation.track_count, animation.frame_count, spline_object(le).block_count) == (99, 38, 1)
+    assert animation.duration == pytest.approx(1.2333, abs=0.001)
+    assert animation.annotations()[0].text == "FootScuffRight"
+    se = read_hkx(TESTS / "SkyrimSE/1hm_staggerbacksmallest.hkx").animations[0]
+    translation, rotation, _ = largest_errors(se, animation)
+    assert translation < 0.001 and rotation < 0.001
+    troll = read_hkx(TESTS / "Skyrim/troll_h2hattackleftd.hkx").animations[0]
+    assert (troll.track_count, troll.frame_count) == (54, 57) and troll.duration == pytest.approx(1.8667, abs=0.001)
+    assert troll.annotations()
+    skeleton = read_hkx(TESTS / "Skyrim/skeleton.hkx").skeletons[0]
+    assert len(skeleton.bone_names) == 99 and skeleton.bone_names[0] == "NPC Root [Root]" and skeleton.parents[0] == -1
+    assert skeleton.bone_names[4] == "NPC COM [COM ]" and skeleton.parents[4] == 0
+    assert skeleton.rotation[0, 3] == pytest.approx(1.0, abs=0.01)
+
+
+def test_skyrim_le_animation_exports_as_se(corpus):
+    """An LE animation written for SSE: 64-bit, and the same tracks within tolerance."""
+    le = read_hkx(TESTS / "Skyrim/1hm_staggerbacksmallest.hkx")
+    again = hkx_from_bytes(build_hkx(le.animations[0], le.game).to_bytes())
+    assert again.bits == 64
+    translation, rotation, _ = largest_errors(le.animations[0], again.animations[0])
+    assert translation <= 0.01 and rotation <= 0.001 + 1 / 2895
+
+
 def test_skyrim_se_skeleton_facts(corpus):
     """TEST_SKYRIMSE_SKELETON and TEST_SKYRIM_SKELETON."""
     skeleton = read_hkx(TESTS / "SkyrimSE/skeleton.hkx").skeletons[0]
@@ -257,7 +291,7 @@ def test_fo4_skeleton_drives_the_animation_bones(corpus):
 
 
 # -- every corpus file ------------------------------------------------------------------------
-@pytest.mark.parametrize("path", ANIMATIONS + SKELETONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", ANIMATIONS + SKELETONS + LE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_corpus_file_decodes_and_writes_back_identical(corpus, path):
     data = path.read_bytes()
     hkx = hkx_from_bytes(data)
@@ -460,7 +494,7 @@ def test_skeleton_missing_bones_is_refused(corpus):
 
 @pytest.mark.parametrize("name, message", [
     ("Skyrim/skeleton_xml.hkx", "XML Havok file"),
-    ("Skyrim/1hm_staggerbacksmallest.hkx", "32-bit Havok packfile"),
+    ("Skyrim/SOSMale.hkx", "not an animation or skeleton file: no hkaAnimationContainer \\(it holds hkbProjectData\\)"),
 ])
 def test_unsupported_files_are_refused(corpus, name, message):
     with pytest.raises(FormatError, match=message):

@@ -115,7 +115,7 @@ class Packfile:
                 continue
             if not isinstance(obj, HavokObject):
                 raise FormatError(f"a packfile holds Havok objects, not {type(obj).__name__}")
-            encoded[id(obj)] = obj.encode(self.header.file_version)
+            encoded[id(obj)] = obj.encode(self.header.file_version, self.header.pointer_size)
             order.append((obj, encoded[id(obj)]))
             stack.append(target for _, target, _ in encoded[id(obj)][2])
         return order
@@ -233,11 +233,9 @@ def _read_objects(data, section, data_index, names_index, classnames, header):
         len(starts),
     )
 
-    # the typed classes describe layouts with 8-byte pointers, each for the versions it lists
-    typed = pointer == 8
     objects = []
     for name in class_names:
-        cls = typed_class(name, header.file_version) if typed else None
+        cls = typed_class(name, header.file_version, pointer)
         objects.append(cls() if cls else RawObject(name, b""))
     body = memoryview(data)[base : base + size]
     starts = starts.tolist()
@@ -253,7 +251,7 @@ def _read_objects(data, section, data_index, names_index, classnames, header):
             obj.global_fixups = global_fixups
             continue
         pointers = {src: (target, delta) for src, target, delta in global_fixups}
-        reader = ObjectReader(body[start:end], base + start, dict(local_fixups), pointers, header.file_version)
+        reader = ObjectReader(body[start:end], base + start, dict(local_fixups), pointers, header.file_version, pointer)
         obj.load(reader)
     return objects, np.array(starts)
 

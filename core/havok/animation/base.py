@@ -22,7 +22,7 @@ class Annotation:
 
     def sync(self, s):
         self.time = s.f32(self.time)
-        self.padding = s.raw(self.padding, 4)
+        self.padding = s.raw(self.padding, s.pointer_size - 4)
         self.text = s.string_ptr(self.text)
 
 
@@ -51,7 +51,7 @@ class AnimationObject(HavokObject):
         self.annotation_tracks = []
 
     def sync_base(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         self.type = s.i32(self.type)
         self.duration = s.f32(self.duration)
         self.transform_track_count = s.i32(self.transform_track_count)

@@ -23,6 +23,7 @@ from ..objects import POINTER, HavokObject, havok_class
 
 HK_2010, HK_2014 = 8, 11
 BOTH = (HK_2010, HK_2014)
+POINTER_SIZES = (4, 8)  # 32-bit Skyrim LE files share the hk_2010 classes
 VEC4 = np.dtype(("<f4", (4,)))
 
 
@@ -43,6 +44,7 @@ class NamedVariant:
 @havok_class("hkRootLevelContainer")
 class RootLevelContainer(HavokObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self, variants=()):
         self.variants = list(variants)
@@ -58,6 +60,7 @@ class RootLevelContainer(HavokObject):
 @havok_class("hkaAnimationContainer")
 class AnimationContainer(HavokObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self, skeletons=(), animations=(), bindings=()):
         self.reference = bytes(16)
@@ -68,7 +71,7 @@ class AnimationContainer(HavokObject):
         self.skins = []
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         self.skeletons = s.hk_array(self.skeletons, POINTER, what="skeletons")
         self.animations = s.hk_array(self.animations, POINTER, what="animations")
         self.bindings = s.hk_array(self.bindings, POINTER, what="bindings")
@@ -79,6 +82,7 @@ class AnimationContainer(HavokObject):
 @havok_class("hkaAnimationBinding")
 class AnimationBinding(HavokObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self, animation=None, skeleton_name=None, track_bones=(), float_slots=(), blend_hint=0):
         self.reference = bytes(16)
@@ -91,7 +95,7 @@ class AnimationBinding(HavokObject):
         self.padding = bytes(7)
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         self.skeleton_name = s.string_ptr(self.skeleton_name)
         self.animation = s.pointer(self.animation)
         self.track_bones = s.hk_array(self.track_bones, np.dtype("<i2"), what="track to bone indices")
@@ -99,7 +103,7 @@ class AnimationBinding(HavokObject):
         if s.version >= HK_2014:
             self.partitions = s.hk_array(self.partitions, np.dtype("<i2"), what="partition indices")
         self.blend_hint = s.i8(self.blend_hint)
-        self.padding = s.raw(self.padding, 7)
+        self.padding = s.raw(self.padding, s.pointer_size - 1)
 
 
 @havok_class("hkaDefaultAnimatedReferenceFrame")
@@ -116,7 +120,7 @@ class AnimatedReferenceFrame(HavokObject):
         self.samples = np.zeros((0, 4), "<f4") if samples is None else np.asarray(samples, "<f4")
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         if s.version >= HK_2014:
             self.frame_type = s.raw(self.frame_type, 16)
         self.up = s.vec4(self.up)
@@ -129,6 +133,7 @@ class AnimatedReferenceFrame(HavokObject):
 @havok_class("hkMemoryResourceContainer")
 class MemoryResourceContainer(HavokObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self, name=""):
         self.reference = bytes(16)
@@ -138,7 +143,7 @@ class MemoryResourceContainer(HavokObject):
         self.children = []
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         self.name = s.string_ptr(self.name)
         self.parent = s.pointer(self.parent)
         self.handles = s.hk_array(self.handles, POINTER, what="resource handles")

@@ -1,4 +1,5 @@
-"""Animation and skeleton files: the packfile's objects to the model (model.py) and back.
+"""Animation and skeleton files: the packfile's objects to the model (model.py) and back
+(64-bit FO4 and Skyrim SE files; 32-bit Skyrim LE ones are read too).
 
 Reading takes the hkaAnimationContainer named by the root-level container: its skeletons, and
 its animations decoded with the binding that names each. Building makes the object graph the
@@ -54,7 +55,8 @@ PREDICATES = b"\x14" + bytes(15)  # hk_2014 .hkx files: max predicate 21, this p
 class HkxFile:
     """A read animation or skeleton file: ``skeletons`` [Skeleton], ``animations``
     [Animation] and the ``packfile`` they came from (written back unchanged by
-    ``packfile.write``)."""
+    ``packfile.write``). ``game`` is "FO4" (hk_2014) or "SSE" (hk_2010: Skyrim SE, and the
+    32-bit Skyrim LE files, which are written back as SE's 64-bit ones when exported)."""
 
     def __init__(self, packfile, skeletons, animations, path=None):
         self.packfile = packfile
@@ -65,6 +67,10 @@ class HkxFile:
     @property
     def game(self):
         return "FO4" if self.packfile.header.file_version >= HK_2014 else "SSE"
+
+    @property
+    def bits(self):
+        return 8 * self.packfile.header.pointer_size
 
 
 def read_hkx(path):
@@ -77,12 +83,11 @@ def read_hkx(path):
 
 def hkx_from_bytes(data, path=None):
     packfile = Packfile.from_bytes(data)
-    if packfile.header.pointer_size != 8:
-        raise FormatError("32-bit Havok packfile (Skyrim LE): only 64-bit animation files (Skyrim SE, Fallout 4) are read")
     root = packfile.root
     container = root.find("hkaAnimationContainer") if isinstance(root, RootLevelContainer) else None
     if container is None:
-        raise FormatError(f"no hkaAnimationContainer in the file (its contents are a {root.class_name})")
+        held = sorted({v.object.class_name for v in root.variants if v.object}) if isinstance(root, RootLevelContainer) else [root.class_name]
+        raise FormatError(f"not an animation or skeleton file: no hkaAnimationContainer (it holds {', '.join(held) or 'nothing'})")
     skeletons = [skeleton_from(obj) for obj in container.skeletons if isinstance(obj, SkeletonObject)]
     animations = []
     for index, obj in enumerate(container.animations):

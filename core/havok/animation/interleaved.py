@@ -8,13 +8,14 @@ import numpy as np
 
 from ..objects import havok_class
 from .base import AnimationObject
-from .classes import BOTH
+from .classes import BOTH, POINTER_SIZES
 from .skeleton import QS_TRANSFORM
 
 
 @havok_class("hkaInterleavedUncompressedAnimation")
 class InterleavedAnimation(AnimationObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self):
         super().__init__()

@@ -10,7 +10,7 @@ i16 first bone, i16 bone count, 16 bytes).
 import numpy as np
 
 from ..objects import STRING, HavokObject, havok_class
-from .classes import BOTH, HK_2014
+from .classes import BOTH, HK_2014, POINTER_SIZES
 
 QS_TRANSFORM = np.dtype([("translation", "<f4", (4,)), ("rotation", "<f4", (4,)), ("scale", "<f4", (4,))])
 
@@ -26,7 +26,7 @@ class Bone:
     def sync(self, s):
         self.name = s.string_ptr(self.name)
         self.lock_translation = s.bool8(self.lock_translation)
-        self.padding = s.raw(self.padding, 7)
+        self.padding = s.raw(self.padding, s.pointer_size - 1)
 
 
 class LocalFrameOnBone:
@@ -40,7 +40,7 @@ class LocalFrameOnBone:
     def sync(self, s):
         self.frame = s.pointer(self.frame)
         self.bone = s.i16(self.bone)
-        self.padding = s.raw(self.padding, 6)
+        self.padding = s.raw(self.padding, s.pointer_size - 2)
 
 
 class Partition:
@@ -62,6 +62,7 @@ class Partition:
 @havok_class("hkaSkeleton")
 class SkeletonObject(HavokObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self):
         self.reference = bytes(16)
@@ -75,7 +76,7 @@ class SkeletonObject(HavokObject):
         self.partitions = []
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 16)
+        self.reference = s.raw(self.reference, 2 * s.pointer_size)
         self.name = s.string_ptr(self.name)
         self.parents = s.hk_array(self.parents, np.dtype("<i2"), what="parent indices")
         self.bones = s.hk_array(self.bones, Bone, what="bones")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..objects import havok_class
 from .base import AnimationObject
-from .classes import BOTH
+from .classes import BOTH, POINTER_SIZES
 
 U32 = np.dtype("<u4")
 
@@ -21,6 +21,7 @@ U32 = np.dtype("<u4")
 @havok_class("hkaSplineCompressedAnimation")
 class SplineAnimation(AnimationObject):
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self):
         super().__init__()
@@ -49,11 +50,11 @@ class SplineAnimation(AnimationObject):
         self.block_duration = s.f32(self.block_duration)
         self.block_inverse_duration = s.f32(self.block_inverse_duration)
         self.frame_duration = s.f32(self.frame_duration)
-        self.padding = s.raw(self.padding, 4)
+        self.padding = s.raw(self.padding, s.pointer_size - 4)
         self.block_offsets = s.hk_array(self.block_offsets, U32, what="block offsets")
         self.float_block_offsets = s.hk_array(self.float_block_offsets, U32, what="float block offsets")
         self.transform_offsets = s.hk_array(self.transform_offsets, U32, what="transform offsets")
         self.float_offsets = s.hk_array(self.float_offsets, U32, what="float offsets")
         self.data = s.hk_array(self.data, np.dtype("u1"), what="spline data")
         self.endian = s.i32(self.endian)
-        self.tail = s.raw(self.tail, 4)
+        self.tail = s.raw(self.tail, s.pointer_size - 4)

@@ -5,7 +5,7 @@ from collections import Counter
 from .hkx import read_hkx
 from .spline import SplineAnimation
 
-GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition"}
+GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim, 32-bit"}
 
 
 def hkx_info(path):
@@ -33,7 +33,7 @@ def hkx_info(path):
         animations.append(entry)
     return {
         "format": "hkx",
-        "game": hkx.game,
+        "game": hkx.game if hkx.bits == 64 else "LE",
         "havok_version": packfile.header.contents_version,
         "classes": dict(Counter(obj.class_name for obj, _ in packfile.objects())),
         "skeletons": [
