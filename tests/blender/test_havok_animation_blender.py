@@ -178,7 +178,12 @@ def test_skeleton_hkx_and_skeleton_nif_give_the_same_bones(clean_scene, hkx, nif
     assert rotation < 1e-3 and translation < 0.01
 
 
-@pytest.mark.parametrize("animation, skeleton", [ANIMATIONS[0], ANIMATIONS[-1]], ids=lambda p: p.name)
+LE = CORPUS / "pynifly/tests/tests/Skyrim"
+POSED = [ANIMATIONS[0], ANIMATIONS[-1], (LE / "1hm_staggerbacksmallest.hkx", LE / "skeleton.hkx"),
+         (LE / "troll_h2hattackleftd.hkx", LE / "skeleton_troll.hkx")]
+
+
+@pytest.mark.parametrize("animation, skeleton", POSED, ids=lambda p: p.parent.name + "/" + p.name)
 def test_pose_at_frames_is_the_decoded_animation(clean_scene, animation, skeleton):
     """At the first, a middle and the last frame every bone is where the codec's decoded local
     transforms put it (composed here through the skeleton's parents); one key per frame, the
@@ -186,8 +191,12 @@ def test_pose_at_frames_is_the_decoded_animation(clean_scene, animation, skeleto
     import bpy
 
     from precombined_nif.io import compat
+    from precombined_nif.operators.hkx import import_animations
 
-    armature = import_onto_skeleton(corpus(animation), corpus(skeleton))
+    armatures, messages = import_animations(bpy.context, [str(corpus(animation))], skeleton=str(corpus(skeleton)))
+    armature = armatures[0]
+    assert messages == ([f"{animation}: a Skyrim LE (32-bit) file: its action exports as Skyrim SE (64-bit)"]
+                        if animation.parent == LE else [])
     decoded_animation, local = decoded(animation)
     skel = skeleton_of(skeleton)
     names = [skel[0][i] for i in decoded_animation.track_bones]

@@ -67,6 +67,8 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
         _scene_rate(context.scene, animation)
     if len(hkx.animations) > 1:
         warnings.append(f"{len(hkx.animations)} animations: the first imported")
+    if hkx.bits == 32:
+        warnings.append("a Skyrim LE (32-bit) file: its action exports as Skyrim SE (64-bit)")
     return target, warnings
 
 
