@@ -27,6 +27,7 @@ def command_import(args):
     from ..core.batch import expand
     from ..core.formats import is_bsm2
     from ..io.file_import import CellImport, each_file, import_bsm2
+    from ..io.havok.animation.importer import import_hkx, import_skeleton
 
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
@@ -35,11 +36,15 @@ def command_import(args):
         raise UsageError("import: no .nif or .bsm2 files found")
     bpy.ops.wm.read_factory_settings(use_empty=True)
     errors, built = [], []
-    # Plain NIFs and precombined cells alike go to the cell import.
+    if args.skeleton:  # the armature the animations (.hkx) go onto
+        import_skeleton(bpy.context, args.skeleton)
+    # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
+    # armatures, .hkx animations actions on the last one.
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=args.instancing.upper().replace("-", "_"),
                     plugins=args.plugin or ()) as import_nif:
         def import_one(context, path, progress):
-            return (import_bsm2 if is_bsm2(path) else import_nif)(context, path, progress)
+            havok = Path(path).suffix.lower() == ".hkx"
+            return (import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif)(context, path, progress)
 
         for imported, messages in each_file(bpy.context, paths, import_one):
             if imported is None:  # then its one message is its error
@@ -106,8 +111,8 @@ def command_export(args):
     if args.each:
         if Path(args.output).suffix or args.object:
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
-    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2"):
-        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf or .bsm2 file")
+    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
+        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
     bpy = require_bpy("export")
     from ..io.bsm2.exporter import export_file
 
@@ -120,6 +125,8 @@ def command_export(args):
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if args.each:
         return export_each(bpy, args)
+    if Path(args.output).suffix.lower() == ".hkx":
+        return export_animation_file(bpy, args)
     if not is_bsm2(args.output):
         return export_nif_file(bpy, args)
     ignored(args, CELL_OPTIONS + NIF_OPTIONS, "a .bsm2 file")
@@ -135,6 +142,28 @@ def command_export(args):
         f"{args.output}: {len(bsm.vertices)} vertices, {len(bsm.indices) // 3} triangles, {bsm.num_bones} bones, "
         f"{len(bsm.animations)} animation(s)"
     )
+
+
+def export_animation_file(bpy, args):
+    """An armature's action (--object, else the active or only armature; --action, else its
+    active action) as a Havok animation."""
+    from ..io.havok.animation.action_export import export_animation
+
+    ignored(args, CELL_OPTIONS + ("full_precision", "write_materials"), "a .hkx file")
+    if args.object is not None:
+        armature = bpy.data.objects.get(args.object)
+        if armature is None or armature.type != "ARMATURE":
+            raise CommandError(f"error: {args.input}: no armature object named {args.object!r}")
+    else:
+        active = bpy.context.view_layer.objects.active
+        armatures = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+        armature = active if active is not None and active.type == "ARMATURE" else armatures[0] if len(armatures) == 1 else None
+        if armature is None:
+            raise CommandError(f"error: {args.input}: {len(armatures)} armatures and none active: name one with --object")
+    game = args.game if args.game in ("FO4", "SSE") else None  # FO3 has no Havok animations
+    animation, game = export_animation(bpy.context, args.output, armature, args.action, compressed=not args.uncompressed, game=game)
+    return (f"{args.output}: {game} Havok animation, {animation.track_count} tracks, {animation.frame_count} frames, "
+            f"{animation.duration:.4g} s")
 
 
 def export_nif_file(bpy, args):

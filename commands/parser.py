@@ -104,9 +104,11 @@ def build_parser():
     precombines.add_argument("--json", action="store_true", help="print the report as JSON")
     precombines.set_defaults(run=command_precombines)
 
-    load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
+    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")
     load.add_argument("files", nargs="+")
     load.add_argument("--blend", required=True, help="the .blend file to write")
+    load.add_argument("--skeleton", help=".hkx animations: the skeleton (.hkx or .nif) whose armature they animate "
+                      "(default: the last skeleton .hkx imported before them)")
     load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
     load.add_argument("--instancing", choices=("objects", "geometry-nodes"), default="objects",
@@ -120,14 +122,15 @@ def build_parser():
     save = commands.add_parser(
         "export",
         help="export a .blend as .bsm2 (a skinned mesh), .nif (a NIF, or a precombined cell when the objects came "
-        "from one) or .kf (an imported .kf's animations) (needs Blender)",
+        "from one), .kf (an imported .kf's animations) or .hkx (an armature's action as a Havok animation) (needs Blender)",
     )
     save.add_argument("input", help="the .blend file")
-    save.add_argument("output", help="the .bsm2, .nif or .kf file to write")
+    save.add_argument("output", help="the .bsm2, .nif, .kf or .hkx file to write")
     save.add_argument(
         "--object",
         help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
-        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one)",
+        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one); .hkx: the "
+        "armature (default: the active one, or the only one)",
     )
     save.add_argument(
         "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
@@ -141,8 +144,11 @@ def build_parser():
         "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
         "its own NIF there, named after the file it came from"
     )
+    save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
+    save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else FO4)")
+    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
+                      "FO4); .hkx: FO4 or SSE, when the action's import does not say")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
                       "edited since their material file gave them their look")

@@ -2,6 +2,8 @@
 skinning math; export back through io.nif.skin_export onto the imported file as template."""
 
 
+import struct
+
 import numpy as np
 import pytest
 from support import CORPUS, corpus_files
