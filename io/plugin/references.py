@@ -34,7 +34,7 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
         return []
     cell_id = cell_form_id(cell_path)
     if cell_id is None:
-        return [f"{cell_path}: the file name does not start with the cell's FormID: references not looked up"]
+        return ["the file name does not start with the cell's FormID: references not looked up"]  # the import names the file
     plugins = []
     try:
         plugins = [Plugin(path) for path in plugin_paths]

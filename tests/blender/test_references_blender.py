@@ -172,3 +172,18 @@ def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(c
 
     assert export(by_points, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == CELL.read_bytes()
+
+
+def test_a_cell_file_not_named_after_its_cell_is_named_once_in_its_warning(clean_scene, corpus, addon, tmp_path):
+    """Without the cell's FormID in the file name no reference is looked up: one warning, naming
+    the file once (the import loop names it)."""
+    import bpy
+
+    renamed = tmp_path / "Renamed_OC.nif"
+    renamed.write_bytes(CELL.read_bytes())
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    (collection,), messages = file_import.import_cells(bpy.context, [str(renamed)], plugins=[str(corpus / PLUGIN)])
+    assert [m for m in messages if "references not looked up" in m] == [
+        f"{renamed}: the file name does not start with the cell's FormID: references not looked up"
+    ]
+    assert not any("reference_form_id" in o for o in collection.all_objects)
