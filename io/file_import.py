@@ -98,7 +98,11 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO
         data_folders = [*data_folders, str(inside.data_folder)]
     options.setdefault("data_folders", data_folders)
     options.setdefault("cache_folder", folders.cache)
-    scene_builder = builder(nif, collection, progress=progress, **options)
+    try:
+        scene_builder = builder(nif, collection, progress=progress, **options)
+    except BaseException:  # refused options: nothing built yet
+        bpy.data.collections.remove(collection)
+        raise
     try:
         scene_builder.build()
     except BaseException:

@@ -204,3 +204,18 @@ def test_records_sharing_hash_and_offset_get_unique_names(clean_scene, tmp_path)
     names = [o.name for o in placed] + list({o.data.name for o in placed})
     assert len(names) == len(set(names)) and not any(name[-4:-3] == "." and name[-3:].isdigit() for name in names)
     assert all(o.name.startswith(f"DDF19A67:00000000 (1.{o['precombined_object']}) #") for o in placed)
+
+
+def test_an_unknown_instancing_choice_is_refused_not_taken_for_objects(clean_scene, tmp_path):
+    import bpy
+
+    from precombined_nif.core.nif import samples
+    from precombined_nif.io.file_import import import_cells
+
+    path = tmp_path / "choice_OC.nif"
+    samples.precombined_cell().write(path)
+    objects = len(bpy.data.objects)
+    collections, messages = import_cells(bpy.context, [str(path)], instancing="geometry-nodes")  # the CLI's spelling
+    assert collections == [] and len(messages) == 1
+    assert "instancing 'geometry-nodes' is not one of OBJECTS, GEOMETRY_NODES" in messages[0]
+    assert len(bpy.data.objects) == objects and "choice_OC" not in bpy.data.collections
