@@ -1,6 +1,7 @@
 """Looking files up in Data folders: loose files first, then archives in load order."""
 
 import os
+from pathlib import Path
 
 import pytest
 from archive_writer import write_ba2_gnrl, write_bsa
@@ -87,6 +88,9 @@ def test_load_order_and_archive_paths(data):
         "Fallout - Meshes.bsa", "Fallout - Textures.bsa", "DeadMoney - Main.bsa"]
     assert split_archive_path(r"C:\Data\Fallout4 - Meshes.BA2:meshes/x.nif") == (r"C:\Data\Fallout4 - Meshes.BA2", "meshes/x.nif")
     assert split_archive_path("plain/file.nif") is None
+    inside = split_archive_path("/games/Fallout 4/Data/Fallout4 - Meshes.ba2:Meshes\\SetDressing\\AlarmClock.NIF")
+    assert (inside.archive, inside.inner) == ("/games/Fallout 4/Data/Fallout4 - Meshes.ba2", "Meshes\\SetDressing\\AlarmClock.NIF")
+    assert inside.data_folder == Path("/games/Fallout 4/Data") and inside.stem == "AlarmClock"  # the archive's folder
     assert read_path(f"{data / 'AMod - Main.ba2'}:Materials\\Set\\BOTH.bgsm") == b"mod"
     with pytest.raises(FormatError, match="holds no file"):
         read_path(f"{data / 'AMod - Main.ba2'}:nothing.nif")
