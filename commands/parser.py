@@ -2,6 +2,7 @@
 
 import argparse
 
+from ..io.precombined import INSTANCING  # names only: no Blender code
 from . import ENTRY, UsageError
 from .blender import command_export, command_import
 from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
@@ -111,7 +112,7 @@ def build_parser():
                       "(default: the last skeleton .hkx imported before them)")
     load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
-    load.add_argument("--instancing", choices=("objects", "geometry-nodes"), default="objects",
+    load.add_argument("--instancing", choices=[name.lower().replace("_", "-") for name in INSTANCING], default="objects",
                       help="precombined cells: one object per placed copy, or per record one point cloud whose points "
                       "geometry nodes instance (very large cells)")
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
