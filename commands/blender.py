@@ -40,8 +40,8 @@ def command_import(args):
         import_skeleton(bpy.context, args.skeleton)
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
-    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=args.instancing.upper().replace("-", "_"),  # back from the parser's spelling of INSTANCING
-                    plugins=args.plugin or ()) as import_nif:
+    instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
+    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or ()) as import_nif:
         def import_one(context, path, progress):
             havok = Path(path).suffix.lower() == ".hkx"
             return (import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif)(context, path, progress)
