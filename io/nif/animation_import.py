@@ -23,6 +23,7 @@ when R_a is the identity, which it is for objects).
 
 import hashlib
 import json
+import re
 
 import bpy
 import numpy as np
@@ -48,7 +49,6 @@ from ...core.nif.blocks.animation import (
 from ...core.nif.blocks.objects import NiAVObject
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
 from .. import compat
-from ..names import unsuffixed
 from . import animation_keys as ak
 from .node_transform import local_matrix
 from .source import source_of, template_collection
@@ -221,7 +221,7 @@ class SceneTargets:
         for obj in scene.objects:
             if skip in obj.users_collection:
                 continue
-            self.objects.setdefault(unsuffixed(obj.name), obj)
+            self.objects.setdefault(re.sub(r"\.\d{3,}$", "", obj.name), obj)
             if obj.type == "ARMATURE":
                 for bone in obj.data.bones:
                     self.bones.setdefault(bone.name, []).append((obj, bone.name))
