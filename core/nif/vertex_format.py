@@ -62,10 +62,6 @@ def stride_of(desc):
     return (desc & 0xF) * 4
 
 
-def describe_flags(flags):
-    return [name for bit, name in FLAG_NAMES.items() if flags & bit]
-
-
 def full_precision(desc, bs_version):
     return bs_version < 130 or bool(flags_of(desc) & FULL_PRECISION)
 

@@ -58,7 +58,6 @@ def plain_name(obj_name, block, index):
     if block.name and len(base.encode()) >= MAX_NAME_BYTES - 4 and block.name.startswith(base):
         return block.name  # Blender cut a long name short
     return obj_name
-    return obj_name
 
 
 def transform_fields(matrix, name):
