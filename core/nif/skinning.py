@@ -12,6 +12,7 @@ Weights are a dense (vertices, bones) float32 matrix indexed by the skin instanc
 import numpy as np
 
 from ..errors import FormatError
+from . import versions
 from .blocks.skin import BSSkinBoneData, BSSkinInstance, NiSkinData, NiSkinInstance, NiSkinPartition, SkinPartition
 from .blocks.tri_shape import BSDynamicTriShape, BSTriShape, PerSegmentData, Segment, SegmentSharedData
 
@@ -213,7 +214,7 @@ def partition_geometry(nif, block):
     one without a partition or positions to show. Damage raises FormatError naming the shape."""
     if not isinstance(block, BSTriShape) or block.vertex_data is not None or not block.skinned:
         return None
-    if nif.header.bs_version != 100:
+    if not versions.sse(nif.header.bs_version):
         return None
     instance = nif.block_at(block.skin, NiSkinInstance)
     partition = nif.block_at(instance.skin_partition, NiSkinPartition) if instance is not None else None

@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import FormatError
+from . import versions
 
 VERTEX = 0x1
 UV = 0x2
@@ -63,7 +64,7 @@ def stride_of(desc):
 
 
 def full_precision(desc, bs_version):
-    return bs_version < 130 or bool(flags_of(desc) & FULL_PRECISION)
+    return versions.before_fo4(bs_version) or bool(flags_of(desc) & FULL_PRECISION)
 
 
 @lru_cache(maxsize=256)

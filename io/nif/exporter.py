@@ -15,6 +15,7 @@ from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import vertex_format as vf
+from ...core.nif import versions
 from ...core.nif.block import RawBlock
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
@@ -29,13 +30,6 @@ from . import animation_export, animation_import, extra_empties, material_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from .source import import_scale, source_of, template_collection
 
-GAME_VERSIONS = {
-    # game: (user version, bs version)
-    "FO4": (12, 130),
-    "FO3": (11, 34),
-    "SSE": (12, 100),
-    "SKYRIM": (12, 83),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
-}
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
@@ -43,7 +37,7 @@ NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyr
 
 
 def empty_nif(game):
-    user_version, bs_version = GAME_VERSIONS[game]
+    user_version, bs_version = versions.WRITTEN[game]
     return NifFile(Header(user_version=user_version, bs_version=bs_version), blocks=[], roots=[])
 
 
@@ -87,14 +81,14 @@ def moved(obj):
 class NifExporter:
     """The file being written and what the parts writing into it share.
 
-    ``nif``: the NifFile (the template when there is one). ``game``: a GAME_VERSIONS key.
+    ``nif``: the NifFile (the template when there is one). ``game``: a versions.WRITTEN key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
     ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
     """
 
     def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):
-        if game not in GAME_VERSIONS and nif is None:
-            raise FormatError(f"cannot export for {game!r}: only {', '.join(GAME_VERSIONS)}")
+        if game not in versions.WRITTEN and nif is None:
+            raise FormatError(f"cannot export for {game!r}: only {', '.join(versions.WRITTEN)}")
         self.game = game
         self.scale = scale
         self.full_precision = full_precision
@@ -127,7 +121,7 @@ class NifExporter:
     def require_writable(self, what):
         """Files of games the exporter cannot encode for (FO76) go back only as the import
         made them: anything that must be encoded anew stops the export here."""
-        if self.game not in GAME_VERSIONS:
+        if self.game not in versions.WRITTEN:
             raise FormatError(f"{what} cannot be written in a {self.game} file")
 
     def warn(self, message):
@@ -333,7 +327,7 @@ class NifExporter:
         in_partition = index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None
         if in_partition and (self.keep_skin or self._unchanged(mesh) and skin_export.skin_unchanged(self, index, skin, mesh)):
             return self._keep_partition_shape(obj, index, matrix)
-        if index is not None and self.nif.header.bs_version == sse_skin.SSE_BS_VERSION and isinstance(self.nif.blocks[index], BSTriShape):
+        if index is not None and versions.sse(self.nif.header.bs_version) and isinstance(self.nif.blocks[index], BSTriShape):
             self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
         if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
@@ -460,7 +454,7 @@ class NifExporter:
             if flags & vf.COLORS:
                 block.colors = colors
             block.set_triangles(triangles)
-            if self.nif.header.bs_version == sse_skin.SSE_BS_VERSION:
+            if versions.sse(self.nif.header.bs_version):
                 block.vertex_desc = sse_skin.sse_desc(block.vertex_flags & ~vf.FULL_PRECISION)
                 if isinstance(block, BSDynamicTriShape):  # the positions the game draws (w: bitangent x)
                     block.dynamic_vertices = np.asarray(block.vertex_data["position"], np.float32)
@@ -519,7 +513,7 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
         messages.append(f"writing {game} from a {template.header.game} import: blocks Blender does not show are not carried over")
         template = None
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
-    if template is not None and template.header.game not in GAME_VERSIONS:
+    if template is not None and template.header.game not in versions.WRITTEN:
         try:
             nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
         except FormatError as error:

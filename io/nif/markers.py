@@ -20,6 +20,7 @@ import math
 from mathutils import Euler, Matrix
 
 from ...core.errors import FormatError
+from ...core.nif import versions
 from ...core.nif.blocks.extra_data import BSBound
 from ...core.nif.blocks.markers import BSFurnitureMarker, BSInvMarker, FurniturePosition
 from .extra_empties import ITEM, kept, new_empty, node_space, place, template_block
@@ -31,7 +32,7 @@ MILLIRADIANS = 1000.0
 
 
 def _fields(builder):
-    return FO3_FIELDS if builder.nif.header.bs_version <= 34 else LATER_FIELDS
+    return FO3_FIELDS if versions.up_to_fo3(builder.nif.header.bs_version) else LATER_FIELDS
 
 
 def build_furniture(builder, owner, owner_index, block_index, block):
@@ -67,7 +68,7 @@ def _int_property(obj, key, default, limit):
 
 
 def write_furniture(exporter, empties):
-    fields = FO3_FIELDS if exporter.nif.header.bs_version <= 34 else LATER_FIELDS
+    fields = FO3_FIELDS if versions.up_to_fo3(exporter.nif.header.bs_version) else LATER_FIELDS
     groups = {}
     for obj in empties:
         index = template_block(exporter, obj, BSFurnitureMarker)

@@ -12,6 +12,7 @@ from mathutils import Matrix
 from ...core.errors import FormatError
 from ...core.nif import skinning, sse_skin
 from ...core.nif import vertex_format as vf
+from ...core.nif import versions
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import (
@@ -132,9 +133,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     of each)."""
     nif = exporter.nif
     block = nif.blocks[shape_index]
-    sse = isinstance(block, BSTriShape) and nif.header.bs_version == sse_skin.SSE_BS_VERSION
+    sse = isinstance(block, BSTriShape) and versions.sse(nif.header.bs_version)
     fo4 = isinstance(block, BSTriShape) and not sse
-    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and nif.header.bs_version >= 130:
+    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
         _write_segments(exporter, shape_index, block, mesh, face_ids)
     if source is None:
         if block.skinned:
