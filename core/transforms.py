@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from .errors import FormatError
+
 
 def translation(vectors):
     vectors = np.asarray(vectors, np.float64)
@@ -99,6 +101,21 @@ def decompose(matrix):
     quaternion = matrix_to_quaternion(rotation)
     error = np.abs(compose(matrix[..., :3, 3], quaternion_to_matrix(quaternion), scale) - matrix).max(initial=0.0)
     return matrix[..., :3, 3].copy(), quaternion, scale, error
+
+
+def similarity(linear, name, holder, hint=""):
+    """(rotation, scale) of a 3x3 that is a rotation times one positive uniform scale: all a
+    game's node or placement holds. A mirror, shear or uneven scale is refused naming the
+    object ``name`` and the ``holder`` that cannot take it (``hint``: what the user can do)."""
+    linear = np.asarray(linear, np.float64)
+    det = np.linalg.det(linear)
+    size = float(np.cbrt(det)) if det > 0 else 0.0
+    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
+        raise FormatError(
+            f"object {name!r} is mirrored, sheared or scaled unevenly: {holder} takes a rotation, "
+            f"a translation and one uniform scale{hint}"
+        )
+    return linear / size, size
 
 
 def invertible(matrices, limit=1e12):

@@ -23,6 +23,7 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import block_refs, remove_blocks
+from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
@@ -58,15 +59,8 @@ def transform_fields(matrix, name):
     """(translation, rotation rows, scale) of a 4x4 local matrix; uneven scale or shear cannot
     be stored on a node, so it is refused with the object's name."""
     m = np.array(matrix, np.float64)
-    linear = m[:3, :3]
-    det = np.linalg.det(linear)
-    size = float(np.cbrt(det)) if det > 0 else 0.0
-    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
-        raise FormatError(
-            f"object {name!r} is mirrored, sheared or scaled unevenly: a NIF node takes a rotation, "
-            f"a translation and one uniform scale (apply the scale first)"
-        )
-    rotation = (linear / size).ravel()
+    rotation, size = similarity(m[:3, :3], name, "a NIF node", " (apply the scale first)")
+    rotation = rotation.ravel()
     return tuple(float(v) for v in m[:3, 3]), tuple(float(v) for v in rotation), size
 
 

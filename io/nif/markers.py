@@ -67,14 +67,21 @@ def _int_property(obj, key, default, limit):
     return value
 
 
+def _from_template(exporter, empties, cls, what):
+    """(empty, block index) of the empties that show a ``cls`` block of the imported file; new
+    ones are not written (warned, naming ``what``)."""
+    for obj in empties:
+        index = template_block(exporter, obj, cls)
+        if index is None:
+            exporter.warn(f"{obj.name!r}: new {what} are not written (only the imported file's)")
+            continue
+        yield obj, index
+
+
 def write_furniture(exporter, empties):
     fields = FO3_FIELDS if versions.up_to_fo3(exporter.nif.header.bs_version) else LATER_FIELDS
     groups = {}
-    for obj in empties:
-        index = template_block(exporter, obj, BSFurnitureMarker)
-        if index is None:
-            exporter.warn(f"{obj.name!r}: new furniture markers are not written (only the imported file's)")
-            continue
+    for obj, index in _from_template(exporter, empties, BSFurnitureMarker, "furniture markers"):
         groups.setdefault(index, []).append(obj)
     for index, objs in groups.items():
         block = exporter.nif.blocks[index]
@@ -98,11 +105,7 @@ def write_furniture(exporter, empties):
 
 
 def write_bound(exporter, empties):
-    for obj in empties:
-        index = template_block(exporter, obj, BSBound)
-        if index is None:
-            exporter.warn(f"{obj.name!r}: new BSBound boxes are not written (only the imported file's)")
-            continue
+    for obj, index in _from_template(exporter, empties, BSBound, "BSBound boxes"):
         block = exporter.nif.blocks[index]
         owner_index, matrix = node_space(exporter, obj)
         if not kept(obj, owner_index):
@@ -112,11 +115,7 @@ def write_bound(exporter, empties):
 
 
 def write_inventory(exporter, empties):
-    for obj in empties:
-        index = template_block(exporter, obj, BSInvMarker)
-        if index is None:
-            exporter.warn(f"{obj.name!r}: new inventory markers are not written (only the imported file's)")
-            continue
+    for obj, index in _from_template(exporter, empties, BSInvMarker, "inventory markers"):
         block = exporter.nif.blocks[index]
         owner_index, matrix = node_space(exporter, obj)
         if not kept(obj, owner_index):

@@ -21,6 +21,7 @@ from ...core.nif.packed_vertices import bounding_sphere
 from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
 from ...core.precombined.names import bscrc32, geometry_hash
 from ...core.stream import WriteStream
+from ...core.transforms import similarity
 from .instancing import instancer_matrices, instancer_source
 from ..havok import collision_export
 from ..collection_objects import objects_in
@@ -182,14 +183,7 @@ def placement(name, world, raw, grayscale, scale, record):
     is scaled back."""
     matrix = np.array(world, np.float64)
     matrix[:3, 3] /= scale
-    linear = matrix[:3, :3]
-    size = float(np.cbrt(np.linalg.det(linear)))
-    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
-        raise FormatError(
-            f"object {name!r} is mirrored, sheared or scaled unevenly: a precombined instance takes a rotation, "
-            f"a translation and one uniform scale"
-        )
-    rotation = linear / size
+    rotation, size = similarity(matrix[:3, :3], name, "a precombined instance")
     translation = matrix[:3, 3]
     out = np.zeros(1, instance_dtype(LITTLE))[0]
     if raw is not None and len(raw) == 18 and getattr(record, "kept", True):  # edited geometry: new bounds
