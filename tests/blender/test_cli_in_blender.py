@@ -157,7 +157,7 @@ def test_kf_imported_over_a_skeleton_exports_from_the_command_line(tmp_path, cor
     """``cli.py export X.blend OUT.kf``: a New Vegas .kf (tests/kf_writer.py, for the corpus's New
     Vegas skeleton) imported with the skeleton writes back byte for byte; a .blend holding no .kf
     import is told so, nothing written."""
-    from test_nif_animation import SKELETON, build_kf
+    from kf_writer import SKELETON, build_kf
 
     kf = tmp_path / "walk.kf"
     kf.write_bytes(build_kf())

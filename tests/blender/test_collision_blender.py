@@ -4,6 +4,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 
 import numpy as np
 import pytest
+from scene import imported
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
@@ -26,13 +27,6 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 def physics_files():
     """Corpus NIFs holding a bhkPhysicsSystem (skeletons' ragdolls are not built)."""
     return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in path.read_bytes()]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def bodies_of(collection):

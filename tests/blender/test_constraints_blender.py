@@ -12,25 +12,10 @@ from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.constraints import ConstraintData
 from precombined_nif.core.nif import NifFile
 
+from scene import export, imported
 from test_havok_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
 
 SKELETON = "pynifly/tests/tests/FO4/skeleton.nif"
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return NifFile.read(path)
 
 
 def constraint_empties(collection):

@@ -21,7 +21,7 @@ def xbox_file(corpus):
 
 
 def kf_file(corpus):
-    from test_nif_animation import build_kf
+    from kf_writer import build_kf
 
     return build_kf()
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import extension
+from scene import export, imported
 from support import CORPUS, corpus_files, unavailable
 
 from precombined_nif.core.nif import NifFile, skinning
@@ -25,23 +26,6 @@ def _exportable(path):
 
 
 ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
-
-
-def imported(path, **options):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path, **options):
-    """Export the collection's objects (as File > Export does for the active collection)."""
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
-    return NifFile.read(path)
 
 
 def export_objects(objects, path, **options):

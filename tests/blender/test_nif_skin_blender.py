@@ -1,9 +1,11 @@
 """Skinned NIFs through Blender: armatures, vertex groups and deformation against the file's own
 skinning math; export back through io.nif.skin_export onto the imported file as template."""
 
+import struct
 
 import numpy as np
 import pytest
+from scene import export, imported
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.nif import NifFile, skinning
@@ -13,13 +15,6 @@ FO4_BODY = "pynifly/tests/tests/FO4/MaleBody.nif"
 FO4_GOLDEN = "nifly/tests/input/TestNifFile_Skinned_FO4.nif"
 FNV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
 BODY_OFF_BIND = "pynifly/tests/tests/FO4/BTMaleBody.nif"  # nodes 120 units from the bind pose
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def skinned_shapes(nif):
@@ -288,8 +283,6 @@ SEGMENT_EDITS = [(name, edit) for name in SEGMENT_BODIES for edit in ("move", "d
 
 @pytest.mark.parametrize("name, edit", SEGMENT_EDITS)
 def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp_path, name, edit):
-    from test_nif_export import export
-
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)
     obj, index = sub_index_object(collection)
@@ -310,8 +303,6 @@ def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp
 
 
 def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corpus, tmp_path):
-    from test_nif_export import export
-
     name = SEGMENT_BODIES[0]
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)
@@ -328,8 +319,6 @@ def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corp
 
 def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path):
     """Without its armature the body is written unskinned; its segments still follow its faces."""
-    from test_nif_export import export
-
     name = SEGMENT_BODIES[0]
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)

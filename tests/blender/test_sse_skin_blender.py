@@ -5,6 +5,7 @@ NiSkinInstance): what Blender shows is checked against tests/sse_raw.py's struct
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
+from scene import imported
 from sse_raw import raw_sse_shapes
 from support import CORPUS, corpus_files
 
@@ -14,13 +15,6 @@ SSE_SKINNED = [
     + corpus_files("pynifly/tests/tests/FO4/VaaMaleScarR04.nif")
     if b"NiSkinPartition" in p.read_bytes() and RawNif.read(p).bs_version == 100  # glassbowskinned is LE
 ]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def mesh_arrays(obj):
