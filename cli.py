@@ -208,11 +208,18 @@ def command_import(args):
         raise UsageError("import: no .nif or .bsm2 files found")
     bpy.ops.wm.read_factory_settings(use_empty=True)
     errors, built = [], []
+    if args.skeleton:  # the armature the animations (.hkx) go onto
+        from precombined_nif.io.havok.animation.importer import import_skeleton
+
+        import_skeleton(bpy.context, args.skeleton)
     geometry = GeometrySource(args.csg)
     try:
         for path in paths:
+            havok = Path(path).suffix.lower() == ".hkx"
             if is_bsm2(path):
                 import_one = bsm2.import_bsm2
+            elif havok:  # skeletons as armatures, animations onto the last one
+                from precombined_nif.io.havok.animation.importer import import_hkx as import_one
             else:  # plain NIFs and precombined cells alike
                 import_one = functools.partial(import_nif_looking_beside, builder=CellBuilder, lod=args.lod, geometry=geometry,
                                                instancing=args.instancing.upper().replace("-", "_"))
@@ -222,7 +229,7 @@ def command_import(args):
                 print(f"error: {messages[0]}", file=sys.stderr, flush=True)
                 continue
             built += imported
-            if not is_bsm2(path):
+            if not (is_bsm2(path) or havok):
                 messages += name_instances(imported[0], args.plugin or (), find_plugin=True)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
@@ -285,8 +292,8 @@ def command_export(args):
     if args.each:
         if Path(args.output).suffix or args.object:
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
-    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2"):
-        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf or .bsm2 file")
+    elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
+        raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
     bpy = require_bpy("export")
     from precombined_nif.operators import bsm2
 
@@ -299,6 +306,8 @@ def command_export(args):
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if args.each:
         return export_each(bpy, args)
+    if Path(args.output).suffix.lower() == ".hkx":
+        return export_animation_file(bpy, args)
     if not is_bsm2(args.output):
         return export_nif_file(bpy, args)
     ignored(args, CELL_OPTIONS + NIF_OPTIONS, "a .bsm2 file")
@@ -314,6 +323,28 @@ def command_export(args):
         f"{args.output}: {len(bsm.vertices)} vertices, {len(bsm.indices) // 3} triangles, {bsm.num_bones} bones, "
         f"{len(bsm.animations)} animation(s)"
     )
+
+
+def export_animation_file(bpy, args):
+    """An armature's action (--object, else the active or only armature; --action, else its
+    active action) as a Havok animation."""
+    from precombined_nif.operators.hkx import export_animation
+
+    ignored(args, CELL_OPTIONS + ("full_precision", "write_materials"), "a .hkx file")
+    if args.object is not None:
+        armature = bpy.data.objects.get(args.object)
+        if armature is None or armature.type != "ARMATURE":
+            raise CommandError(f"error: {args.input}: no armature object named {args.object!r}")
+    else:
+        active = bpy.context.view_layer.objects.active
+        armatures = [o for o in bpy.context.scene.objects if o.type == "ARMATURE"]
+        armature = active if active is not None and active.type == "ARMATURE" else armatures[0] if len(armatures) == 1 else None
+        if armature is None:
+            raise CommandError(f"error: {args.input}: {len(armatures)} armatures and none active: name one with --object")
+    game = args.game if args.game in ("FO4", "SSE") else None  # FO3 has no Havok animations
+    animation, game = export_animation(bpy.context, args.output, armature, args.action, compressed=not args.uncompressed, game=game)
+    return (f"{args.output}: {game} Havok animation, {animation.track_count} tracks, {animation.frame_count} frames, "
+            f"{animation.duration:.4g} s")
 
 
 def export_nif_file(bpy, args):
@@ -508,9 +539,11 @@ def build_parser():
     precombines.add_argument("--json", action="store_true", help="print the report as JSON")
     precombines.set_defaults(run=command_precombines)
 
-    load = commands.add_parser("import", help="import files (.bsm2, .nif) into a new .blend (needs Blender)")
+    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")
     load.add_argument("files", nargs="+")
     load.add_argument("--blend", required=True, help="the .blend file to write")
+    load.add_argument("--skeleton", help=".hkx animations: the skeleton (.hkx or .nif) whose armature they animate "
+                      "(default: the last skeleton .hkx imported before them)")
     load.add_argument("--lod", type=int, choices=(0, 1, 2), default=0, help="precombined cells: the LOD to build")
     load.add_argument("--csg", help="precombined cells: the .csg/.psg holding vanilla cells' geometry")
     load.add_argument("--instancing", choices=("objects", "geometry-nodes"), default="objects",
@@ -524,14 +557,15 @@ def build_parser():
     save = commands.add_parser(
         "export",
         help="export a .blend as .bsm2 (a skinned mesh), .nif (a NIF, or a precombined cell when the objects came "
-        "from one) or .kf (an imported .kf's animations) (needs Blender)",
+        "from one), .kf (an imported .kf's animations) or .hkx (an armature's action as a Havok animation) (needs Blender)",
     )
     save.add_argument("input", help="the .blend file")
-    save.add_argument("output", help="the .bsm2, .nif or .kf file to write")
+    save.add_argument("output", help="the .bsm2, .nif, .kf or .hkx file to write")
     save.add_argument(
         "--object",
         help=".bsm2: the mesh object (default: the active one, or the only one); .nif: an object whose collection is "
-        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one)",
+        "written (default: the whole scene); .kf: an object of the .kf's import (default: the only one); .hkx: the "
+        "armature (default: the active one, or the only one)",
     )
     save.add_argument(
         "--layout", choices=("inline", "baked"), help=".nif: the precombined block layout (default: as imported; new cells: inline)"
@@ -545,8 +579,11 @@ def build_parser():
         "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
         "its own NIF there, named after the file it came from"
     )
+    save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
+    save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else FO4)")
+    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
+                      "FO4); .hkx: FO4 or SSE, when the action's import does not say")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
                       "edited since their material file gave them their look")

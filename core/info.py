@@ -1,8 +1,11 @@
 """What ``cli.py info`` reports: a JSON-ready summary of a file and its human rendering."""
 
+from pathlib import Path
+
 from .bsm2 import Bsm2File
 from .errors import FormatError
 from .formats import read_file
+from .havok.animation.summary import hkx_info, render_hkx_text
 from .havok.summary import system_summary
 from .nif.blocks.collision import bhkSystem
 from .nif.blocks.connect_points import BSConnectPointParents
@@ -129,6 +132,8 @@ def bsm2_info(bsm):
 
 
 def file_info(path):
+    if Path(path).suffix.lower() == ".hkx":
+        return hkx_info(path)
     data = read_file(path)
     return bsm2_info(data) if isinstance(data, Bsm2File) else nif_info(data)
 
@@ -144,6 +149,8 @@ GAME_NAMES = {
 
 
 def render_text(path, info):
+    if info["format"] == "hkx":
+        return render_hkx_text(path, info)
     if info["format"] == "bsm2":
         return render_bsm2_text(path, info)
     lines = [

@@ -4,22 +4,26 @@ import bpy
 
 from ..operators.bsm2 import EXPORT_SCENE_OT_bsm2, IMPORT_SCENE_OT_bsm2
 from ..operators.data_import import IMPORT_SCENE_OT_nif_from_data
+from ..operators.hkx import EXPORT_SCENE_OT_hkx, IMPORT_SCENE_OT_hkx
 from ..operators.nif_export import EXPORT_SCENE_OT_nif
 from ..operators.nif_import import IMPORT_SCENE_OT_nif
 from ..operators.precombined_export import EXPORT_SCENE_OT_precombined
 from ..operators.precombined_import import IMPORT_SCENE_OT_precombined
 
 BSM2_LABEL = "Banuba Skinned Mesh (.bsm2)"
+HKX_LABEL = "Havok Animation (.hkx)"
 IMPORTS = (
     (IMPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
     (IMPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (IMPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
     (IMPORT_SCENE_OT_nif_from_data.bl_idname, "NIF from Data (archives)"),
+    (IMPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
 )
 EXPORTS = (
     (EXPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
     (EXPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
+    (EXPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
 )
 
 

@@ -1,7 +1,7 @@
-"""Havok packfiles: the container (hk_2014, and hk_2010 carried as raw objects), Fallout 4
-physics systems and their shapes, decoded and built."""
+"""Havok packfiles: the container (hk_2014 and hk_2010), Fallout 4 physics systems and their
+shapes, decoded and built; animations and skeletons in ``animation``."""
 
-from . import classes, shapes  # noqa: F401  (importing them registers the typed classes)
+from . import animation, classes, shapes  # noqa: F401  (importing them registers the typed classes)
 from .bodies import add_body, replace_body
 from .classes.physics_system import PhysicsSystemData, RagdollData
 from .container import Packfile

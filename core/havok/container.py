@@ -2,7 +2,8 @@
 
 Reading finds the objects through the virtual fixups, gives every local and global fixup to the
 object holding its pointer (a local fixup must stay inside that object), and decodes the
-objects of classes with a typed reader (hk_2014, 64-bit pointers); the others stay
+objects of classes with a typed reader for the file's version (64-bit pointers: the physics
+classes for hk_2014, the animation classes for hk_2010 and hk_2014); the others stay
 ``RawObject``. Writing rebuilds the whole file from the object graph: objects in the order of a
 depth-first walk from the contents object through the global fixups (the order Havok's writer
 uses, and the only one the corpus holds), then the fixup tables, class names and headers.
@@ -114,7 +115,7 @@ class Packfile:
                 continue
             if not isinstance(obj, HavokObject):
                 raise FormatError(f"a packfile holds Havok objects, not {type(obj).__name__}")
-            encoded[id(obj)] = obj.encode()
+            encoded[id(obj)] = obj.encode(self.header.file_version, self.header.pointer_size)
             order.append((obj, encoded[id(obj)]))
             stack.append(target for _, target, _ in encoded[id(obj)][2])
         return order
@@ -232,11 +233,9 @@ def _read_objects(data, section, data_index, names_index, classnames, header):
         len(starts),
     )
 
-    # the typed classes describe the hk_2014 layouts with 8-byte pointers
-    typed = header.file_version >= 11 and pointer == 8
     objects = []
     for name in class_names:
-        cls = typed_class(name) if typed else None
+        cls = typed_class(name, header.file_version, pointer)
         objects.append(cls() if cls else RawObject(name, b""))
     body = memoryview(data)[base : base + size]
     starts = starts.tolist()
@@ -252,7 +251,7 @@ def _read_objects(data, section, data_index, names_index, classnames, header):
             obj.global_fixups = global_fixups
             continue
         pointers = {src: (target, delta) for src, target, delta in global_fixups}
-        reader = ObjectReader(body[start:end], base + start, dict(local_fixups), pointers)
+        reader = ObjectReader(body[start:end], base + start, dict(local_fixups), pointers, header.file_version, pointer)
         obj.load(reader)
     return objects, np.array(starts)
 

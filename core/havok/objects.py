@@ -8,7 +8,10 @@ Typed classes describe their layout once in ``sync(s)``. ``ObjectReader`` resolv
 string and object pointers through the fixups; ``ObjectWriter`` lays the blocks out the way
 Havok's packfile writer does, which the corpus shows: the struct, then each pointer member's
 block in member order, each block followed at once by the blocks of its own items (depth
-first), every block 16-aligned and zero-padded. Global fixups are listed in the order the
+first), zero-padded to 16 after: the struct, a string, an array after its items and their own
+blocks (so the first item's string follows the items at once: a track name straight after the
+24-byte annotation track items). The strings of an hkArray<hkStringPtr> are padded to 2 only
+(a skeleton's float slot names). Global fixups are listed in the order the
 members are visited, so a pointer inside an array's items comes before a later member of the
 struct that holds the array.
 
@@ -27,6 +30,7 @@ ARRAY_FLAGS = 0x80000000  # hkArray "do not deallocate": set on every array of a
 CAPACITY_MASK = 0x3FFFFFFF
 
 POINTER = "pointer"  # item type of an hkArray of object pointers
+STRING = "string"  # item type of an hkArray of hkStringPtr
 
 HAVOK_CLASSES = Registry("Havok class")
 
@@ -41,8 +45,11 @@ def havok_class(name):
     return register
 
 
-def typed_class(name):
-    return HAVOK_CLASSES.get(name)
+def typed_class(name, version=11, pointer_size=8):
+    """The typed class of ``name`` when it describes the layout of packfile ``version`` with
+    pointers of ``pointer_size`` bytes."""
+    cls = HAVOK_CLASSES.get(name)
+    return cls if cls is not None and version in cls.versions and pointer_size in cls.pointer_sizes else None
 
 
 def padded(size, align=ALIGN):
@@ -53,14 +60,17 @@ class HavokObject:
     """An object of the data section. Subclasses describe their bytes in ``sync(s)``."""
 
     class_name = None
+    versions = (11,)  # the packfile versions whose layout ``sync`` describes (s.version)
+    pointer_sizes = (8,)  # and the pointer sizes (s.pointer_size)
 
     def sync(self, s):
         raise NotImplementedError
 
-    def encode(self):
+    def encode(self, version=11, pointer_size=8):
         """(bytes, local fixups [(src, dst)], global fixups [(src, target, delta)]), offsets
-        relative to the object's start."""
-        writer = ObjectWriter()
+        relative to the object's start, in the layout of packfile ``version`` with pointers of
+        ``pointer_size`` bytes."""
+        writer = ObjectWriter(version=version, pointer_size=pointer_size)
         self.sync(writer)
         return writer.finish()
 
@@ -82,22 +92,24 @@ class RawObject(HavokObject):
         self.local_fixups = list(local_fixups)  # [(src, dst)] within the object
         self.global_fixups = list(global_fixups)  # [(src, target object, offset in target)]
 
-    def encode(self):
+    def encode(self, version=None, pointer_size=None):
         return self.data, list(self.local_fixups), list(self.global_fixups)
 
 
 class ObjectReader(ReadStream):
     """Reads one object's extent; ``base`` is its offset in the packfile (for messages)."""
 
-    def __init__(self, data, base, local_fixups, global_fixups):
+    def __init__(self, data, base, local_fixups, global_fixups, version=11, pointer_size=8):
         super().__init__(data, base=base)
         self.local_fixups = local_fixups  # {src: dst}
         self.global_fixups = global_fixups  # {src: (target, delta)}
+        self.version = version  # the packfile version: 8 = hk_2010, 11 = hk_2014
+        self.pointer_size = pointer_size
         self.consumed = set()
 
     def at(self, pos):
         """A reader of the same object positioned at ``pos`` (a block a fixup leads to)."""
-        sub = ObjectReader(self.data, self.base, self.local_fixups, self.global_fixups)
+        sub = ObjectReader(self.data, self.base, self.local_fixups, self.global_fixups, self.version, self.pointer_size)
         sub.consumed = self.consumed
         if not 0 <= pos <= len(self.data):
             raise self.error(f"block at {pos} lies outside its object of {len(self.data)} bytes", 0)
@@ -108,7 +120,7 @@ class ObjectReader(ReadStream):
         """A pointer slot: its position, after checking the stored value is the null the
         packfile writer leaves for the loader to patch."""
         at = self.pos
-        if self.u64() != 0:
+        if (self.u64() if self.pointer_size == 8 else self.u32()) != 0:
             raise self.error("pointer slot holds a value instead of a fixup", at)
         return at
 
@@ -133,9 +145,9 @@ class ObjectReader(ReadStream):
         return obj
 
     def hk_array(self, value, item, *, what="array"):
-        """hkArray: u64 pointer (local fixup) + u32 size + u32 capacity|flags. ``item`` is a
+        """hkArray: pointer (local fixup) + u32 size + u32 capacity|flags. ``item`` is a
         numpy dtype (the items come back as an array), a class with ``sync`` and ``size`` (a
-        list) or ``POINTER`` (a list of objects)."""
+        list), ``POINTER`` (a list of objects) or ``STRING`` (a list of texts)."""
         at = self._slot()
         size = self.u32()
         capacity = self.u32()
@@ -153,9 +165,13 @@ class ObjectReader(ReadStream):
         if isinstance(item, np.dtype):
             return block.array(None, item, size)
         if item is POINTER:
-            block.need(8 * size, what)
+            block.need(self.pointer_size * size, what)
             return [block.pointer() for _ in range(size)]
-        return block.items(None, item, size, min_size=item.size)
+        if item is STRING:
+            block.need(self.pointer_size * size, what)
+            return [block.string_ptr() for _ in range(size)]
+        # ``size`` is the 64-bit layout's: pointers at most halve it
+        return block.items(None, item, size, min_size=item.size * self.pointer_size // 8)
 
     def string_ptr(self, value=None):
         """hkStringPtr: a pointer (local fixup) to NUL-terminated text; None when null."""
@@ -194,21 +210,25 @@ class _Layout:
 class ObjectWriter(WriteStream):
     """Writes one object: the struct here, each block in a child writer, laid out by ``finish``."""
 
-    def __init__(self, layout=None):
+    def __init__(self, layout=None, version=11, pointer_size=8, depth=0):
         super().__init__()
         self.layout = layout or _Layout()
-        self.blocks = []  # [(position of the pointer slot, writer of the block)]
+        self.version = version
+        self.pointer_size = pointer_size
+        self.depth = depth  # 0: the object's struct, 1: its blocks, 2: their items' blocks...
+        self.holds_items = False  # the block of an array's items
+        self.blocks = []  # [(position of the pointer slot, writer of the block, alignment after it)]
         self.base = 0
 
     def _child(self):
-        return ObjectWriter(self.layout)
+        return ObjectWriter(self.layout, self.version, self.pointer_size, self.depth + 1)
 
     def pointer(self, value):
         if value is not None:
             if not isinstance(value, HavokObject):
                 raise FormatError(f"a pointer must lead to a Havok object, not {type(value).__name__}")
             self.layout.global_fixups.append((self, self.pos, value))
-        self.u64(0)
+        self.raw(bytes(self.pointer_size))
         return value
 
     def hk_array(self, value, item, *, what="array"):
@@ -216,28 +236,32 @@ class ObjectWriter(WriteStream):
         count = len(value)
         if count > CAPACITY_MASK:
             raise FormatError(f"{what}: {count} items do not fit an hkArray")
-        self.u64(0)
+        self.raw(bytes(self.pointer_size))
         self.u32(count)
         self.u32(count | ARRAY_FLAGS)
         if count:
             block = self._child()
+            block.holds_items = True
             if isinstance(item, np.dtype):
                 block.array(value, item, count)
             elif item is POINTER:
                 for target in value:
                     block.pointer(target)
+            elif item is STRING:
+                for text in value:
+                    block.string_ptr(text, packed=True)
             else:
                 block.items(value, item, count)
-            self.blocks.append((at, block))
+            self.blocks.append((at, block, ALIGN))
         return value
 
-    def string_ptr(self, value):
+    def string_ptr(self, value, packed=False):
         at = self.pos
-        self.u64(0)
+        self.raw(bytes(self.pointer_size))
         if value is not None:
             block = self._child()
             block.raw(value.encode("utf-8", "surrogateescape") + b"\0")
-            self.blocks.append((at, block))
+            self.blocks.append((at, block, 2 if packed else ALIGN))
         return value
 
     def rel_array(self, value, item, *, what="relative array"):
@@ -258,10 +282,14 @@ class ObjectWriter(WriteStream):
     def _flatten(self, out, local_fixups):
         self.base = len(out)
         out += self.out
-        for at, block in self.blocks:
+        # the struct, and items of an array inside another array's items, are padded before
+        # their own blocks (32-bit Skyrim annotations: their text 16-aligned after 8-byte items)
+        if self.depth == 0 or self.holds_items and self.depth >= 2:
             out += bytes(padded(len(out)) - len(out))
+        for at, block, align in self.blocks:
             local_fixups.append((self.base + at, len(out)))
-            block._flatten(out, local_fixups)
+            block._flatten(out, local_fixups)  # an array pads after its items' own blocks
+            out += bytes(padded(len(out), align) - len(out))
 
     def finish(self):
         out = bytearray()

@@ -9,14 +9,13 @@ assumed, as .bsm2 local keys need.
 
 import numpy as np
 
-from ...core import transforms
 from ...core.bsm2 import MAX_BONES, MAX_VERTICES, VERTEX_DTYPE, SUBSET_DTYPE, Animation, Bsm2File, Hierarchy
 from ...core.bsm2 import packing
 from ...core.bsm2.skinning import ROOT_TRANSFORM
 from ...core.errors import FormatError
 from ...core.tangents import vertex_tangents
 from . import mapping
-from .. import compat
+from .. import compat, pose_channels
 
 # An unedited normal is written back as the file had it. Blender stores custom normals with up to
 # about 0.7 degrees of error, so "unedited" means within 1 degree.
@@ -306,7 +305,7 @@ class _Bones:
         if duration < 0 or duration // interval + 1 != len(frames):
             duration = (len(frames) - 1) * interval
         pose_bones = self.object.pose.bones
-        basis = np.stack([_bone_basis(pose_bones[name], curves, frames) for name in self.names], axis=1)
+        basis = np.stack([pose_channels.basis(pose_bones[name], curves, frames) for name in self.names], axis=1)
         return Animation(mapping.file_name(action), duration, interval, self._keys(basis))
 
 
@@ -319,32 +318,3 @@ def _key_frames(curves, step, scene):
     last = float(max(k.max() for k in keyed))
     count = int(np.floor((last - first) / step + 1e-3)) + 1
     return first + np.arange(count) * step
-
-
-def _channel(curves, path, values, frames):
-    """(keys, n) values of ``path[0..n)``: its F-curves where keyed, the current value elsewhere."""
-    out = np.tile(np.asarray(values, np.float64), (len(frames), 1))
-    for axis in range(out.shape[1]):
-        fcurve = curves.get((path, axis))
-        if fcurve is not None:
-            out[:, axis] = [fcurve.evaluate(frame) for frame in frames]
-    return out
-
-
-def _bone_basis(pose_bone, curves, frames):
-    """(keys, 4, 4) basis matrices of one pose bone, composed as Blender does."""
-    path = pose_bone.path_from_id()
-    location = _channel(curves, f"{path}.location", pose_bone.location, frames)
-    if pose_bone.bone.use_connect:
-        location[:] = 0.0  # a connected bone's head stays on its parent's tail
-    mode = pose_bone.rotation_mode
-    if mode == "QUATERNION":
-        values = _channel(curves, f"{path}.rotation_quaternion", pose_bone.rotation_quaternion, frames)
-        rotation = transforms.quaternion_to_matrix(values)
-    elif mode == "AXIS_ANGLE":
-        values = _channel(curves, f"{path}.rotation_axis_angle", pose_bone.rotation_axis_angle, frames)
-        rotation = transforms.axis_angle_to_matrix(values)
-    else:
-        rotation = transforms.euler_to_matrix(_channel(curves, f"{path}.rotation_euler", pose_bone.rotation_euler, frames), mode)
-    scale = _channel(curves, f"{path}.scale", pose_bone.scale, frames)
-    return transforms.compose(location, rotation, scale)

@@ -17,7 +17,7 @@ from ...core import transforms
 from ...core.bsm2 import packing, skinning
 from ...core.errors import FormatError
 from . import mapping
-from .. import compat
+from .. import compat, sampled_keys
 from ..datablocks import remove_all
 from ..mesh_build import build_mesh
 
@@ -25,7 +25,6 @@ from ..mesh_build import build_mesh
 SHEAR_TOLERANCE = 1e-4
 BONE_LENGTH_FRACTION = 0.05  # of the mesh's bounding box diagonal, when nothing better is known
 MAX_MATERIAL_SLOTS = 32767  # face material indices are shorts
-LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
 def build(context, bsm, name):
@@ -281,31 +280,13 @@ def _animations(scene, bsm, armature_object, bone_names, created, warnings):
         action[mapping.INTERVAL_PROPERTY] = float(animation.interval_ns)
         action[mapping.DURATION_PROPERTY] = float(animation.duration_ns)
         frames = start + np.arange(len(skin)) * mapping.frame_step(scene, animation.interval_ns)
-        rotation = _continuous(rotation)
+        rotation = sampled_keys.continuous(rotation)
         for bone, bone_name in enumerate(bone_names):
             path = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]'
             for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
                 for axis in range(values.shape[-1]):
                     fcurve = compat.new_fcurve(action, slot, f"{path}.{channel}", axis, bone_name)
-                    _keys(fcurve, frames, values[:, bone, axis])
+                    sampled_keys.set_keys(fcurve, frames, values[:, bone, axis])
         compat.stash_action(armature_object, action, slot, start)
         if index == 0:
             compat.assign_action(armature_object, action, slot)
-
-
-def _continuous(quaternions):
-    """(keys, bones, 4) with signs flipped so that neighbouring keys interpolate the short way."""
-    if len(quaternions) < 2:
-        return quaternions
-    dots = np.einsum("kbi,kbi->kb", quaternions[1:], quaternions[:-1])
-    flips = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=0)
-    return np.concatenate([quaternions[:1], quaternions[1:] * flips[..., None]])
-
-
-def _keys(fcurve, frames, values):
-    points = fcurve.keyframe_points
-    points.add(len(frames))
-    points.foreach_set("co", np.column_stack([frames, values]).astype(np.float32).ravel())
-    # Keys are samples: straight lines between them, no Bezier overshoot.
-    points.foreach_set("interpolation", np.full(len(frames), LINEAR, np.int32))
-    fcurve.update()

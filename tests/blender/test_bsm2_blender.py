@@ -271,7 +271,7 @@ def test_failure_while_building_removes_everything(scene, addon, corpus, monkeyp
     def broken(*args):
         raise RuntimeError("keying failed")
 
-    monkeypatch.setattr(bsm2_import, "_keys", broken)
+    monkeypatch.setattr(addon.io.sampled_keys, "set_keys", broken)
     with pytest.raises(RuntimeError, match="keying failed"):
         bsm2_import.build(bpy.context, Bsm2File.read(corpus / "bsm2/Rabbit.bsm2"), "Rabbit")
     assert scene_state() == before

@@ -138,7 +138,7 @@ def test_export_refuses_other_extensions_and_says_what_it_ignores(tmp_path):
     blend = tmp_path / "scene.blend"
     assert blender_cli("import", sample, "--blend", blend).returncode == 0
     result = blender_cli("export", blend, tmp_path / "out.obj")
-    assert result.returncode == 2 and "must be a .nif, .kf or .bsm2" in result.stderr
+    assert result.returncode == 2 and "must be a .nif, .kf, .bsm2 or .hkx" in result.stderr
     assert not (tmp_path / "out.obj").exists()
     result = blender_cli("export", blend, tmp_path / "out.nif", "--layout", "inline")
     assert result.returncode == 0, result.stderr

@@ -1,0 +1,120 @@
+"""The quantisations of spline-compressed animation, both directions, on whole arrays.
+
+Scalars (positions, scales, floats): 8 or 16 bits between a per-spline minimum and maximum.
+Rotations keep the three smallest components of the unit quaternion ("smallest three"): the
+largest is rebuilt from the unit length, its index and sign stored beside them.
+
+- THREECOMP40 (5 bytes, 1-aligned): three 12-bit fields, bits 36-37 the dropped index, bit 38
+  its sign.
+- THREECOMP48 (6 bytes, 2-aligned): three u16 of 15 bits; the dropped index is bit 15 of the
+  first (low) and of the second (high); bit 15 of the third is the sign.
+- UNCOMPRESSED (16 bytes, 4-aligned): x y z w f32.
+Components lie in [-1/sqrt2, 1/sqrt2] once the largest is dropped, mapped onto the field's
+range around its middle value.
+"""
+
+import numpy as np
+
+from ...errors import FormatError
+
+THREECOMP40, THREECOMP48, UNCOMPRESSED = 1, 2, 5
+ROTATION_NAMES = {0: "POLAR32", 1: "THREECOMP40", 2: "THREECOMP48", 3: "THREECOMP24", 4: "STRAIGHT16", 5: "UNCOMPRESSED"}
+ROTATION_SIZE = {THREECOMP40: 5, THREECOMP48: 6, UNCOMPRESSED: 16}
+ROTATION_ALIGN = {THREECOMP40: 1, THREECOMP48: 2, UNCOMPRESSED: 4}
+SCALAR_SIZE = {0: 1, 1: 2}  # BITS8, BITS16
+_MIDDLE = {THREECOMP40: 2047, THREECOMP48: 16383}  # (field mask) >> 1
+
+
+def check_rotation(kind, where):
+    if kind not in ROTATION_SIZE:
+        name = ROTATION_NAMES.get(kind, f"type {kind}")
+        raise FormatError(f"{where}: rotation quantisation {name} is not supported (THREECOMP40, THREECOMP48 and UNCOMPRESSED are)")
+
+
+def check_scalar(kind, where):
+    if kind not in SCALAR_SIZE:
+        raise FormatError(f"{where}: scalar quantisation {kind} is not 8 or 16 bits")
+
+
+def gather(data, offsets, size):
+    """(len(offsets), size) bytes of ``data`` (u8 array) from each offset, already bounds-checked."""
+    return data[offsets[:, None] + np.arange(size)]
+
+
+def scalars_from(raw, bits16, low, high):
+    """Values from gathered bytes (n, 2) (the second byte ignored where ``bits16`` is false)."""
+    codes = np.where(bits16, raw[:, 0] | (raw[:, 1].astype(np.uint32) << 8), raw[:, 0])
+    return scalars_from_codes(codes, bits16, low, high)
+
+
+def scalars_from_codes(codes, bits16, low, high):
+    top = np.where(bits16, 65535.0, 255.0).astype(np.float32)
+    return (low + (high - low) * (codes.astype(np.float32) / top)).astype(np.float32)
+
+
+def scalars_to(values, bits16, low, high):
+    """The integers encoding ``values`` (rounded to nearest) between ``low`` and ``high``."""
+    top = 65535.0 if bits16 else 255.0
+    span = np.where(high > low, high - low, 1.0)
+    return np.clip(np.rint((values - low) / span * top), 0, top).astype(np.uint32)
+
+
+def _rebuild(three, index, negative):
+    """Unit quaternions (n, 4) from the three kept components, the dropped index and sign."""
+    n = len(three)
+    largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
+    largest = np.where(negative, -largest, largest)
+    out = np.empty((n, 4), np.float32)
+    # positions of the kept components: the four slots without the dropped one, in order
+    slots = np.arange(3)[None, :] + (np.arange(3)[None, :] >= index[:, None])
+    rows = np.arange(n)[:, None]
+    out[rows, slots] = three
+    out[np.arange(n), index] = largest
+    return out
+
+
+def rotations_from(raw, kind):
+    """Quaternions x y z w (n, 4) float32 from gathered bytes (n, size) of one quantisation."""
+    if kind == UNCOMPRESSED:
+        return np.ascontiguousarray(raw).view("<f4").reshape(-1, 4).astype(np.float32)
+    middle = _MIDDLE[kind]
+    scale = np.float32(1.0 / (middle * np.sqrt(2.0)))
+    if kind == THREECOMP40:
+        bits = np.zeros(len(raw), np.uint64)
+        for k in range(5):
+            bits |= raw[:, k].astype(np.uint64) << np.uint64(8 * k)
+        fields = ((bits[:, None] >> np.array([0, 12, 24], np.uint64)) & np.uint64(0xFFF)).astype(np.int32)
+        index = ((bits >> np.uint64(36)) & np.uint64(3)).astype(np.intp)
+        negative = ((bits >> np.uint64(38)) & np.uint64(1)).astype(bool)
+    else:
+        words = np.ascontiguousarray(raw).view("<u2").reshape(-1, 3).astype(np.int32)
+        fields = words & 0x7FFF
+        index = (((words[:, 1] >> 14) & 2) | ((words[:, 0] >> 15) & 1)).astype(np.intp)
+        negative = (words[:, 2] >> 15).astype(bool)
+    three = ((fields - middle) * scale).astype(np.float32)
+    return _rebuild(three, index, negative)
+
+
+def rotations_to(quaternions, kind):
+    """Bytes (n, size) encoding unit quaternions x y z w (n, 4)."""
+    q = np.asarray(quaternions, np.float64).reshape(-1, 4)
+    if kind == UNCOMPRESSED:
+        return q.astype("<f4").view(np.uint8).reshape(-1, 16)
+    n = len(q)
+    index = np.argmax(np.abs(q), axis=1)
+    negative = q[np.arange(n), index] < 0
+    keep = np.ones((n, 4), bool)
+    keep[np.arange(n), index] = False
+    three = q[keep].reshape(n, 3)
+    middle = _MIDDLE[kind]
+    fields = np.clip(np.rint(three * (middle * np.sqrt(2.0)) + middle), 0, 2 * middle).astype(np.uint64)
+    if kind == THREECOMP40:
+        bits = fields[:, 0] | (fields[:, 1] << np.uint64(12)) | (fields[:, 2] << np.uint64(24))
+        bits |= index.astype(np.uint64) << np.uint64(36)
+        bits |= negative.astype(np.uint64) << np.uint64(38)
+        return bits.astype("<u8").view(np.uint8).reshape(n, 8)[:, :5]
+    words = fields.astype(np.uint16)
+    words[:, 0] |= ((index & 1) << 15).astype(np.uint16)
+    words[:, 1] |= ((index >> 1) << 15).astype(np.uint16)
+    words[:, 2] |= (negative.astype(np.uint16) << 15)
+    return words.astype("<u2").view(np.uint8).reshape(n, 6)

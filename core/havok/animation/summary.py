@@ -1,0 +1,62 @@
+"""What ``cli.py info`` reports about a Havok animation or skeleton file (.hkx)."""
+
+from collections import Counter
+
+from .hkx import read_hkx
+from .spline import SplineAnimation
+
+GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim, 32-bit"}
+
+
+def hkx_info(path):
+    hkx = read_hkx(path)
+    packfile = hkx.packfile
+    container = packfile.root.find("hkaAnimationContainer")
+    animations = []
+    for obj, animation in zip(container.animations, hkx.animations):
+        entry = {
+            "class": obj.class_name,
+            "compression": animation.compression,
+            "duration": round(animation.duration, 6),
+            "frames": animation.frame_count,
+            "frame_rate": round(animation.frame_rate, 3),
+            "tracks": animation.track_count,
+            "float_tracks": int(animation.floats.shape[1]),
+            "bones": len(set(animation.track_bones.tolist())),  # distinct skeleton bones driven
+            "skeleton": animation.skeleton_name,
+            "blend": "additive" if animation.blend_hint else "normal",
+            "annotations": [{"time": round(a.time, 6), "text": a.text} for a in animation.annotations()],
+            "root_motion": None if animation.root_motion is None else len(animation.root_motion.samples),
+        }
+        if isinstance(obj, SplineAnimation):
+            entry["blocks"] = obj.block_count
+        animations.append(entry)
+    return {
+        "format": "hkx",
+        "game": hkx.game if hkx.bits == 64 else "LE",
+        "havok_version": packfile.header.contents_version,
+        "classes": dict(Counter(obj.class_name for obj, _ in packfile.objects())),
+        "skeletons": [
+            {"name": s.name, "bones": len(s.bone_names), "roots": [s.bone_names[i] for i in (s.parents < 0).nonzero()[0].tolist()],
+             "float_slots": s.float_slots}
+            for s in hkx.skeletons
+        ],
+        "animations": animations,
+    }
+
+
+def render_hkx_text(path, info):
+    lines = [f"{path}: Havok {info['havok_version']} ({GAME_NAMES[info['game']]}), "
+             + ", ".join(f"{n} {name}" for name, n in sorted(info["classes"].items()))]
+    for skeleton in info["skeletons"]:
+        lines.append(f"  skeleton {skeleton['name']!r}: {skeleton['bones']} bones, {len(skeleton['float_slots'])} float slots")
+    for animation in info["animations"]:
+        motion = f", root motion ({animation['root_motion']} samples)" if animation["root_motion"] is not None else ""
+        lines.append(
+            f"  animation ({animation['compression']}): {animation['duration']:g} s, {animation['frames']} frames at "
+            f"{animation['frame_rate']:g} fps, {animation['tracks']} tracks ({animation['bones']} bones of "
+            f"{animation['skeleton']!r}), {animation['float_tracks']} float tracks, {animation['blend']}{motion}"
+        )
+        for annotation in animation["annotations"]:
+            lines.append(f"    {annotation['time']:8.3f} s  {annotation['text']}")
+    return "\n".join(lines)

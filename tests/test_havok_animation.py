@@ -1,0 +1,547 @@
+"""Havok animation and skeleton files (.hkx): FO4 (hk_2014) and Skyrim SE (hk_2010), 64-bit, and
+Skyrim LE's 32-bit hk_2010 files.
+
+Decoded frames are checked against an independent reading written here (struct, one key at a
+time, B-splines evaluated by the recursive Cox-de Boor definition) and against the facts
+BadDogSkyrim/PyNifly's tests/anim_tests.py states about the same corpus files."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+from support import CORPUS, corpus_files
+
+from precombined_nif.core.errors import FormatError
+from precombined_nif.core.havok.animation import (
+    Animation, Annotation, AnnotationTrack, RootMotion, Tolerances, build_hkx, check_skeleton, hkx_from_bytes, read_hkx,
+    track_bone_names,
+)
+from precombined_nif.core.havok.animation.quantize import THREECOMP48, UNCOMPRESSED
+from precombined_nif.core.havok.animation.spline import SplineAnimation
+from precombined_nif.core.havok.animation.spline_decode import decode_spline
+from precombined_nif.core.havok.animation.spline_encode import encode_spline
+
+TESTS = CORPUS / "pynifly/tests/tests"
+ANIMATIONS = [p for p in corpus_files("pynifly/tests/tests/FO4/Animations/*.hkx") if p.name != "skeleton.hkx"] + [
+    p for p in corpus_files("pynifly/tests/tests/SkyrimSE/*.hkx") if "skeleton" not in p.name
+]
+SKELETONS = [TESTS / "FO4/skeleton_vanilla.hkx", TESTS / "FO4/Animations/skeleton.hkx", TESTS / "SkyrimSE/skeleton.hkx",
+             TESTS / "SkyrimSE/skeleton_vanilla.hkx"]
+LE_FILES = [TESTS / "Skyrim" / name for name in
+            ("1hm_staggerbacksmallest.hkx", "troll_h2hattackleftd.hkx", "SOSFastErect.hkx", "skeleton.hkx",
+             "skeleton_troll.hkx", "skeever_skeleton.hkx")]
+
+
+def spline_object(hkx):
+    return next(obj for obj, _ in hkx.packfile.objects() if isinstance(obj, SplineAnimation))
+
+
+# -- an independent reading: struct, key by key ---------------------------------------------
+def _align(pos, n):
+    return (pos + n - 1) // n * n
+
+
+def _basis(i, p, u, knots):
+    """N_{i,p}(u) by the recursive definition (0/0 = 0)."""
+    if p == 0:
+        return 1.0 if knots[i] <= u < knots[i + 1] else 0.0
+    total = 0.0
+    if knots[i + p] != knots[i]:
+        total += (u - knots[i]) / (knots[i + p] - knots[i]) * _basis(i, p - 1, u, knots)
+    if knots[i + p + 1] != knots[i + 1]:
+        total += (knots[i + p + 1] - u) / (knots[i + p + 1] - knots[i + 1]) * _basis(i + 1, p - 1, u, knots)
+    return total
+
+
+def _spline_value(spline, u):
+    degree, knots, points = spline
+    n = len(points) - 1
+    if u >= knots[n + 1]:
+        return np.array(points[n], float)
+    value = np.zeros(len(points[0]))
+    for i in range(n + 1):
+        if knots[i] <= u < knots[i + degree + 1]:
+            value += _basis(i, degree, u, knots) * np.array(points[i])
+    return value
+
+
+def _quat40(raw):
+    bits = int.from_bytes(raw, "little")
+    scale = 1 / (2047 * 2 ** 0.5)
+    three = [(((bits >> (12 * k)) & 0xFFF) - 2047) * scale for k in range(3)]
+    index, negative = (bits >> 36) & 3, (bits >> 38) & 1
+    big = max(0.0, 1 - sum(c * c for c in three)) ** 0.5 * (-1 if negative else 1)
+    return three[:index] + [big] + three[index:]
+
+
+def _read_vector(data, pos, flags, quant, identity):
+    assert quant == 1, "the corpus and the writer use 16-bit positions and scales"
+    if flags & 0x70:
+        n, degree = struct.unpack_from("<HB", data, pos)
+        knots = list(data[pos + 3 : pos + 3 + n + degree + 2])
+        pos = _align(pos + 3 + n + degree + 2, 4)
+        axes = []
+        for axis in range(3):
+            if flags >> (4 + axis) & 1:
+                axes.append(("spline", *struct.unpack_from("<2f", data, pos)))
+                pos += 8
+            elif flags >> axis & 1:
+                axes.append(("static", struct.unpack_from("<f", data, pos)[0]))
+                pos += 4
+            else:
+                axes.append(("static", identity))
+        points = []
+        for _ in range(n + 1):
+            point = []
+            for axis in axes:
+                if axis[0] == "spline":
+                    point.append(axis[1] + (axis[2] - axis[1]) * struct.unpack_from("<H", data, pos)[0] / 65535)
+                    pos += 2
+                else:
+                    point.append(axis[1])
+            points.append(point)
+        return _align(pos, 4), (degree, knots, points)
+    value = []
+    for axis in range(3):
+        if flags >> axis & 1:
+            value.append(struct.unpack_from("<f", data, pos)[0])
+            pos += 4
+        else:
+            value.append(identity)
+    return pos, value
+
+
+def _quat48(raw):
+    x, y, z = struct.unpack("<3H", raw)
+    scale = 1 / (16383 * 2 ** 0.5)
+    three = [((v & 0x7FFF) - 16383) * scale for v in (x, y, z)]
+    index = (x >> 15) | ((y >> 15) << 1)
+    big = max(0.0, 1 - sum(c * c for c in three)) ** 0.5 * (-1 if z >> 15 else 1)
+    return three[:index] + [big] + three[index:]
+
+
+# rotation quantisations: (bytes, alignment, reader)
+QUATERNIONS = {1: (5, 1, _quat40), 2: (6, 2, _quat48), 5: (16, 4, lambda raw: list(struct.unpack("<4f", raw)))}
+
+
+def _read_rotation(data, pos, flags, quant):
+    size, alignment, read = QUATERNIONS[quant]
+    if flags & 0xF0:
+        n, degree = struct.unpack_from("<HB", data, pos)
+        knots = list(data[pos + 3 : pos + 3 + n + degree + 2])
+        pos = _align(pos + 3 + n + degree + 2, alignment)
+        points = [read(data[pos + size * i : pos + size * i + size]) for i in range(n + 1)]
+        return _align(pos + size * (n + 1), 4), (degree, knots, points)
+    if flags & 0x0F:
+        pos = _align(pos, alignment)
+        return _align(pos + size, 4), read(data[pos : pos + size])
+    return pos, [0.0, 0.0, 0.0, 1.0]
+
+
+def independent_frames(obj_bytes, data_at, frames_wanted):
+    """{frame: (translations, rotations)} read from the object's bytes (as stored in the file)."""
+    tracks, floats = struct.unpack_from("<ii", obj_bytes, 0x18)
+    frame_count, blocks, per_block, mask_size = struct.unpack_from("<4i", obj_bytes, 0x38)
+    offsets_at, = struct.unpack_from("<I", obj_bytes, 0x58 + 8)  # size
+    data_size, = struct.unpack_from("<I", obj_bytes, 0x98 + 8)
+    block_offsets_at = data_at["blocks"]
+    data = obj_bytes[data_at["data"] : data_at["data"] + data_size]
+    block_offsets = struct.unpack_from(f"<{blocks}I", obj_bytes, block_offsets_at)
+    result = {}
+    for frame in frames_wanted:
+        block = min(frame // (per_block - 1), blocks - 1)
+        u = frame - block * (per_block - 1)
+        start = block_offsets[block]
+        pos = _align(start + mask_size, 4)
+        translations, rotations = [], []
+        for track in range(tracks):
+            quant, position_flags, rotation_flags, scale_flags = data[start + 4 * track : start + 4 * track + 4]
+            pos, position = _read_vector(data, pos, position_flags, quant & 3, 0.0)
+            pos = _align(pos, 4)
+            pos, rotation = _read_rotation(data, pos, rotation_flags, (quant >> 2) & 15)
+            pos, _ = _read_vector(data, pos, scale_flags, quant >> 6, 1.0)
+            translations.append(_spline_value(position, u) if isinstance(position, tuple) else position)
+            q = _spline_value(rotation, u) if isinstance(rotation, tuple) else np.array(rotation)
+            rotations.append(q / np.linalg.norm(q))
+        result[frame] = (np.array(translations), np.array(rotations))
+    return result
+
+
+def _object_bytes(hkx):
+    """The spline object's bytes and where its block offsets and data are (from its fixups)."""
+    obj = spline_object(hkx)
+    raw, local_fixups, _ = obj.encode(hkx.packfile.header.file_version)
+    fixups = dict(local_fixups)
+    return raw, {"blocks": fixups[0x58], "data": fixups[0x98]}
+
+
+@pytest.mark.parametrize("name, frames", [
+    ("FO4/Animations/run_forward_to_idle.hkx", range(30)),
+    ("FO4/Animations/SneakIdle.hkx", [0, 100, 254, 255, 256, 285]),  # 2 blocks: 255 is shared
+    ("SkyrimSE/sneak_1hmattackintro.hkx", range(10)),
+    ("SkyrimSE/sneakmtidle.hkx", [0, 7, 254, 255, 256, 332]),
+])
+def test_decoded_frames_match_an_independent_reading(corpus, name, frames):
+    hkx = read_hkx(TESTS / name)
+    animation = hkx.animations[0]
+    raw, where = _object_bytes(hkx)
+    expected = independent_frames(raw, where, list(frames))
+    for frame, (translations, rotations) in expected.items():
+        np.testing.assert_allclose(animation.translation[frame], translations, atol=2e-4, rtol=1e-5)
+        signs = np.sign(np.einsum("tc,tc->t", animation.rotation[frame], rotations))[:, None]
+        np.testing.assert_allclose(animation.rotation[frame] * signs, rotations, atol=2e-5)
+
+
+# -- facts from PyNifly's tests/anim_tests.py ------------------------------------------------
+def test_fo4_run_forward_to_idle_facts(corpus):
+    """TEST_READ_FO4_ANIM, TEST_FO4_ANIM_TRACKS, TEST_FO4_ANIM_QUATERNION_VALID."""
+    hkx = read_hkx(TESTS / "FO4/Animations/run_forward_to_idle.hkx")
+    animation = hkx.animations[0]
+    assert (animation.track_count, animation.frame_count, spline_object(hkx).block_count) == (95, 30, 1)
+    assert animation.duration == pytest.approx(0.9667, abs=0.001)
+    assert animation.frame_duration == pytest.approx(1 / 30, abs=0.001)
+    assert animation.skeleton_name == "Root" and len(animation.track_bones) == 95
+    np.testing.assert_allclose(animation.translation[0, 0], 0, atol=0.01)
+    np.testing.assert_allclose(animation.rotation[0, 0], [0, 0, 0, 1], atol=0.01)
+    assert animation.translation[0, 1, 2] == pytest.approx(53.97, abs=0.1)
+    assert animation.translation[-1, 1, 2] == pytest.approx(56.15, abs=0.1)
+    dots = np.abs(np.einsum("ftc,tc->ft", animation.rotation[1:], animation.rotation[0]))
+    assert (np.abs(dots - 1) > 1e-5).any(0).sum() == 61
+    assert (np.abs(animation.translation[1:] - animation.translation[0]) > 1e-5).any(axis=(0, 2)).sum() == 5
+    np.testing.assert_allclose(np.linalg.norm(animation.rotation, axis=2), 1, atol=0.01)
+
+
+def test_skyrim_se_stagger_facts(corpus):
+    """TEST_READ_SKYRIMSE_ANIM, and TEST_SKYRIM_ANIM_TRACKS's 61 animated rotation tracks (the LE
+    file there is the same animation)."""
+    hkx = read_hkx(TESTS / "SkyrimSE/1hm_staggerbacksmallest.hkx")
+    animation = hkx.animations[0]
+    assert (animation.track_count, animation.frame_count, spline_object(hkx).block_count) == (99, 38, 1)
+    assert animation.duration == pytest.approx(1.2333, abs=0.001)
+    assert animation.annotations()[0].text == "FootScuffRight"
+    dots = np.abs(np.einsum("ftc,tc->ft", animation.rotation[1:], animation.rotation[0]))
+    assert (np.abs(dots - 1) > 1e-5).any(0).sum() == 61
+
+
+def test_skyrim_le_facts(corpus):
+    """TEST_READ_SKYRIM_ANIM, TEST_SKYRIM_TROLL_ANIM, TEST_SKYRIM_SKELETON (32-bit files), and
+    TEST_SKYRIMSE_ANIM_TRACKS: the LE and SE staggers decode to the same tracks within 0.001."""
+    le = read_hkx(TESTS / "Skyrim/1hm_staggerbacksmallest.hkx")
+    animation = le.animations[0]
+    assert le.bits == 32 and le.game == "SSE"
+    assert (animation.track_count, animation.frame_count, spline_object(le).block_count) == (99, 38, 1)
+    assert animation.duration == pytest.approx(1.2333, abs=0.001)
+    assert animation.annotations()[0].text == "FootScuffRight"
+    se = read_hkx(TESTS / "SkyrimSE/1hm_staggerbacksmallest.hkx").animations[0]
+    translation, rotation, _ = largest_errors(se, animation)
+    assert translation < 0.001 and rotation < 0.001
+    troll = read_hkx(TESTS / "Skyrim/troll_h2hattackleftd.hkx").animations[0]
+    assert (troll.track_count, troll.frame_count) == (54, 57) and troll.duration == pytest.approx(1.8667, abs=0.001)
+    assert troll.annotations()
+    skeleton = read_hkx(TESTS / "Skyrim/skeleton.hkx").skeletons[0]
+    assert len(skeleton.bone_names) == 99 and skeleton.bone_names[0] == "NPC Root [Root]" and skeleton.parents[0] == -1
+    assert skeleton.bone_names[4] == "NPC COM [COM ]" and skeleton.parents[4] == 0
+    assert skeleton.rotation[0, 3] == pytest.approx(1.0, abs=0.01)
+
+
+def test_skyrim_le_animation_exports_as_se(corpus):
+    """An LE animation written for SSE: 64-bit, and the same tracks within tolerance."""
+    le = read_hkx(TESTS / "Skyrim/1hm_staggerbacksmallest.hkx")
+    again = hkx_from_bytes(build_hkx(le.animations[0], le.game).to_bytes())
+    assert again.bits == 64
+    translation, rotation, _ = largest_errors(le.animations[0], again.animations[0])
+    assert translation <= 0.01 and rotation <= 0.001 + 1 / 2895
+
+
+def test_skyrim_se_skeleton_facts(corpus):
+    """TEST_SKYRIMSE_SKELETON and TEST_SKYRIM_SKELETON."""
+    skeleton = read_hkx(TESTS / "SkyrimSE/skeleton.hkx").skeletons[0]
+    assert len(skeleton.bone_names) == 99 and len(skeleton.translation) == 99
+    assert skeleton.bone_names[0] == "NPC Root [Root]" and skeleton.parents[0] == -1
+    assert skeleton.bone_names[4] == "NPC COM [COM ]" and skeleton.parents[4] == 0
+    assert skeleton.rotation[0, 3] == pytest.approx(1.0, abs=0.01)
+    assert skeleton.float_slots[0] == "hkFade:AnimObjectA" and len(skeleton.reference_floats) == 8
+
+
+def test_skeletons_against_their_bytes(corpus):
+    """Bone names, parents and the reference pose read with struct from each bone's entry."""
+    for path in SKELETONS:
+        hkx = read_hkx(path)
+        container = hkx.packfile.root.find("hkaAnimationContainer")
+        for obj, skeleton in zip(container.skeletons, hkx.skeletons):
+            raw, local_fixups, _ = obj.encode(hkx.packfile.header.file_version)
+            fixups = dict(local_fixups)
+            count, = struct.unpack_from("<I", raw, 0x28 + 8)
+            parents = struct.unpack_from(f"<{count}h", raw, fixups[0x18])
+            names = [raw[fixups[fixups[0x28] + 16 * i] :].split(b"\0")[0].decode() for i in range(count)]
+            pose = np.frombuffer(raw, "<f4", 12 * count, fixups[0x38]).reshape(count, 12)
+            assert skeleton.bone_names == names and list(skeleton.parents) == list(parents)
+            np.testing.assert_array_equal(skeleton.translation, pose[:, :3])
+            np.testing.assert_array_equal(skeleton.rotation, pose[:, 4:8])
+
+
+def test_fo4_skeleton_drives_the_animation_bones(corpus):
+    skeleton = read_hkx(TESTS / "FO4/skeleton_vanilla.hkx").skeletons[0]
+    animation = read_hkx(TESTS / "FO4/Animations/Death1.hkx").animations[0]
+    names = track_bone_names(animation, skeleton)
+    assert names[:3] == ["Root", "COM", "Pelvis"] and len(names) == 95
+    assert [a.text for a in animation.annotations()] == ["FootRight", "FootLeft", "FootLeft", "FootRight", "Ragdoll"]
+    assert animation.root_motion is not None and len(animation.root_motion.samples) == animation.frame_count
+
+
+# -- every corpus file ------------------------------------------------------------------------
+@pytest.mark.parametrize("path", ANIMATIONS + SKELETONS + LE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_corpus_file_decodes_and_writes_back_identical(corpus, path):
+    data = path.read_bytes()
+    hkx = hkx_from_bytes(data)
+    assert hkx.packfile.to_bytes() == data
+    for animation in hkx.animations:
+        assert np.isfinite(animation.translation).all() and np.isfinite(animation.rotation).all()
+        np.testing.assert_allclose(np.linalg.norm(animation.rotation, axis=2), 1, atol=1e-5)
+    assert hkx.animations or hkx.skeletons
+
+
+def test_corpus_counts(corpus):
+    assert len(ANIMATIONS) == 13  # 7 FO4 and 6 Skyrim SE animations
+
+
+def largest_errors(original, again):
+    signs = np.sign(np.einsum("ftc,ftc->ft", again.rotation, original.rotation))[..., None]
+    return (float(np.abs(again.translation - original.translation).max()),
+            float(np.abs(again.rotation * signs - original.rotation).max()),
+            float(np.abs(again.scale - original.scale).max()))
+
+
+@pytest.mark.parametrize("path", ANIMATIONS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_encode_decode_within_tolerance(corpus, path):
+    """Every corpus animation re-encoded as the game's files are (and uncompressed) decodes
+    equal within Havok's default tolerances plus one quantisation step."""
+    hkx = read_hkx(path)
+    original = hkx.animations[0]
+    step = 1 / (2047 * 2 ** 0.5)  # THREECOMP40
+    tolerances = Tolerances()
+    for compression in ("spline", "interleaved"):
+        written = build_hkx(original, hkx.game, compression).to_bytes()
+        again = hkx_from_bytes(written).animations[0]
+        translation, rotation, scale = largest_errors(original, again)
+        assert translation <= tolerances.translation and scale <= tolerances.scale
+        assert rotation <= tolerances.rotation + step
+        assert again.frame_count == original.frame_count and again.duration == pytest.approx(original.duration)
+        assert [(a.time, a.text) for a in again.annotations()] == [(a.time, a.text) for a in original.annotations()]
+        assert list(again.track_bones) == list(original.track_bones)
+        assert list(again.float_slots) == list(original.float_slots)
+        np.testing.assert_array_equal(again.floats, original.floats)
+        assert again.skeleton_name == original.skeleton_name
+        if original.root_motion is not None:
+            np.testing.assert_array_equal(again.root_motion.samples, original.root_motion.samples)
+
+
+def test_written_file_read_independently(corpus):
+    """The writer's spline data is read by the independent reader above too."""
+    hkx = read_hkx(TESTS / "FO4/Animations/run_forward_to_idle.hkx")
+    again = hkx_from_bytes(build_hkx(hkx.animations[0], "FO4").to_bytes())
+    raw, where = _object_bytes(again)
+    for frame, (translations, rotations) in independent_frames(raw, where, range(0, 30, 7)).items():
+        np.testing.assert_allclose(again.animations[0].translation[frame], translations, atol=2e-4)
+        signs = np.sign(np.einsum("tc,tc->t", again.animations[0].rotation[frame], rotations))[:, None]
+        np.testing.assert_allclose(again.animations[0].rotation[frame] * signs, rotations, atol=2e-5)
+
+
+def test_written_file_carries_the_corpus_signatures(corpus):
+    for path, game in [(TESTS / "FO4/Animations/Death1.hkx", "FO4"), (TESTS / "SkyrimSE/sneakmtidle.hkx", "SSE")]:
+        hkx = read_hkx(path)
+        written = build_hkx(hkx.animations[0], game)
+        assert written.classnames.entries == hkx.packfile.classnames.entries
+        fields = ("file_version", "pointer_size", "contents_version", "max_predicate", "predicates", "flags", "user_tag")
+        assert [getattr(written.header, f) for f in fields] == [getattr(hkx.packfile.header, f) for f in fields]
+        assert [obj.class_name for obj, _ in written.objects()] == [obj.class_name for obj, _ in hkx.packfile.objects()]
+
+
+# -- animations built here --------------------------------------------------------------------
+def synthetic(frames=600, tracks=4):
+    t = np.arange(frames)[:, None] / 30.0
+    angle = np.sin(t * np.arange(1, tracks + 1)) * 1.5
+    rotation = np.zeros((frames, tracks, 4))
+    rotation[..., 2], rotation[..., 3] = np.sin(angle / 2), np.cos(angle / 2)
+    translation = np.zeros((frames, tracks, 3))
+    translation[..., 0] = 40 * np.cos(t * 0.7)
+    translation[:, 1, 1] = 3.0  # a static axis beside a spline one
+    scale = np.ones((frames, tracks, 3))
+    return Animation(1 / 30, translation.astype(np.float32), rotation.astype(np.float32), scale.astype(np.float32),
+                     np.zeros((frames, 0), np.float32), np.arange(tracks), np.zeros(0, int), "Root",
+                     annotation_tracks=[AnnotationTrack("", [Annotation(0.5, "SoundPlay")])],
+                     root_motion=RootMotion(np.zeros((frames, 4), np.float32), (frames - 1) / 30))
+
+
+@pytest.mark.parametrize("game", ["FO4", "SSE"])
+def test_built_animation_spans_blocks(game):
+    animation = synthetic()
+    packfile = build_hkx(animation, game)
+    obj = next(o for o, _ in packfile.objects() if isinstance(o, SplineAnimation))
+    assert obj.block_count == 3  # 600 frames: 256 + 255 + 89 with shared boundary frames
+    again = hkx_from_bytes(packfile.to_bytes()).animations[0]
+    translation, rotation, _ = largest_errors(animation, again)
+    assert translation <= 0.01 and rotation <= 0.001 + 1 / 2895
+    assert again.translation[:, 1, 1].min() == pytest.approx(3.0)
+    assert again.annotations() == animation.annotations()
+
+
+@pytest.mark.parametrize("quantisation", [THREECOMP48, UNCOMPRESSED])
+def test_other_rotation_quantisations_read_independently(quantisation):
+    """THREECOMP48 and uncompressed rotations (no corpus file uses them) as the independent
+    reader reads them."""
+    animation = synthetic(frames=40)
+    packfile = build_hkx(animation, "FO4")
+    obj = next(o for o, _ in packfile.objects() if isinstance(o, SplineAnimation))
+    encoded = encode_spline(animation.translation.astype(float), animation.rotation.astype(float),
+                            animation.scale.astype(float), animation.floats, rotation_quantization=quantisation)
+    obj.data, obj.block_offsets, obj.float_block_offsets = encoded.data, encoded.block_offsets, encoded.float_block_offsets
+    again = hkx_from_bytes(packfile.to_bytes())
+    assert {b >> 2 & 15 for b in spline_object(again).data[: 4 * 4 : 4]} == {quantisation}
+    raw, where = _object_bytes(again)
+    decoded = again.animations[0]
+    for frame, (translations, rotations) in independent_frames(raw, where, range(0, 40, 3)).items():
+        np.testing.assert_allclose(decoded.translation[frame], translations, atol=2e-4)
+        np.testing.assert_allclose(decoded.rotation[frame], rotations, atol=2e-5)
+    assert largest_errors(animation, decoded)[1] <= 0.001 + 1 / (2 * 16383 * 2 ** 0.5)
+
+
+def test_8_bit_positions_built_by_hand():
+    """A block written here byte by byte: one track, an 8-bit position spline on x (linear,
+    three control points) with a static z, a static uncompressed rotation, identity scale."""
+    masks = bytes([0 | (5 << 2) | (0 << 6), 0x10 | 0x04, 0x0F, 0])  # x splined, z static
+    spline = struct.pack("<HB", 2, 1) + bytes([0, 0, 2, 4, 4])  # n=2, degree 1, knots; 4-aligned
+    spline += struct.pack("<2f", -1.0, 3.0) + struct.pack("<f", 7.0) + bytes([0, 255, 51]) + bytes(1)
+    rotation = struct.pack("<4f", 0.0, 0.0, 0.6, 0.8)
+    data = np.frombuffer(masks + spline + rotation, np.uint8).copy()
+    obj = SplineAnimation()
+    obj.transform_track_count, obj.frame_count, obj.block_count, obj.mask_size = 1, 5, 1, 4
+    obj.frame_duration = 1 / 30
+    obj.block_offsets, obj.float_block_offsets, obj.data = np.array([0], "<u4"), np.array([len(data)], "<u4"), data
+    translation, rotation_out, scale, _ = decode_spline(obj)
+    # x at frames 0..4: control points -1, 3, -1 + 4 * 51/255 = -0.2 at knots 0, 2, 4
+    np.testing.assert_allclose(translation[:, 0, 0], [-1, 1, 3, 1.4, -0.2], atol=1e-6)
+    np.testing.assert_allclose(translation[:, 0, 2], 7.0)
+    np.testing.assert_allclose(rotation_out[:, 0], [[0, 0, 0.6, 0.8]] * 5, atol=1e-7)
+    np.testing.assert_array_equal(scale, 1.0)
+
+
+def test_single_frame_animation():
+    animation = synthetic(frames=1)
+    again = hkx_from_bytes(build_hkx(animation, "FO4").to_bytes()).animations[0]
+    assert again.frame_count == 1 and again.duration == 0
+    np.testing.assert_allclose(again.translation, animation.translation, atol=1e-6)
+
+
+# -- bad input ---------------------------------------------------------------------------------
+def _damaged(path, change):
+    hkx = read_hkx(path)
+    change(spline_object(hkx), hkx)
+    return hkx.packfile.to_bytes()
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o, h: setattr(o, "data", o.data[: len(o.data) // 2]), "remain|do not divide"),
+    (lambda o, h: setattr(o, "block_offsets", np.array([0, 40], "<u4")), "block offsets"),
+    (lambda o, h: setattr(o, "frame_count", 100000), "blocks cannot hold"),
+    (lambda o, h: setattr(o, "mask_size", 7), "mask size"),
+    (lambda o, h: o.data.__setitem__(slice(0, 380, 4), 0x41), "rotation quantisation POLAR32"),
+    (lambda o, h: setattr(o, "transform_track_count", 94), "mask size"),
+    (lambda o, h: o.data.__setitem__(386, 255), r"\(hkaSplineCompressedAnimation\): spline knots decrease"),  # a knot of track 0
+])
+def test_damaged_spline_data_is_refused(corpus, tmp_path, change, message):
+    path = tmp_path / "damaged.hkx"
+    path.write_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", change))
+    with pytest.raises(FormatError, match=message) as error:
+        read_hkx(path)
+    assert str(path) in str(error.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o, h: o.data.__setitem__(396, 0x30), "block 0: float track 0 is a spline; only static float tracks"),
+    (lambda o, h: o.float_block_offsets.__setitem__(0, 8), "block 0: float tracks at 8 overlap"),
+])
+def test_damaged_float_tracks_are_refused(corpus, change, message):
+    with pytest.raises(FormatError, match=message):
+        hkx_from_bytes(_damaged(TESTS / "SkyrimSE/sneakmtidle.hkx", change))
+
+
+def test_spline_header_overrunning_its_block_is_refused(corpus):
+    def overrun(obj, hkx):
+        # track 0's position is a spline (z) whose header, at the first byte after the masks,
+        # now claims 32768 control points
+        assert obj.data[1] & 0x70 and obj.data[382] == 3
+        obj.data[380:382] = [0xFF, 0x7F]
+    with pytest.raises(FormatError, match=r"block 0: spline knots needs 32772 bytes but only \d+ remain \(spline data offset 383\)"):
+        hkx_from_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", overrun))
+
+
+def test_binding_disagreeing_with_tracks_is_refused(corpus):
+    def shorten(obj, hkx):
+        binding = hkx.packfile.root.find("hkaAnimationContainer").bindings[0]
+        binding.track_bones = binding.track_bones[:90]
+    with pytest.raises(FormatError, match="binding maps 90 tracks"):
+        hkx_from_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", shorten))
+
+
+def test_skeleton_missing_bones_is_refused(corpus):
+    skeleton = read_hkx(TESTS / "FO4/skeleton_vanilla.hkx").skeletons[1]  # the 18-bone ragdoll skeleton
+    animation = read_hkx(TESTS / "FO4/Animations/Death1.hkx").animations[0]
+    with pytest.raises(FormatError, match="drives bones .* has 18 bones"):
+        check_skeleton(animation, skeleton)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("Skyrim/skeleton_xml.hkx", "XML Havok file"),
+    ("Skyrim/SOSMale.hkx", "not an animation or skeleton file: no hkaAnimationContainer \\(it holds hkbProjectData\\)"),
+])
+def test_unsupported_files_are_refused(corpus, name, message):
+    with pytest.raises(FormatError, match=message):
+        read_hkx(TESTS / name)
+
+
+def test_truncated_file_is_refused(corpus):
+    data = (TESTS / "SkyrimSE/sneakmtidle.hkx").read_bytes()
+    for size in (0x30, 0x200, len(data) // 2, len(data) - 40):
+        with pytest.raises(FormatError):
+            hkx_from_bytes(data[:size])
+
+
+def test_bad_model_is_refused_before_writing():
+    animation = synthetic(frames=10)
+    animation.rotation[3, 1] = np.nan
+    with pytest.raises(FormatError, match="not finite"):
+        build_hkx(animation, "FO4")
+    animation = synthetic(frames=10)
+    animation.track_bones = np.arange(3)
+    with pytest.raises(FormatError, match="track bones"):
+        build_hkx(animation, "SSE")
+    animation = synthetic(frames=10)
+    animation.rotation[4, 2] = 0
+    with pytest.raises(FormatError, match="rotation of track 2 at frame 4 is not a quaternion"):
+        build_hkx(animation, "FO4")
+    with pytest.raises(FormatError, match="unknown game"):
+        build_hkx(synthetic(frames=10), "FO3")
+
+
+# -- command line ------------------------------------------------------------------------------
+def test_cli_info_json(corpus, capsys):
+    import cli
+
+    assert cli.main(["info", "--json", str(TESTS / "SkyrimSE/1hm_staggerbacksmallest.hkx")]) in (0, None)
+    info = json.loads(capsys.readouterr().out)
+    (animation,) = info["animations"]
+    assert info["game"] == "SSE" and info["havok_version"] == "hk_2010.2.0-r1"
+    assert (animation["frames"], animation["tracks"], animation["float_tracks"], animation["blocks"]) == (38, 99, 4, 1)
+    assert animation["duration"] == pytest.approx(1.2333, abs=0.001) and animation["bones"] == 99
+    assert [a["text"] for a in animation["annotations"]] == ["FootScuffRight", "FootScuffLeft", "FootScuffRight"]
+    assert info["classes"]["hkaSplineCompressedAnimation"] == 1
+
+
+def test_cli_info_text_skeleton(corpus, capsys):
+    import cli
+
+    cli.main(["info", str(TESTS / "FO4/skeleton_vanilla.hkx")])
+    out = capsys.readouterr().out
+    assert "skeleton 'Root': 95 bones" in out and "Fallout 4" in out
