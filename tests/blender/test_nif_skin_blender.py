@@ -3,8 +3,6 @@ skinning math; export back through io.nif.skin_export onto the imported file as 
 
 import struct
 
-import struct
-
 import numpy as np
 import pytest
 from scene import export, imported
