@@ -36,6 +36,57 @@ def export_bytes(collection, path, **options):
     return export_file(collection, path, **options).read_bytes()
 
 
+def export_objects(objects, path, **options):
+    """Export ``objects`` alone (File > Export, selection only); the written file read back."""
+    import bpy
+
+    bpy.ops.object.select_all(action="DESELECT")
+    for obj in objects:
+        obj.select_set(True)
+    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), use_selection=True, **options) == {"FINISHED"}
+    return NifFile.read(path)
+
+
+def cube(name="Box", size=2.0):
+    """A new cube object named ``name``."""
+    import bpy
+
+    bpy.ops.mesh.primitive_cube_add(size=size)
+    obj = bpy.context.active_object
+    obj.name = name
+    return obj
+
+
+def skinned_column():
+    """A subdivided box standing on the origin, an armature of two stacked bones, and weights
+    blending from the lower bone to the upper one along the height."""
+    import bpy
+
+    bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    lower = armature.data.edit_bones[0]
+    lower.name, lower.head, lower.tail = "Lower", (0, 0, 0), (0, 0, 1)
+    upper = armature.data.edit_bones.new("Upper")
+    upper.head, upper.tail, upper.parent = (0, 0, 1), (0, 0, 2), lower
+    bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 1.0))
+    column = bpy.context.active_object
+    column.scale = (1.0, 1.0, 2.0)
+    bpy.ops.object.transform_apply(scale=True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.subdivide(number_cuts=3)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    groups = [column.vertex_groups.new(name=name) for name in ("Lower", "Upper")]
+    for vertex in column.data.vertices:
+        height = min(max((column.matrix_world @ vertex.co).z / 2.0, 0.0), 1.0)
+        groups[0].add([vertex.index], 1.0 - height, "REPLACE")
+        groups[1].add([vertex.index], height, "REPLACE")
+    column.parent = armature
+    column.modifiers.new("Armature", "ARMATURE").object = armature
+    return armature, column
+
+
 def world_points(obj):
     """World positions of a collision object's geometry and its children's: mesh vertices, a
     sphere as the corners of its bounding box."""

@@ -73,7 +73,7 @@ def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_
     import subprocess
 
     import extension
-    from test_cli_in_blender import blender_cli
+    from extension import blender_cli
 
     blend = tmp_path / "cells.blend"
     result = blender_cli("import", *CELLS, "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
