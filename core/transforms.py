@@ -87,6 +87,20 @@ def compose(location, rotation, scale):
     return out
 
 
+def transform_matrix(rotation, translation, scale):
+    """A NIF node's transform (rotation rows as 9 floats, translation, uniform scale) -> 4x4."""
+    return compose(translation, np.asarray(rotation, np.float64).reshape(3, 3), np.full(3, float(scale)))
+
+
+def transform_parts(matrix):
+    """(rotation rows as 9 floats, translation, uniform scale) of a similarity transform."""
+    matrix = np.asarray(matrix, np.float64)
+    linear = matrix[:3, :3]
+    scale = float(np.cbrt(abs(np.linalg.det(linear)))) or 1.0
+    rotation = tuple(float(v) for v in (linear / scale).ravel())
+    return rotation, tuple(float(v) for v in matrix[:3, 3]), scale
+
+
 def decompose(matrix):
     """(..., 4, 4) -> location, unit quaternion, scale and the largest error of recomposing them
     (non-zero when the matrix has shear, which location/rotation/scale cannot hold)."""

@@ -260,7 +260,7 @@ def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, v
 
 def _node_worlds(nif):
     """World matrix of every node reached from the roots (world = T + R * s * v, rows as stored)."""
-    from precombined_nif.core.nif.skinning import transform_matrix
+    from precombined_nif.core.transforms import transform_matrix
 
     worlds, stack = {}, [(root, np.eye(4)) for root in nif.roots]
     while stack:

@@ -8,7 +8,7 @@ import pytest
 from scene import export, imported
 from support import CORPUS, corpus_files
 
-from precombined_nif.core.nif import NifFile, skinning
+from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
 FO4_BODY = "pynifly/tests/tests/FO4/MaleBody.nif"
@@ -274,7 +274,7 @@ def check_segments(shape, source_shape):
         assert not subs or position == start + seg.num_primitives
         start += seg.num_primitives
     assert start == len(shape.triangles)
-    assert skinning.segment_layout(shape) == skinning.segment_layout(source_shape)
+    assert segments.segment_layout(shape) == segments.segment_layout(source_shape)
 
 
 # Reassigning faces needs a body with several segments (the regression body has one).
@@ -292,7 +292,7 @@ def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp
     assert shape.type_name == "BSSubIndexTriShape"
     assert len(shape.triangles) == len(obj.data.polygons)
     check_segments(shape, source.blocks[index])
-    segment, sub = skinning.face_segments(shape)
+    segment, sub = segments.face_segments(shape)
     # Each exported triangle's (segment, sub-segment) is its Blender face's.
     points, faces = blender_triangles(obj.data)
     wanted = sorted(zip(corner_keys(points, faces), face_values(obj.data, "nif_segment").tolist(), face_values(obj.data, "nif_subsegment").tolist()))
@@ -312,8 +312,8 @@ def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corp
     obj.data.vertices[0].co.z += 0.5
     shape = export(collection, tmp_path / "out.nif").blocks[index]
     check_segments(shape, source.blocks[index])
-    first = skinning.first_filled_segment(source.blocks[index])
-    segment, sub = skinning.face_segments(shape)
+    first = segments.first_filled_segment(source.blocks[index])
+    segment, sub = segments.face_segments(shape)
     assert (segment == first).all() and (sub == 0).all()
 
 
@@ -328,7 +328,7 @@ def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path)
     shape = export(collection, tmp_path / "out.nif").blocks[index]
     assert shape.skin == -1 and not shape.skinned
     check_segments(shape, source.blocks[index])
-    segment, _ = skinning.face_segments(shape)
+    segment, _ = segments.face_segments(shape)
     assert sorted(segment.tolist()) == sorted(face_values(obj.data, "nif_segment").tolist())
 
 
