@@ -197,3 +197,32 @@ def make_dds(dxgi, width, height, mips, cube=False, seed=0):
         header += struct.pack("<5I", dxgi, 3, 0x4 if cube else 0, 1, 0)
     size = sum(mip_size(dxgi, width, height, level) for level in range(mips)) * (6 if cube else 1)
     return header + np.random.default_rng(seed).bytes(size)
+
+
+def dds_bytes(width=4, height=4):
+    """An uncompressed 32-bit BGRA DDS: header (124 bytes after the magic) and opaque red pixels."""
+    header = struct.pack(
+        "<4s7I44x8I5I",
+        b"DDS ",
+        124,
+        0x1 | 0x2 | 0x4 | 0x1000 | 0x8,  # caps, height, width, pixel format, pitch
+        height,
+        width,
+        width * 4,
+        0,
+        0,
+        32,
+        0x41,  # pixel format: RGB with alpha
+        0,
+        32,
+        0x00FF0000,
+        0x0000FF00,
+        0x000000FF,
+        0xFF000000,
+        0x1000,  # caps: texture
+        0,
+        0,
+        0,
+        0,
+    )
+    return header + bytes((0, 0, 255, 255)) * (width * height)

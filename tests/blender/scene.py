@@ -3,6 +3,7 @@ a collection through File > Export; and where collision geometry sits in the wor
 Call from tests that take the ``addon`` fixture (bpy is imported inside)."""
 
 import numpy as np
+from conftest import DATA_KINDS
 
 from precombined_nif.core.nif import NifFile
 
@@ -108,3 +109,33 @@ def world_points(obj):
 
 def bounds(points):
     return points.min(axis=0), points.max(axis=0)
+
+
+def snapshot():
+    """The datablocks Blender holds, by kind: what a failed import must leave as it was."""
+    import bpy
+
+    return {kind: {d.as_pointer() for d in getattr(bpy.data, kind)} for kind in DATA_KINDS}
+
+
+class Layout:
+    """Stands in for a panel's layout: records what is drawn, checks each property path."""
+
+    def __init__(self, drawn):
+        self.drawn = drawn
+
+    def label(self, text=""):
+        self.drawn.append(("label", text))
+
+    def prop(self, data, path, text=""):
+        data.path_resolve(path)  # raises when the panel draws a property that is not there
+        self.drawn.append(("prop", text))
+
+    def operator(self, idname, text=""):
+        self.drawn.append(("operator", idname))
+
+    def operator_menu_enum(self, idname, prop, text=""):
+        self.drawn.append(("menu", idname))
+
+    def box(self):
+        return self

@@ -4,7 +4,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 
 import numpy as np
 import pytest
-from scene import imported
+from scene import Layout, imported
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
@@ -545,29 +545,6 @@ def test_panel_is_registered(addon):
     assert bpy.ops.object.havok_mark_collision.idname() == "OBJECT_OT_havok_mark_collision"
     assert bpy.ops.object.havok_set_motion.idname() == "OBJECT_OT_havok_set_motion"
     assert bpy.ops.mesh.havok_assign_material.idname() == "MESH_OT_havok_assign_material"
-
-
-class Layout:
-    """Stands in for a panel's layout: records what is drawn, checks each property path."""
-
-    def __init__(self, drawn):
-        self.drawn = drawn
-
-    def label(self, text=""):
-        self.drawn.append(("label", text))
-
-    def prop(self, data, path, text=""):
-        data.path_resolve(path)  # raises when the panel draws a property that is not there
-        self.drawn.append(("prop", text))
-
-    def operator(self, idname, text=""):
-        self.drawn.append(("operator", idname))
-
-    def operator_menu_enum(self, idname, prop, text=""):
-        self.drawn.append(("menu", idname))
-
-    def box(self):
-        return self
 
 
 def test_panel_draws_every_kind(clean_scene, corpus):

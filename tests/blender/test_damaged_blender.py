@@ -9,6 +9,7 @@ import numpy as np
 
 import pytest
 from conftest import DATA_KINDS
+from scene import snapshot
 
 def corpus_file(name):
     return lambda corpus: (corpus / name).read_bytes()
@@ -76,12 +77,6 @@ def variants(data, seed):
             else:
                 struct.pack_into("<f", damaged, at, rng.choice((float("nan"), float("inf"), 0.0, 1e30)))
         yield f"{kind}@{at}", bytes(damaged)
-
-
-def snapshot():
-    import bpy
-
-    return {kind: {d.as_pointer() for d in getattr(bpy.data, kind)} for kind in DATA_KINDS}
 
 
 def remove_new(before):

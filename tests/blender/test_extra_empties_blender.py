@@ -14,7 +14,7 @@ from precombined_nif.core.nif.blocks.extra_data import BSBound
 from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker
 
 from raw_extra_data import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix, with_extra_block
-from scene import export, imported
+from scene import Layout, export, imported
 
 FILES = [SHOTGUN, CHAIR, SKELETON, "pynifly/tests/tests/FO4/Shotgun/CombatShotgunBarrel.nif"]
 
@@ -307,8 +307,6 @@ def test_panel_and_add_connect_point_operator(clean_scene, corpus, tmp_path):
 
 def test_panel_draws_every_kind(clean_scene, corpus):
     import bpy
-
-    from test_collision_blender import Layout
 
     panel = bpy.types.OBJECT_PT_nif_markers
     objects = [obj for name in (SHOTGUN, CHAIR, SKELETON) for obj in imported(corpus / name).objects]

@@ -16,7 +16,7 @@ from raw_havok import (
     shape_vertices,
 )
 from raw_nodes import read_nodes, world_matrices
-from scene import bounds, export_bytes, imported, world_points
+from scene import Layout, bounds, export_bytes, imported, world_points
 
 from precombined_nif.core.havok import mopp
 from precombined_nif.core.nif import NifFile
@@ -485,8 +485,6 @@ def test_damaged_collision_blocks_import_or_fail_naming_the_file(clean_scene, ev
 def test_panel_draws_every_legacy_kind(clean_scene, every_shape):
     """The Fallout 4 collision panel draws the legacy kinds with the same fields."""
     import bpy
-    from test_collision_blender import Layout
-
     panel_class = bpy.types.OBJECT_PT_havok_collision
     kinds = set()
     for obj in imported(every_shape).all_objects:

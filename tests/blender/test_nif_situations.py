@@ -9,31 +9,11 @@ import struct
 import numpy as np
 import pytest
 
-from nif_rewriter import RawNif
+from nif_rewriter import FO76_MATERIAL as MATERIAL, STATIC, RawNif, fo76_file
 from raw_nodes import SHAPE_TYPES, read_nodes, world_matrices
 from scene import export_bytes, imported
 
-STATIC = "nifly/tests/input/TestNifFile_Static_FO4.nif"
 FNV_WEAPON = "pynifly/tests/tests/FONV/9mmscp.nif"
-MATERIAL = "Materials\\Test\\FO76Test.bgsm"
-
-
-def fo76_file(corpus, tmp_path):
-    """The nifly FO4 golden as Fallout 76 writes it: bs 155 (a u32 in place of the process
-    script), BSTriShape with bound min/max, shaders named after their material file and holding
-    nothing else."""
-    nif = RawNif.read(corpus / STATIC)
-    nif.bs_version = 155
-    nif.export_info[1] = ("int", 0)
-    for index in nif.indices_of("BSTriShape"):
-        block = nif.blocks[index]
-        at = nif.av_offsets(index)["end"] + 16  # bound centre and radius
-        block[at:at] = struct.pack("<6f", -1.0, -2.0, -3.0, 1.0, 2.0, 3.0)
-    for index in nif.indices_of("BSLightingShaderProperty"):
-        nif.blocks[index] = bytearray(struct.pack("<iIi", nif.string_index(MATERIAL), 0, -1))
-    path = tmp_path / "Static_FO76.nif"
-    path.write_bytes(nif.to_bytes())
-    return path
 
 
 def test_fallout_76_file_imports_and_writes_back(clean_scene, corpus, tmp_path):

@@ -6,7 +6,7 @@ is written anew (data re-encoded, MOPP rebuilt) and comes back with the edit."""
 import numpy as np
 import pytest
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
-from scene import bounds, export_bytes, imported, world_points
+from scene import Layout, bounds, export_bytes, imported, world_points
 from support import corpus_files
 
 COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
@@ -193,8 +193,6 @@ def test_panel_shows_the_physics_of_skyrim_bodies(clean_scene, corpus):
     """The Havok Collision panel draws a Skyrim body's physics (motion, mass when dynamic,
     friction, restitution, layer) and a compressed mesh's face materials."""
     import bpy
-    from test_collision_blender import Layout
-
     panel_class = bpy.types.OBJECT_PT_havok_collision
     names = ("SkyrimSE/rocks01.nif", "Skyrim/staff04-collision.nif", "SkyrimSE/noblecrate01.nif")
     for name in names:

@@ -5,7 +5,7 @@ NiSkinInstance): what Blender shows is checked against tests/sse_raw.py's struct
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
-from scene import cube, export_objects, imported, skinned_column
+from scene import cube, export_objects, imported, skinned_column, snapshot
 from sse_raw import raw_sse_shapes
 from support import CORPUS, corpus_files
 
@@ -149,8 +149,6 @@ def damaged_feet(corpus, damage):
 )
 def test_damaged_sse_skin_fails_naming_the_shape_and_leaves_nothing(clean_scene, corpus, tmp_path, damage, message):
     import bpy
-
-    from test_damaged_blender import snapshot
 
     data, _ = damaged_feet(corpus, damage)
     path = tmp_path / "feet.nif"
