@@ -37,6 +37,16 @@ def export_bytes(collection, path, **options):
     return export_file(collection, path, **options).read_bytes()
 
 
+def export_cell(collection, path, **options):
+    """Export the collection's objects as a precombined cell (File > Export, selected); returns
+    the operator's result."""
+    import bpy
+
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj.name in collection.objects)
+    return bpy.ops.export_scene.precombined_cell(filepath=str(path), **options)
+
+
 def export_objects(objects, path, **options):
     """Export ``objects`` alone (File > Export, selection only); the written file read back."""
     import bpy
