@@ -149,3 +149,10 @@ class Layout:
 
     def box(self):
         return self
+
+
+def panel_drawn(panel_class, obj):
+    """What ``panel_class`` draws for ``obj``: the Layout stand-in's records."""
+    drawn = []
+    panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+    return drawn

@@ -4,7 +4,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 
 import numpy as np
 import pytest
-from scene import Layout, imported
+from scene import imported, panel_drawn
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
@@ -554,9 +554,7 @@ def test_panel_draws_every_kind(clean_scene, corpus):
     objects = [obj for name in (BARREL, CRATE, BALL) for obj in imported(corpus / name).all_objects]
     kinds = set()
     for obj in objects:
-        drawn = []
-        context = type("Context", (), {"object": obj})()
-        panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), context)
+        drawn = panel_drawn(panel_class, obj)
         if "havok_shape" not in obj:
             assert drawn[0] == ("label", "Not a collision object")
             continue

@@ -14,7 +14,7 @@ from precombined_nif.core.nif.blocks.extra_data import BSBound
 from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker
 
 from raw_extra_data import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix, with_extra_block
-from scene import Layout, export, imported
+from scene import export, imported, panel_drawn
 
 FILES = [SHOTGUN, CHAIR, SKELETON, "pynifly/tests/tests/FO4/Shotgun/CombatShotgunBarrel.nif"]
 
@@ -312,8 +312,7 @@ def test_panel_draws_every_kind(clean_scene, corpus):
     objects = [obj for name in (SHOTGUN, CHAIR, SKELETON) for obj in imported(corpus / name).objects]
     kinds = set()
     for obj in objects:
-        drawn = []
-        panel.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        drawn = panel_drawn(panel, obj)
         if "nif_extra_kind" not in obj:
             assert drawn == [("menu", "object.nif_add_connect_point")]
             continue

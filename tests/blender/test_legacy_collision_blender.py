@@ -16,7 +16,7 @@ from raw_havok import (
     shape_vertices,
 )
 from raw_nodes import read_nodes, world_matrices
-from scene import Layout, bounds, export_bytes, imported, world_points
+from scene import bounds, export_bytes, imported, panel_drawn, world_points
 
 from precombined_nif.core.havok import mopp
 from precombined_nif.core.nif import NifFile
@@ -490,8 +490,7 @@ def test_panel_draws_every_legacy_kind(clean_scene, every_shape):
     for obj in imported(every_shape).all_objects:
         if "havok_shape" not in obj:
             continue
-        drawn = []
-        panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        drawn = panel_drawn(panel_class, obj)
         texts = [text for _, text in drawn]
         kinds.add(obj["havok_shape"])
         assert "Material" in texts or obj["havok_shape"] in ("list", "convex_list")

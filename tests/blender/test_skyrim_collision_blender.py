@@ -6,7 +6,7 @@ is written anew (data re-encoded, MOPP rebuilt) and comes back with the edit."""
 import numpy as np
 import pytest
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
-from scene import Layout, bounds, export_bytes, imported, world_points
+from scene import bounds, export_bytes, imported, panel_drawn, world_points
 from support import corpus_files
 
 COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
@@ -197,8 +197,7 @@ def test_panel_shows_the_physics_of_skyrim_bodies(clean_scene, corpus):
     names = ("SkyrimSE/rocks01.nif", "Skyrim/staff04-collision.nif", "SkyrimSE/noblecrate01.nif")
     for name in names:
         for obj in bodies_of(imported(corpus / "pynifly/tests/tests" / name)).values():
-            drawn = []
-            panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+            drawn = panel_drawn(panel_class, obj)
             texts = [text for _, text in drawn]
             assert {"Friction", "Restitution", "Layer", "Material"} <= set(texts)
             assert ("Mass (kg)" in texts) == (obj["havok_motion"] == "dynamic")
