@@ -12,8 +12,8 @@ from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.constraints import ConstraintData
 from precombined_nif.core.nif import NifFile
 
+from raw_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
 from scene import export, imported
-from test_havok_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
 
 SKELETON = "pynifly/tests/tests/FO4/skeleton.nif"
 
@@ -108,7 +108,7 @@ def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_
     from precombined_nif.core.havok.classes.physics_system import ConstraintCinfo
     from precombined_nif.core.havok.classnames import SIGNATURES
 
-    from test_havok_constraints import atom, built, transforms
+    from raw_constraints import atom, built, transforms
 
     path = corpus / "pynifly/tests/tests/FO4/Meshes/Architecture/DiamondCity/Stadium_Ext/DiamondCrossbeams01.nif"
     nif = NifFile.read(path)
