@@ -14,6 +14,7 @@ from raw_havok import (
     every_shape_file,
     read_shape,
     shape_vertices,
+    xbox_file,
 )
 from raw_nodes import read_nodes, world_matrices
 from scene import bounds, export_bytes, imported, panel_drawn, world_points
@@ -630,8 +631,6 @@ def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, 
 
 
 def test_xbox_file_with_packed_collision_imports_as_the_pc_file(clean_scene, every_shape, tmp_path):
-    from test_legacy_havok import xbox_file
-
     pc = {owner: bounds(world_points(body)) for owner, body in bodies_of(imported(every_shape)).items()}
     data, _ = xbox_file(every_shape.read_bytes())
     path = tmp_path / "console.nif"
