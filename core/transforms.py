@@ -3,6 +3,8 @@
 
 import numpy as np
 
+from .errors import FormatError
+
 
 def translation(vectors):
     vectors = np.asarray(vectors, np.float64)
@@ -85,6 +87,20 @@ def compose(location, rotation, scale):
     return out
 
 
+def transform_matrix(rotation, translation, scale):
+    """A NIF node's transform (rotation rows as 9 floats, translation, uniform scale) -> 4x4."""
+    return compose(translation, np.asarray(rotation, np.float64).reshape(3, 3), np.full(3, float(scale)))
+
+
+def transform_parts(matrix):
+    """(rotation rows as 9 floats, translation, uniform scale) of a similarity transform."""
+    matrix = np.asarray(matrix, np.float64)
+    linear = matrix[:3, :3]
+    scale = float(np.cbrt(abs(np.linalg.det(linear)))) or 1.0
+    rotation = tuple(float(v) for v in (linear / scale).ravel())
+    return rotation, tuple(float(v) for v in matrix[:3, 3]), scale
+
+
 def decompose(matrix):
     """(..., 4, 4) -> location, unit quaternion, scale and the largest error of recomposing them
     (non-zero when the matrix has shear, which location/rotation/scale cannot hold)."""
@@ -99,6 +115,21 @@ def decompose(matrix):
     quaternion = matrix_to_quaternion(rotation)
     error = np.abs(compose(matrix[..., :3, 3], quaternion_to_matrix(quaternion), scale) - matrix).max(initial=0.0)
     return matrix[..., :3, 3].copy(), quaternion, scale, error
+
+
+def similarity(linear, name, holder, hint=""):
+    """(rotation, scale) of a 3x3 that is a rotation times one positive uniform scale: all a
+    game's node or placement holds. A mirror, shear or uneven scale is refused naming the
+    object ``name`` and the ``holder`` that cannot take it (``hint``: what the user can do)."""
+    linear = np.asarray(linear, np.float64)
+    det = np.linalg.det(linear)
+    size = float(np.cbrt(det)) if det > 0 else 0.0
+    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
+        raise FormatError(
+            f"object {name!r} is mirrored, sheared or scaled unevenly: {holder} takes a rotation, "
+            f"a translation and one uniform scale{hint}"
+        )
+    return linear / size, size
 
 
 def invertible(matrices, limit=1e12):

@@ -62,7 +62,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
     )
 
     def objects(self, context):
-        from ..io.nif.exporter import exported_objects  # loaded when used, not at start-up
+        from ..io.nif.exporter import exported_objects
 
         return exported_objects(context, self.use_selection)
 
@@ -72,7 +72,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         return import_scale(self.objects(context))
 
     def execute(self, context):
-        from ..io.nif.exporter import export_nif  # loaded when used, not at start-up
+        from ..io.nif.exporter import export_nif
         from ..io.nif.material_export import write_material_files
 
         objects = self.objects(context)

@@ -7,6 +7,7 @@ import struct
 import zlib
 
 import lz4.frame
+import numpy as np
 
 
 def _hash(text):
@@ -165,3 +166,63 @@ def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggl
         blocks += block
         block_at += len(block)
     path.write_bytes(header + folder_records + blocks + file_names + b"".join(blobs))
+
+
+# -- DDS ---------------------------------------------------------------------------------------
+# DDS header fields as Microsoft's DDS reference gives them, per DXGI format: the pixel format
+# (flags, FourCC, bits, masks) of the legacy header, or None when only a DX10 header fits.
+LEGACY_PIXEL_FORMATS = {
+    71: (0x4, b"DXT1", 0, 0, 0, 0, 0), 74: (0x4, b"DXT3", 0, 0, 0, 0, 0), 77: (0x4, b"DXT5", 0, 0, 0, 0, 0),
+    80: (0x4, b"BC4U", 0, 0, 0, 0, 0), 81: (0x4, b"BC4S", 0, 0, 0, 0, 0), 83: (0x4, b"ATI2", 0, 0, 0, 0, 0),
+    84: (0x4, b"BC5S", 0, 0, 0, 0, 0),
+    28: (0x41, b"\0\0\0\0", 32, 0xFF, 0xFF00, 0xFF0000, 0xFF000000),
+    87: (0x41, b"\0\0\0\0", 32, 0xFF0000, 0xFF00, 0xFF, 0xFF000000),
+    88: (0x40, b"\0\0\0\0", 32, 0xFF0000, 0xFF00, 0xFF, 0),
+    61: (0x20000, b"\0\0\0\0", 8, 0xFF, 0, 0, 0),
+    65: (0x2, b"\0\0\0\0", 8, 0, 0, 0, 0xFF),
+}
+DX10_ONLY = [2, 10, 11, 24, 29, 41, 49, 56, 72, 75, 78, 91, 95, 96, 98, 99]
+
+
+def make_dds(dxgi, width, height, mips, cube=False, seed=0):
+    compressed = dxgi in BLOCK_BYTES
+    flags = 0x1 | 0x2 | 0x4 | 0x1000 | 0x20000 | (0x80000 if compressed else 0x8)
+    top = mip_size(dxgi, width, height, 0) if compressed else (width * PIXEL_BITS[dxgi] + 7) // 8
+    caps = 0x1000 | (0x400008 if mips > 1 else 0) | (0x8 if cube else 0)
+    legacy = LEGACY_PIXEL_FORMATS.get(dxgi)
+    pixel_format = legacy or (0x4, b"DX10", 0, 0, 0, 0, 0)
+    header = struct.pack("<4s7I44xII4s5I5I", b"DDS ", 124, flags, height, width, top, 0, mips,
+                         32, *pixel_format, caps, 0xFE00 if cube else 0, 0, 0, 0)
+    if legacy is None:
+        header += struct.pack("<5I", dxgi, 3, 0x4 if cube else 0, 1, 0)
+    size = sum(mip_size(dxgi, width, height, level) for level in range(mips)) * (6 if cube else 1)
+    return header + np.random.default_rng(seed).bytes(size)
+
+
+def dds_bytes(width=4, height=4):
+    """An uncompressed 32-bit BGRA DDS: header (124 bytes after the magic) and opaque red pixels."""
+    header = struct.pack(
+        "<4s7I44x8I5I",
+        b"DDS ",
+        124,
+        0x1 | 0x2 | 0x4 | 0x1000 | 0x8,  # caps, height, width, pixel format, pitch
+        height,
+        width,
+        width * 4,
+        0,
+        0,
+        32,
+        0x41,  # pixel format: RGB with alpha
+        0,
+        32,
+        0x00FF0000,
+        0x0000FF00,
+        0x000000FF,
+        0xFF000000,
+        0x1000,  # caps: texture
+        0,
+        0,
+        0,
+        0,
+    )
+    return header + bytes((0, 0, 255, 255)) * (width * height)

@@ -107,3 +107,25 @@ class KfWriter:
         pose = struct.pack("<3f4ff", *(-flt_max,) * 8)
         fields = struct.pack("<ffii", start, stop, data, basis) + pose + struct.pack("<3I6f", *handles, *ranges)
         return self.add("NiBSplineCompTransformInterpolator", fields)
+
+
+# A walk over the New Vegas skeleton (the corpus file below): its Bip01 Pelvis and Spine keys.
+SKELETON = "pynifly/io_scene_nifly/skeletons/FONV/skeleton.nif"
+PELVIS_ROTATIONS = [(0.0, (1.0, 0.0, 0.0, 0.0), (0.2, 0.1, -0.3)), (0.5, (0.7071068, 0.0, 0.7071068, 0.0), (0.0, 0.0, 0.0)),
+                    (1.0, (0.0, 0.0, 0.0, 1.0), (-0.5, 0.0, 0.25)),
+                    (1.5, (-0.7071068, 0.0, 0.0, -0.7071068), (0.0, 0.0, 0.0))]  # fmt: skip  (the last on the far side)
+PELVIS_TRANSLATIONS = [(0.0, (0.0, 1.0, 2.0), (0.0, 0.0, 0.0)), (0.4, (3.0, -1.0, 2.5), (0.5, 0.2, -0.1)), (1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))]
+SPINE_X = [(0.0, (0.1,), (0.0, 0.3)), (0.3, (0.4,), (0.2, -0.1)), (1.0, (-0.2,), (0.0, 0.0))]
+SPINE_Z = [(0.0, (0.0,), ()), (0.6, (1.2,), ())]
+SPINE_SCALE = [(0.0, (1.0,), ()), (0.5, (1.5,), ())]
+
+
+def build_kf():
+    """Pelvis: TBC quaternion and translation keys; Spine: quadratic X and linear Z Euler keys,
+    constant scale keys; text keys at the start and end."""
+    kf = KfWriter()
+    pelvis = kf.interpolator(kf.transform_data(rotation=(3, PELVIS_ROTATIONS), translation=(3, PELVIS_TRANSLATIONS)))
+    spine = kf.interpolator(kf.transform_data(xyz=[(2, SPINE_X), (1, []), (1, SPINE_Z)], scale=(5, SPINE_SCALE)))
+    text = kf.text_keys([(0.0, "start"), (1.0, "end")])
+    sequence = kf.sequence("Walk", [("Bip01 Pelvis", pelvis), ("Bip01 Spine", spine)], text, 0.0, 1.0, cycle_type=0)
+    return kf.to_bytes(sequence)

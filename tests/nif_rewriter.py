@@ -5,6 +5,9 @@ reader and writer. Little-endian 20.2.0.7 files only (FORMAT-NOTES section 1).""
 
 import struct
 
+STATIC = "nifly/tests/input/TestNifFile_Static_FO4.nif"  # the nifly FO4 golden
+FO76_MATERIAL = "Materials\\Test\\FO76Test.bgsm"
+
 
 class RawNif:
     def __init__(self, data):
@@ -139,3 +142,21 @@ class RawNif:
 
     def set_collision(self, index, collision):
         struct.pack_into("<i", self.blocks[index], self.av_offsets(index)["collision"], collision)
+
+
+def fo76_file(corpus, tmp_path):
+    """The nifly FO4 golden as Fallout 76 writes it: bs 155 (a u32 in place of the process
+    script), BSTriShape with bound min/max, shaders named after their material file and holding
+    nothing else."""
+    nif = RawNif.read(corpus / STATIC)
+    nif.bs_version = 155
+    nif.export_info[1] = ("int", 0)
+    for index in nif.indices_of("BSTriShape"):
+        block = nif.blocks[index]
+        at = nif.av_offsets(index)["end"] + 16  # bound centre and radius
+        block[at:at] = struct.pack("<6f", -1.0, -2.0, -3.0, 1.0, 2.0, 3.0)
+    for index in nif.indices_of("BSLightingShaderProperty"):
+        nif.blocks[index] = bytearray(struct.pack("<iIi", nif.string_index(FO76_MATERIAL), 0, -1))
+    path = tmp_path / "Static_FO76.nif"
+    path.write_bytes(nif.to_bytes())
+    return path

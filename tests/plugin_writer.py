@@ -1,5 +1,6 @@
 """Test-only writer of small Fallout 4 plugins (records, groups, compressed records, XXXX
-fields), written from UESP's TES5/FO4 record layout without the product's reader."""
+fields), written from UESP's TES5/FO4 record layout without the product's reader; and a reader
+of their placed references as independent of the product's."""
 
 import struct
 import zlib
@@ -110,3 +111,31 @@ def cell(form_id, mesh_hashes, references, compressed=True):
 
 def static(form_id, editor_id, model):
     return record("STAT", form_id, [("EDID", zstring(editor_id)), ("MODL", zstring(model))])
+
+
+def independent_refrs(data):
+    """{FormID: (x, y, z, rx, ry, rz, scale)} of every REFR, read with struct and zlib only."""
+    out = {}
+
+    def walk(at, end):
+        while at < end:
+            kind, size, flags, form_id = struct.unpack_from("<4sIII", data, at)
+            if kind == b"GRUP":
+                walk(at + 24, at + size)
+                at += size
+                continue
+            body = data[at + 24:at + 24 + size]
+            if flags & 0x40000:
+                body = zlib.decompress(body[4:])
+            if kind == b"REFR":
+                fields, pos = {}, 0
+                while pos < len(body):
+                    name, length = struct.unpack_from("<4sH", body, pos)
+                    fields.setdefault(name, body[pos + 6:pos + 6 + length])
+                    pos += 6 + length
+                scale = struct.unpack("<f", fields[b"XSCL"])[0] if b"XSCL" in fields else 1.0
+                out[form_id] = (*struct.unpack("<6f", fields[b"DATA"]), scale)
+            at += 24 + size
+
+    walk(24 + struct.unpack_from("<I", data, 4)[0], len(data))
+    return out

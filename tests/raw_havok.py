@@ -8,7 +8,7 @@ import struct
 
 import numpy as np
 
-from precombined_nif.core.nif import NifFile
+from precombined_nif.core.nif import NifFile, RawBlock
 
 UNITS = 6.999125  # FORMAT-NOTES section 8: FO3/FNV game units per Havok unit
 
@@ -291,3 +291,14 @@ def every_shape_file(source):
     convex2 = add("bhkConvexVerticesShape", pack_convex(8, 0.05, TETRA + 0.5, TETRA_PLANES))
     body(33, add("bhkConvexListShape", pack_convex_list([box2, convex2], 8, 0.05)), motion=4, mass=2.0, layer=5)
     return nif.to_bytes()
+
+
+def xbox_file(every_shape):
+    """The packed triangle data written by hand in the console layout (big-endian, half-float
+    vertices, FORMAT-NOTES section 7), the rest of the file big-endian."""
+    xbox = NifFile.from_bytes(every_shape)
+    index = next(i for i, b in enumerate(xbox.blocks) if b.type_name == "hkPackedNiTriStripsData")
+    xbox.header.little_endian = 0
+    xbox.blocks[index] = RawBlock("hkPackedNiTriStripsData", pack_packed_data(
+        PACKED_TRIANGLES, PACKED_VERTICES, PACKED_SUB_SHAPES, order=">", compressed=True), big_endian=True)
+    return xbox.to_bytes(), index

@@ -7,49 +7,13 @@ import struct
 
 import numpy as np
 import pytest
+from raw_extra_data import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix, with_extra_block
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents
 from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker, BSInvMarker
 from precombined_nif.core.nif.scene_graph import world_matrix
-
-FO4 = "pynifly/tests/tests/FO4"
-SHOTGUN = f"{FO4}/Shotgun/CombatShotgun.nif"
-CHAIR = f"{FO4}/FederalistChairOffice01.nif"
-SKELETON = f"{FO4}/skeleton.nif"
-
-
-def sized(data, at):
-    """A u32-length string at ``at``: (text, end)."""
-    (length,) = struct.unpack_from("<I", data, at)
-    return data[at + 4 : at + 4 + length].decode(), at + 4 + length
-
-
-def points_in_bytes(data, first_parent):
-    """Every connect point of the Parents block whose first point hangs from ``first_parent``,
-    read from the file bytes: {name: (parent, (w, x, y, z), translation, scale)}."""
-    # the last occurrence: the first is the node name in the header's string table
-    at = data.rindex(struct.pack("<I", len(first_parent)) + first_parent.encode())
-    (count,) = struct.unpack_from("<I", data, at - 4)
-    found = {}
-    for _ in range(count):
-        parent, at = sized(data, at)
-        name, at = sized(data, at)
-        values = struct.unpack_from("<8f", data, at)
-        at += 32
-        found[name] = (parent, values[:4], values[4:7], values[7])
-    return found
-
-
-def quaternion_matrix(w, x, y, z):
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
 
 
 def test_shotgun_connect_points_match_the_bytes(corpus):
@@ -87,14 +51,6 @@ def test_connect_point_rotation_is_a_wxyz_quaternion_in_the_parent_node(corpus):
     assert heights["P-ArmorLleg"] < heights["P-ArmorTorso"] < heights["P-ArmorHelmet"]
 
 
-def block_bytes(data, nif, index):
-    """The bytes of block ``index``: blocks end where the footer (roots) begins."""
-    sizes = [int(size) for size in nif.header.block_sizes]
-    start = len(data) - 4 - 4 * len(nif.roots) - sum(sizes)
-    start += sum(sizes[:index])
-    return data[start : start + sizes[index]]
-
-
 def test_chair_furniture_positions_match_the_bytes(corpus):
     path = corpus / CHAIR
     data = path.read_bytes()
@@ -112,24 +68,9 @@ def test_chair_furniture_positions_match_the_bytes(corpus):
     assert nif.to_bytes() == data
 
 
-def _with_extra_block(corpus, type_name, payload, game_file=CHAIR):
-    """A corpus file whose first extra data block is replaced by a block of ``type_name`` with
-    ``payload`` after its name."""
-    nif = NifFile.read(corpus / game_file)
-    nif.header.block_types.append(type_name) if type_name not in nif.header.block_types else None
-    root = nif.blocks[nif.roots[0]]
-    index = int(np.asarray(root.extra_data)[0])
-    old = nif.to_bytes()
-    raw = block_bytes(old, nif, index)
-    from precombined_nif.core.nif.block import RawBlock
-
-    nif.blocks[index] = RawBlock(type_name, raw[:4] + payload)
-    return NifFile.from_bytes(nif.to_bytes()), index
-
-
 def test_fo3_furniture_layout(corpus):
     payload = struct.pack("<I3fHBB3fHBB", 2, 1.5, -2.0, 30.0, 3, 7, 7, 0.0, 4.0, 8.0, 1, 2, 2)
-    nif, index = _with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
+    nif, index = with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
     block = nif.blocks[index]
     assert isinstance(block, BSFurnitureMarker) and block.trailing == b""
     first, second = block.positions
@@ -139,7 +80,7 @@ def test_fo3_furniture_layout(corpus):
 
 def test_inventory_marker_layout(corpus):
     payload = struct.pack("<3Hf", 4712, 959, 0, 1.25)
-    nif, index = _with_extra_block(corpus, "BSInvMarker", payload)
+    nif, index = with_extra_block(corpus, "BSInvMarker", payload)
     block = nif.blocks[index]
     assert isinstance(block, BSInvMarker) and block.trailing == b""
     assert (block.rotation_x, block.rotation_y, block.rotation_z, block.zoom) == (4712, 959, 0, 1.25)

@@ -3,7 +3,7 @@
 import pytest
 
 from precombined_nif.core.games import GAMES, data_folder_problem
-from precombined_nif.core.nif.header import GAMES as HEADER_GAMES
+from precombined_nif.core.nif.versions import GAMES as HEADER_GAMES
 
 # A file each game's Data folder holds, as the game installs it, in the case it ships with.
 INSTALLED = {

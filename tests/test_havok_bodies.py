@@ -3,7 +3,7 @@ motion type, and everything a replaced body's neighbours hold kept."""
 
 import numpy as np
 import pytest
-from test_havok_container import nif_systems
+from packfiles import nif_systems
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, add_body, replace_body

@@ -8,41 +8,17 @@ import struct
 
 import numpy as np
 import pytest
-from support import corpus_files
+from raw_constraints import HINGE_LIMITS, RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, TRANSLATION_B, atom, built, pivot, transforms
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.havok import GAME_UNITS, Packfile, RawObject
+from precombined_nif.core.havok import Packfile, RawObject
 from precombined_nif.core.havok.constraints import ConstraintData
 from precombined_nif.core.nif import NifFile
-
-RAGDOLLS = [path for path in corpus_files("**/*.nif") if b"bhkRagdollSystem" in path.read_bytes()]
-
-# offsets in the objects: transform A's and B's translations, then the limits
-TRANSLATION_A, TRANSLATION_B = 0x60, 0xA0
-RAGDOLL_LIMITS = {"max_friction_torque": 0x128, "twist_min": 0x138, "twist_max": 0x13C, "cone_max": 0x15C,
-                  "plane_min": 0x178, "plane_max": 0x17C}  # fmt: skip
-HINGE_LIMITS = {"max_friction_torque": 0xF0, "min_angle": 0xFC, "max_angle": 0x100}
 
 
 def systems(path):
     nif = NifFile.read(path)
     return [Packfile.from_bytes(block.packfile).root for block in nif.blocks if block.type_name == "bhkRagdollSystem"]
-
-
-def quaternion_rotation(x, y, z, w):
-    """Rotation matrix of an (x, y, z, w) quaternion, written out here."""
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-def pivot(body, translation):
-    """Where a body puts a pivot given in its space (game units)."""
-    return (np.array(body.position[:3]) + quaternion_rotation(*body.orientation) @ translation) * GAME_UNITS
 
 
 def test_corpus_has_ragdoll_constraints():
@@ -87,20 +63,6 @@ def test_edited_limit_changes_only_its_bytes():
     changed = [i for i in range(len(out)) if out[i] != raw.data[i]]
     assert changed and min(changed) >= RAGDOLL_LIMITS["twist_max"] and max(changed) < RAGDOLL_LIMITS["twist_max"] + 4
     assert struct.unpack_from("<f", out, RAGDOLL_LIMITS["twist_max"])[0] == 0.5
-
-
-def atom(code, payload, size):
-    body = struct.pack("<H", code) + payload
-    return body + bytes(size - len(body))
-
-
-def transforms(pivot_a, pivot_b):
-    identity = struct.pack("<12f", 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0)
-    return atom(2, bytes(14) + identity + struct.pack("<4f", *pivot_a, 0) + identity + struct.pack("<4f", *pivot_b, 0), 0x90)
-
-
-def built(class_name, atoms):
-    return RawObject(class_name, bytes(0x20) + b"".join(atoms))
 
 
 def test_hinge_and_ball_and_socket_built_from_havok_atoms():

@@ -1,33 +1,13 @@
 """Havok packfile container: every packfile of the corpus re-serialises byte-identical, rebuilt
 from its object model; the typed classes cover every hknp object of the game's files."""
 
-import functools
-
 import pytest
+from packfiles import nif_systems
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
 from precombined_nif.core.havok.objects import typed_class
-from precombined_nif.core.nif import NifFile
-from precombined_nif.core.nif.blocks.collision import bhkSystem
-
-SYSTEM_TYPES = (b"bhkPhysicsSystem", b"bhkRagdollSystem")
-
-
-@functools.lru_cache(maxsize=None)
-def nif_systems():
-    """{"relative path#block": (kind, packfile bytes)} of every physics and ragdoll block."""
-    systems = {}
-    for path in corpus_files("**/*.nif"):
-        data = path.read_bytes()
-        if not any(name in data for name in SYSTEM_TYPES):
-            continue
-        nif = NifFile.from_bytes(data, path)
-        for index, block in nif.blocks_of(bhkSystem):
-            systems[f"{path.relative_to(CORPUS)}#{index}"] = (block.kind, block.packfile)
-    return systems
-
 
 def binary_hkx():
     return [path for path in corpus_files("**/*.hkx") if path.read_bytes()[:4] == bytes.fromhex("57E0E057")]

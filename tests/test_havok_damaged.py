@@ -11,8 +11,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from packfiles import nif_systems
 from support import CORPUS
-from test_havok_container import nif_systems
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import numpy as np
+from packfiles import nif_systems
 from support import CORPUS, ROOT, corpus_files
-from test_havok_container import nif_systems
 
 from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.classes.physics_system import PhysicsSystemData, RagdollData

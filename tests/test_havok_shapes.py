@@ -3,12 +3,11 @@ decoded to the same geometry (within its quantisation)."""
 
 import numpy as np
 import pytest
-
-from test_havok_container import nif_systems
+from packfiles import nif_systems, shapes_round_trip
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile
-from precombined_nif.core.havok.classes.physics_system import BodyCinfo, Material, PhysicsSystemData
+from precombined_nif.core.havok.classes.physics_system import PhysicsSystemData
 from precombined_nif.core.havok.shapes.base import GAME_UNITS, w_int
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
@@ -16,21 +15,6 @@ from precombined_nif.core.havok.shapes.compressed_mesh_encode import build_compr
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
 from precombined_nif.core.havok.shapes.mass import unpack_vector
 from precombined_nif.core.havok.shapes.static_tree import decode_tree
-
-
-def round_trip(*shapes):
-    """The shapes as the bodies of a new physics system, written and read back."""
-    system = PhysicsSystemData()
-    system.materials = [Material()]
-    for shape in shapes:
-        body = BodyCinfo()
-        body.shape = shape
-        system.bodies.append(body)
-        system.referenced_objects.append(shape)
-    written = Packfile(system).to_bytes()
-    again = Packfile.from_bytes(written)
-    assert again.to_bytes() == written
-    return [body.shape for body in again.root.bodies]
 
 
 def rotation(axis, angle):
@@ -42,7 +26,7 @@ def rotation(axis, angle):
 def test_box_polytope():
     corners = np.array([[x, y, z] for x in (-10, 10) for y in (-20, 20) for z in (0, 5)], float)
     inner = np.random.default_rng(0).uniform([-9, -19, 1], [9, 19, 4], (30, 3))
-    (shape,) = round_trip(ConvexPolytopeShape.build(np.vstack([corners, inner]), convex_radius=0.7))
+    (shape,) = shapes_round_trip(ConvexPolytopeShape.build(np.vstack([corners, inner]), convex_radius=0.7))
     vertices, triangles = shape.mesh()
     assert len(shape.faces) == 6 and (shape.faces["count"] == 4).all()
     assert triangles.shape == (12, 3)
@@ -62,7 +46,7 @@ def test_box_polytope():
 def test_random_hull_polytope():
     rng = np.random.default_rng(7)
     points = rng.normal(size=(200, 3)) * [30, 20, 10]
-    (shape,) = round_trip(ConvexPolytopeShape.build(points))
+    (shape,) = shapes_round_trip(ConvexPolytopeShape.build(points))
     vertices, triangles = shape.mesh()
     planes = shape.planes[: len(shape.faces)].astype(float)
     heights = (points / GAME_UNITS) @ planes[:, :3].T + planes[:, 3]
@@ -80,7 +64,7 @@ def test_flat_points_are_refused():
 
 
 def test_sphere_and_capsule():
-    sphere, capsule = round_trip(SphereShape.build(12.5, (1, 2, 3)), CapsuleShape.build((0, 0, 10), (0, 0, 90), 15))
+    sphere, capsule = shapes_round_trip(SphereShape.build(12.5, (1, 2, 3)), CapsuleShape.build((0, 0, 10), (0, 0, 90), 15))
     assert isinstance(sphere, SphereShape) and np.isclose(sphere.radius, 12.5)
     assert np.allclose(sphere.center, (1, 2, 3), atol=1e-4)
     assert isinstance(capsule, CapsuleShape) and np.isclose(capsule.radius, 15)
@@ -106,7 +90,7 @@ def test_compressed_mesh_of_many_sections():
     count = len(triangles)
     # each triangle its own material index, so decoded triangles map back to their source
     built = build_compressed_mesh(vertices, triangles, np.arange(count), material_ids=np.arange(count) * 7)
-    (shape,) = round_trip(built)
+    (shape,) = shapes_round_trip(built)
     assert isinstance(shape, CompressedMeshShape)
     data = shape.data
     assert len(data.sections) > 10
@@ -153,7 +137,7 @@ def test_compressed_mesh_pairs_triangles_into_quads():
     flat_side = vertices[:, 0] < 0
     vertices[flat_side, 2] = 0.0  # half the grid is planar, half is bumpy
     materials = (vertices[triangles, 1].mean(axis=1) > 0).astype(np.int64)  # two materials
-    (shape,) = round_trip(build_compressed_mesh(vertices, triangles, materials, material_ids=(11, 22)))
+    (shape,) = shapes_round_trip(build_compressed_mesh(vertices, triangles, materials, material_ids=(11, 22)))
     data = shape.data
     quads = data.primitives[:, 2] != data.primitives[:, 3]
     assert quads.sum() > 0.8 * len(triangles) / 2
@@ -193,7 +177,7 @@ def test_compressed_mesh_pairs_triangles_into_quads():
 
 def test_compressed_mesh_shares_vertices_between_sections():
     vertices, triangles = grid(30)
-    (shape,) = round_trip(build_compressed_mesh(vertices, triangles))
+    (shape,) = shapes_round_trip(build_compressed_mesh(vertices, triangles))
     data = shape.data
     decoded, decoded_triangles, _, section_of, _ = data.decode()
     # vertices on section borders are stored once, so neighbouring sections meet exactly
@@ -223,7 +207,7 @@ def test_compound_of_several_children():
         matrix[:3, :3] = rotation((1, index, 2), index * 0.4) * (1.5 if index == 3 else 1.0)
         matrix[:3, 3] = (index * 30, -index * 10, index % 3 * 7)
         placements.append(([box, wedge, mesh, ball][index % 4], matrix))
-    (compound,) = round_trip(DynamicCompoundShape.build(placements))
+    (compound,) = shapes_round_trip(DynamicCompoundShape.build(placements))
     assert isinstance(compound, DynamicCompoundShape) and len(compound.instances) == 8
     assert compound.shape_key_bits == 4
     for instance, (child, matrix) in zip(compound.instances, placements):

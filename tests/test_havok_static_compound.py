@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from packfiles import shapes_round_trip
 from support import CORPUS, ROOT, corpus_files
-from test_havok_shapes import round_trip
 
 from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.shapes.base import GAME_UNITS, w_int
@@ -105,7 +105,7 @@ def test_new_static_compound_of_several_children():
         matrix[:3, 3] = rng.uniform(-400, 400, 3)
         matrix[:3, :3] *= 1.0 + 0.25 * k
         children.append((ConvexPolytopeShape.build(corners), matrix))
-    (shape,) = round_trip(StaticCompoundShape.build(children))
+    (shape,) = shapes_round_trip(StaticCompoundShape.build(children))
     assert len(shape.instances) == 7 and len(shape.tree.nodes) == 13
     leaves = shape.tree.leaves()
     assert sorted(leaves) == list(range(7))

@@ -10,14 +10,11 @@ import numpy as np
 import pytest
 from raw_havok import (
     HAND_MOPP,
-    PACKED_SUB_SHAPES,
-    PACKED_TRIANGLES,
-    PACKED_VERTICES,
     block_bytes,
     collision_bodies,
     every_shape_file,
-    pack_packed_data,
     read_shape,
+    xbox_file,
 )
 from support import CORPUS, ROOT
 
@@ -130,17 +127,6 @@ def test_truncated_or_damaged_havok_blocks_fail_cleanly(every_shape):
             NifFile.from_bytes(bytes(damaged)).to_bytes()
         except FormatError as error:
             assert str(error)
-
-
-def xbox_file(every_shape):
-    """The packed triangle data written by hand in the console layout (big-endian, half-float
-    vertices, FORMAT-NOTES section 7), the rest of the file big-endian."""
-    xbox = NifFile.from_bytes(every_shape)
-    index = next(i for i, b in enumerate(xbox.blocks) if b.type_name == "hkPackedNiTriStripsData")
-    xbox.header.little_endian = 0
-    xbox.blocks[index] = RawBlock("hkPackedNiTriStripsData", pack_packed_data(
-        PACKED_TRIANGLES, PACKED_VERTICES, PACKED_SUB_SHAPES, order=">", compressed=True), big_endian=True)
-    return xbox.to_bytes(), index
 
 
 def test_xbox_packed_collision_converts_to_the_pc_values(every_shape):

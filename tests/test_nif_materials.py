@@ -11,6 +11,7 @@ from precombined_nif.core.data_paths import data_relative
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif import materials as m
 from precombined_nif.core.nif.header import Header
+from precombined_nif.core.nif.versions import WRITTEN
 from precombined_nif.core.nif.blocks.properties import NiSpecularProperty, NiStencilProperty
 from precombined_nif.core.stream import WriteStream
 
@@ -116,7 +117,7 @@ def test_new_records_hold_every_field_of_the_game(game, shader):
     assert record["shader"]["type"] == shader and record["shader"]["shader_flags_1"] & m.SKINNED
     assert len(record["textures"]) == m.TEXTURE_SET_SIZE[game]
     block = m.BLOCK_CLASSES[shader]()
-    block.sync(WriteStream(Header(bs_version=m.GAME_BS_VERSIONS[game])))  # every field set
+    block.sync(WriteStream(Header(bs_version=WRITTEN[game][1])))  # every field set
     assert set(record["shader"]) - {"type"} <= set(vars(block))
     assert "smoothness" in record["shader"] if game == "FO4" else "shade_flags" in record["shader"]
 

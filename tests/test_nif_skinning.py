@@ -6,7 +6,8 @@ import pytest
 from support import CORPUS
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.nif import NifFile, skinning
+from precombined_nif.core import transforms
+from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.nodes import NiNode
 
 FNV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
@@ -17,7 +18,7 @@ def world(nif, index):
     matrix = np.eye(4)
     while index in parents:
         b = nif.blocks[index]
-        matrix = skinning.transform_matrix(b.rotation, b.translation, b.scale) @ matrix
+        matrix = transforms.transform_matrix(b.rotation, b.translation, b.scale) @ matrix
         index = parents[index]
     return matrix
 
@@ -35,8 +36,8 @@ def test_inverse_bind_is_the_bone_node(corpus, name):
 def test_transform_parts_round_trip():
     angle = 0.7
     rotation = (np.cos(angle), -np.sin(angle), 0, np.sin(angle), np.cos(angle), 0, 0, 0, 1)
-    matrix = skinning.transform_matrix(rotation, (1, 2, 3), 2.5)
-    r, t, s = skinning.transform_parts(matrix)
+    matrix = transforms.transform_matrix(rotation, (1, 2, 3), 2.5)
+    r, t, s = transforms.transform_parts(matrix)
     np.testing.assert_allclose(r, rotation, atol=1e-12)
     assert t == (1.0, 2.0, 3.0) and s == pytest.approx(2.5)
 
@@ -130,23 +131,23 @@ def test_segments_rebuilt_from_shuffled_triangles_match_the_file(corpus, name):
     assert shapes
     for shape in shapes:
         original = np.array(shape.triangles)
-        layout = skinning.segment_layout(shape)
-        segment, sub = skinning.face_segments(shape)
+        layout = segments.segment_layout(shape)
+        segment, sub = segments.face_segments(shape)
         assert (segment >= 0).all()  # vanilla files put every triangle in a segment
-        assert skinning.segments_hold(shape, layout, segment, sub)
+        assert segments.segments_hold(shape, layout, segment, sub)
         shuffle = rng.permutation(len(original))
         shape.set_triangles(original[shuffle])
         groups = len(set(zip(segment.tolist(), sub.tolist())))
         # Tables still hold for shuffled triangles only when one range holds them all.
-        assert skinning.segments_hold(shape, layout, segment[shuffle], sub[shuffle]) == (groups == 1)
-        skinning.write_segments(shape, layout, segment[shuffle], sub[shuffle])
-        new_segment, new_sub = skinning.face_segments(shape)
+        assert segments.segments_hold(shape, layout, segment[shuffle], sub[shuffle]) == (groups == 1)
+        segments.write_segments(shape, layout, segment[shuffle], sub[shuffle])
+        new_segment, new_sub = segments.face_segments(shape)
         assert (np.diff(new_segment) >= 0).all()
         for number in range(len(shape.segments)):
             here = new_segment == number
             assert (np.diff(new_sub[here]) >= 0).all()
             assert sorted(map(tuple, shape.triangles[here].tolist())) == sorted(map(tuple, original[segment == number].tolist()))
-        assert skinning.segment_layout(shape) == layout
+        assert segments.segment_layout(shape) == layout
         shape.set_triangles(original)  # the file's own order within each segment
     assert bytes(nif.to_bytes()) == raw
 
@@ -155,14 +156,14 @@ def test_segments_after_deleting_triangles():
     """A layout with sub-segments; triangles deleted from the end and from the middle."""
     nif = NifFile.read(CORPUS / SEGMENTED[2])
     shape = next(s for s in sub_index_shapes(nif) if s.shared_data is not None)
-    layout = skinning.segment_layout(shape)
-    segment, sub = skinning.face_segments(shape)
+    layout = segments.segment_layout(shape)
+    segment, sub = segments.face_segments(shape)
     triangles = np.array(shape.triangles)
     shape.set_triangles(triangles[:-1])
-    assert not skinning.segments_hold(shape, layout, segment[:-1], sub[:-1])  # the last range ends past the end
+    assert not segments.segments_hold(shape, layout, segment[:-1], sub[:-1])  # the last range ends past the end
     kept = np.flatnonzero(segment != 3)  # drop a whole segment without sub-segments
     shape.set_triangles(triangles[kept])
-    skinning.write_segments(shape, layout, segment[kept], sub[kept])
+    segments.write_segments(shape, layout, segment[kept], sub[kept])
     assert shape.segments[3].num_primitives == 0 and shape.segments[3].start_index == 0
     starts = [s.start_index // 3 for s in shape.segments if s.num_primitives]
     counts = [s.num_primitives for s in shape.segments if s.num_primitives]
@@ -172,17 +173,17 @@ def test_segments_after_deleting_triangles():
         if len(rows):
             assert rows[0, 0] == seg.start_index and rows[:, 1].sum() == seg.num_primitives
             np.testing.assert_array_equal(rows[1:, 0], rows[:-1, 0] + 3 * rows[:-1, 1])
-    np.testing.assert_array_equal(skinning.face_segments(shape)[0], np.sort(segment[kept]))
+    np.testing.assert_array_equal(segments.face_segments(shape)[0], np.sort(segment[kept]))
     out = NifFile.from_bytes(bytearray(nif.to_bytes()))
-    assert skinning.segment_layout(sub_index_shapes(out)[0]) == layout
+    assert segments.segment_layout(sub_index_shapes(out)[0]) == layout
 
 
 def test_unknown_segments_resolve_to_the_fallback():
     layout = {"total": 4, "segments": [{"flags": 0, "parent": 0, "subs": []}, {"flags": 0, "parent": 0, "subs": [[1, 0], [1, 0]]}]}
-    segment, sub = skinning.resolve_segments(layout, [-1, 5, 1, 1, 1, 0], [0, 0, 1, -1, 7, 3], fallback=1)
+    segment, sub = segments.resolve_segments(layout, [-1, 5, 1, 1, 1, 0], [0, 0, 1, -1, 7, 3], fallback=1)
     assert segment.tolist() == [1, 1, 1, 1, 1, 0]
     assert sub.tolist() == [0, 0, 1, 0, 0, -1]
-    segment, _ = skinning.resolve_segments(layout, [-1], [-1], fallback=9)  # a fallback the layout lacks
+    segment, _ = segments.resolve_segments(layout, [-1], [-1], fallback=9)  # a fallback the layout lacks
     assert segment.tolist() == [0]
 
 
@@ -204,10 +205,10 @@ def test_bad_layouts_are_refused(change, message):
         "segments": [{"flags": 0, "parent": 0xFFFFFFFF, "subs": []}, {"flags": 0, "parent": 0xFFFFFFFF, "subs": [[1, 0], [1, 0]]}],
         "shared": {"starts": [0, 1], "records": [[0, 0xFFFFFFFF, []], [1, 0xFFFFFFFF, []], [32, 1, []], [33, 2, [1.5]]], "ssf": "a.ssf"},
     }
-    skinning.check_layout(layout)
+    segments.check_layout(layout)
     change(layout)
     with pytest.raises(FormatError, match=message):
-        skinning.check_layout(layout)
+        segments.check_layout(layout)
 
 
 def test_bone_bounds_contain_the_weighted_vertices(corpus):

@@ -1,10 +1,8 @@
 """Plugins and the references of precombined copies, on the corpus CK plugin and its cells."""
 
-import struct
-import zlib
-
 import numpy as np
 import pytest
+from plugin_writer import independent_refrs
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.errors import FormatError
@@ -18,34 +16,6 @@ from precombined_nif.core.plugin.references import (
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
 CELLS = corpus_files("ck-precombined/**/*_OC.NIF")
 CELL = CORPUS / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"  # 13 copies, 10 at REFRs of the plugin
-
-
-def independent_refrs(data):
-    """{FormID: (x, y, z, rx, ry, rz, scale)} of every REFR, read with struct and zlib only."""
-    out = {}
-
-    def walk(at, end):
-        while at < end:
-            kind, size, flags, form_id = struct.unpack_from("<4sIII", data, at)
-            if kind == b"GRUP":
-                walk(at + 24, at + size)
-                at += size
-                continue
-            body = data[at + 24:at + 24 + size]
-            if flags & 0x40000:
-                body = zlib.decompress(body[4:])
-            if kind == b"REFR":
-                fields, pos = {}, 0
-                while pos < len(body):
-                    name, length = struct.unpack_from("<4sH", body, pos)
-                    fields.setdefault(name, body[pos + 6:pos + 6 + length])
-                    pos += 6 + length
-                scale = struct.unpack("<f", fields[b"XSCL"])[0] if b"XSCL" in fields else 1.0
-                out[form_id] = (*struct.unpack("<6f", fields[b"DATA"]), scale)
-            at += 24 + size
-
-    walk(24 + struct.unpack_from("<I", data, 4)[0], len(data))
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -2,17 +2,9 @@
 
 from ..errors import FormatError
 from ..stream import TableString
+from . import versions
 
 NIF_VERSION_20_2_0_7 = 0x14020007
-
-GAMES = (
-    # (name, test on bs_version / user_version)
-    ("FO76", lambda bs, user: bs == 155),
-    ("FO4", lambda bs, user: 130 <= bs <= 139),
-    ("SSE", lambda bs, user: bs == 100),
-    ("SKYRIM", lambda bs, user: user == 12 and bs == 83),  # Skyrim (Legendary Edition)
-    ("FO3", lambda bs, user: user == 11 and 11 <= bs <= 34),
-)
 
 
 def version_string(version):
@@ -81,10 +73,7 @@ class Header:
 
     @property
     def game(self):
-        for name, test in GAMES:
-            if test(self.bs_version, self.user_version):
-                return name
-        return "unknown"
+        return versions.game(self.bs_version, self.user_version)
 
     def string_index(self, text):
         return self.strings.index(text)
@@ -115,12 +104,12 @@ class Header:
         self.num_blocks = s.u32(self.num_blocks)
         self.bs_version = s.u32(self.bs_version)
         self.author = s.short_string(self.author)
-        if self.bs_version > 130:  # FO4 dev streams and FO76 store a u32 here instead
+        if versions.after_fo4_release(self.bs_version):  # they store a u32 here instead
             self.unknown_int = s.u32(self.unknown_int)
         else:
             self.process_script = s.short_string(self.process_script)
         self.export_script = s.short_string(self.export_script)
-        if self.bs_version >= 103:
+        if versions.fo4_dev_or_later(self.bs_version):
             self.max_filepath = s.short_string(self.max_filepath)
 
         # Xbox 360 files switch to big-endian here (FORMAT-NOTES section 7).

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..data_paths import data_relative
 from ..stream import WriteStream
+from . import versions
 from .block import class_for
 from .blocks.properties import NiAlphaProperty, NiMaterialProperty, NiSpecularProperty, NiStencilProperty
 from .header import Header
@@ -53,14 +54,13 @@ SLOTS = {
     ("BSShaderPPLightingProperty", False): {"diffuse": 0, "normal": 1, "glow": 2},
 }
 TEXTURE_SET_SIZE = {"FO4": 10, "FO3": 6, "SSE": 9, "SKYRIM": 9}
-GAME_BS_VERSIONS = {"FO4": 130, "FO3": 34, "SSE": 100, "SKYRIM": 83}
 
 
 # -- the blocks of a shape's material -----------------------------------------------------------
 def material_blocks(nif, shape):
     """{role: block index} of the material blocks ``shape`` uses (roles from ``ROLES``)."""
     blocks = nif.blocks
-    if nif.header.bs_version <= 34:
+    if versions.up_to_fo3(nif.header.bs_version):
         candidates = np.asarray(getattr(shape, "properties", ())).tolist()
     else:
         candidates = [getattr(shape, "shader_property", -1), getattr(shape, "alpha_property", -1)]
@@ -204,7 +204,7 @@ def slots_for(shader_type, fo4):
 def look(record, bs_version):
     """The values a node tree shows, from a material record: {"shader": {"type": name, field:
     value}, "textures": [paths], "alpha"/"material"/"stencil": {field: value}}."""
-    fo4 = bs_version >= 130
+    fo4 = versions.fo4_or_later(bs_version)
     shader = record.get("shader") or {}
     kind = shader.get("type")
     out = {"textures": {}, "two_sided": False}
@@ -271,7 +271,7 @@ def changed_look(record, shown, bs_version, expected=None):
 def apply_look(record, changes, bs_version):
     """Write look values back into the record's fields, adding the alpha / stencil entries
     they need."""
-    fo4 = bs_version >= 130
+    fo4 = versions.fo4_or_later(bs_version)
     shader = record.get("shader") or {}
     kind = shader.get("type")
     material = record.get("material")
@@ -340,7 +340,7 @@ def new_record(game, skinned=False):
     per-pixel lighting with a NiMaterialProperty; Skyrim SE lighting shader as its statics and
     armour have it: specular, receive and cast shadows, ZBuffer test and write, vertex colours
     used, glossiness 80, wrapped textures)."""
-    bs_version = GAME_BS_VERSIONS[game]
+    bs_version = versions.WRITTEN[game][1]
     if game == "FO4":
         record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x80400201, shader_flags_2=0x1)}
     elif game in ("SSE", "SKYRIM"):

@@ -42,6 +42,21 @@ def renumber(header, block, mapping):
     block.sync(_RefWalk(header, mapping))
 
 
+def reachable(nif):
+    """Blocks reachable from the roots through references (raw blocks' are unknown: they
+    keep whatever they held)."""
+    found, stack = set(), list(nif.roots)
+    while stack:
+        index = stack.pop()
+        if not 0 <= index < len(nif.blocks) or index in found:
+            continue
+        found.add(index)
+        block = nif.blocks[index]
+        if not isinstance(block, RawBlock):
+            stack.extend(block_refs(nif.header, block))
+    return found
+
+
 def remove_blocks(nif, doomed):
     """Drop the blocks at the indices in ``doomed`` and renumber every reference: a single
     reference to a dropped block becomes -1, a list entry pointing at one leaves the list.

@@ -4,7 +4,7 @@ local transforms from its root down)."""
 import numpy as np
 
 from .blocks.nodes import NiNode
-from .skinning import transform_matrix
+from ..transforms import transform_matrix
 
 
 def parents(nif):

@@ -10,7 +10,6 @@ from .skinning import partition_record
 from .blocks.tri_shape import BSDynamicTriShape
 from .packed_vertices import bounding_sphere
 
-SSE_BS_VERSION = 100
 # Bones per partition: nifly's limit for Skyrim SE (vanilla files use up to 35, daedriccuirass_1);
 # also used for Skyrim LE, where nifly sets none.
 BONE_LIMIT = 80

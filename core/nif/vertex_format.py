@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import FormatError
+from . import versions
 
 VERTEX = 0x1
 UV = 0x2
@@ -62,12 +63,8 @@ def stride_of(desc):
     return (desc & 0xF) * 4
 
 
-def describe_flags(flags):
-    return [name for bit, name in FLAG_NAMES.items() if flags & bit]
-
-
 def full_precision(desc, bs_version):
-    return bs_version < 130 or bool(flags_of(desc) & FULL_PRECISION)
+    return versions.before_fo4(bs_version) or bool(flags_of(desc) & FULL_PRECISION)
 
 
 @lru_cache(maxsize=256)

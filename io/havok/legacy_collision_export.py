@@ -29,7 +29,6 @@ from ...core.havok.shapes.inertia import combine_parts
 from ...core.havok.shapes.mass import solid_properties
 from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape
 from ...core.nif.blocks.legacy_havok import (
-    SKYRIM_BS,
     bhkBoxShape,
     bhkCapsuleShape,
     bhkCollisionObject,
@@ -45,6 +44,7 @@ from ...core.nif.blocks.legacy_havok import (
 )
 from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
+from ...core.nif import versions
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
 from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
 from .legacy_collision_import import (
@@ -98,7 +98,7 @@ def write_collision(exporter, owner, owner_index):
         motion, quality = motion_codes(bs_version)[_motion(obj)]
         body.motion_system, body.quality_type = motion, quality
         flags = 1  # FO3/FNV: active
-        if bs_version >= SKYRIM_BS:  # as every corpus Skyrim body (keyframed ones also synced on update)
+        if versions.skyrim_or_later(bs_version):  # as every corpus Skyrim body (keyframed ones also synced on update)
             flags = 0x89 if _motion(obj) == "keyframed" else 0x81
         block.collision_object = exporter.add(bhkCollisionObject(target=owner_index, flags=flags, body=exporter.add(body)))
     _set_body(body, obj, shape, pieces, bs_version)
@@ -206,7 +206,7 @@ def _triangle_mesh(exporter, obj, matrix, pieces, units, replaced):
     materials = triangle_materials(obj, obj.data)
     if _motion(obj) == "dynamic":  # its hull stands in for it in the inertia (a flat mesh has none)
         pieces.append(hull_mesh(vertices))
-    if exporter.nif.header.bs_version >= SKYRIM_BS:
+    if versions.skyrim_or_later(exporter.nif.header.bs_version):
         return _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced)
     radius = float(obj.get(RADIUS, PACKED_RADIUS * units)) / units
     tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get("havok_layer", 1)), radius)

@@ -28,7 +28,6 @@ from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompre
 from ...core.nif.blocks.geometry import NiTriStripsData
 from ...core.nif.blocks.legacy_havok import (
     GAME_UNITS,
-    SKYRIM_BS,
     bhkBoxShape,
     bhkCapsuleShape,
     bhkCollisionObject,
@@ -45,6 +44,7 @@ from ...core.nif.blocks.legacy_havok import (
     hkPackedNiTriStripsData,
 )
 from ...core.nif.legacy_packed_mesh import damaged_mopps
+from ...core.nif import versions
 from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
@@ -62,7 +62,7 @@ MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
 
 def motion_codes(bs_version):
     """{motion: (hkMotionType, hkQualityType)} of a file of this bs version."""
-    return MOTION_CODES[bs_version >= SKYRIM_BS]
+    return MOTION_CODES[versions.skyrim_or_later(bs_version)]
 
 
 def motion_name(motion_system, bs_version):

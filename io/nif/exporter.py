@@ -12,38 +12,30 @@ from mathutils import Matrix
 from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
-from ...core.nif import vertex_format as vf
-from ...core.nif.block import RawBlock
-from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
+from ...core.nif import versions
+from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
-from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
+from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
-from ...core.nif.refs import block_refs, remove_blocks
+from ...core.nif.refs import reachable, remove_blocks
+from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from .extras import write_extras
 from .source import import_scale, source_of, template_collection
 
-GAME_VERSIONS = {
-    # game: (user version, bs version)
-    "FO4": (12, 130),
-    "FO3": (11, 34),
-    "SSE": (12, 100),
-    "SKYRIM": (12, 83),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
-}
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
-FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim SE's), else 0xE
 
 
 def empty_nif(game):
-    user_version, bs_version = GAME_VERSIONS[game]
+    user_version, bs_version = versions.WRITTEN[game]
     return NifFile(Header(user_version=user_version, bs_version=bs_version), blocks=[], roots=[])
 
 
@@ -58,22 +50,14 @@ def plain_name(obj_name, block, index):
     if block.name and len(base.encode()) >= MAX_NAME_BYTES - 4 and block.name.startswith(base):
         return block.name  # Blender cut a long name short
     return obj_name
-    return obj_name
 
 
 def transform_fields(matrix, name):
     """(translation, rotation rows, scale) of a 4x4 local matrix; uneven scale or shear cannot
     be stored on a node, so it is refused with the object's name."""
     m = np.array(matrix, np.float64)
-    linear = m[:3, :3]
-    det = np.linalg.det(linear)
-    size = float(np.cbrt(det)) if det > 0 else 0.0
-    if size <= 0 or not np.allclose(linear.T @ linear, np.eye(3) * size * size, rtol=1e-4, atol=1e-6 * size * size):
-        raise FormatError(
-            f"object {name!r} is mirrored, sheared or scaled unevenly: a NIF node takes a rotation, "
-            f"a translation and one uniform scale (apply the scale first)"
-        )
-    rotation = (linear / size).ravel()
+    rotation, size = similarity(m[:3, :3], name, "a NIF node", " (apply the scale first)")
+    rotation = rotation.ravel()
     return tuple(float(v) for v in m[:3, 3]), tuple(float(v) for v in rotation), size
 
 
@@ -88,14 +72,14 @@ def moved(obj):
 class NifExporter:
     """The file being written and what the parts writing into it share.
 
-    ``nif``: the NifFile (the template when there is one). ``game``: a GAME_VERSIONS key.
+    ``nif``: the NifFile (the template when there is one). ``game``: a versions.WRITTEN key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
     ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
     """
 
     def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):
-        if game not in GAME_VERSIONS and nif is None:
-            raise FormatError(f"cannot export for {game!r}: only {', '.join(GAME_VERSIONS)}")
+        if game not in versions.WRITTEN and nif is None:
+            raise FormatError(f"cannot export for {game!r}: only {', '.join(versions.WRITTEN)}")
         self.game = game
         self.scale = scale
         self.full_precision = full_precision
@@ -128,7 +112,7 @@ class NifExporter:
     def require_writable(self, what):
         """Files of games the exporter cannot encode for (FO76) go back only as the import
         made them: anything that must be encoded anew stops the export here."""
-        if self.game not in GAME_VERSIONS:
+        if self.game not in versions.WRITTEN:
             raise FormatError(f"{what} cannot be written in a {self.game} file")
 
     def warn(self, message):
@@ -151,7 +135,7 @@ class NifExporter:
         if not any(obj.type == "MESH" for obj in exported) and not self.template:
             raise FormatError("nothing to export: no mesh objects")
         self.skinned_meshes = any(obj.type == "MESH" and skin_export.skin_source(obj) for obj in exported)
-        before = self._reachable() if self.template else set()
+        before = reachable(self.nif) if self.template else set()
         self.scene_blocks = self._scene_blocks()
         self._bind(exported)
         chosen = set(exported)
@@ -334,7 +318,7 @@ class NifExporter:
         in_partition = index is not None and skinning.partition_geometry(self.nif, self.nif.blocks[index]) is not None
         if in_partition and (self.keep_skin or self._unchanged(mesh) and skin_export.skin_unchanged(self, index, skin, mesh)):
             return self._keep_partition_shape(obj, index, matrix)
-        if index is not None and self.nif.header.bs_version == sse_skin.SSE_BS_VERSION and isinstance(self.nif.blocks[index], BSTriShape):
+        if index is not None and versions.sse(self.nif.header.bs_version) and isinstance(self.nif.blocks[index], BSTriShape):
             self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
         if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
@@ -409,92 +393,16 @@ class NifExporter:
             material = mesh.materials[slot] if slot < len(mesh.materials) else None
             for used, local in split_triangles(arrays["triangles"][chosen]):
                 piece_index = index if not pieces and index is not None else None
-                block_index = self._shape_block(obj, piece_index, len(pieces))
-                self._encode_geometry(block_index, arrays, used, local, skinned)
+                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces))
+                shape_export.encode_geometry(self, block_index, arrays, used, local, skinned)
                 self._place(block_index, obj, matrix)
                 pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
                 face_ids = face_ids[len(local) :]
         return pieces
 
-    def _shape_block(self, obj, index, number):
-        """The shape block a piece is written into: the object's own (as a NiTriShape when it was
-        a NiTriStrips, whose strips cannot take edited triangles) or a new one."""
-        if index is not None:
-            block = self.nif.blocks[index]
-            if isinstance(block, NiTriBasedGeom) and block.type_name == "NiTriStrips":
-                block.type_name = "NiTriShape"
-                data = NiTriShapeData("NiTriShapeData", consistency_flags=self.nif.blocks[block.data].consistency_flags)
-                self.nif.blocks[block.data] = data
-            return index
-        name = obj.name if number == 0 else f"{obj.name}:{number}"
-        if self.game in ("FO4", "SSE"):
-            block = BSTriShape("BSTriShape", name=name, flags=self.new_flags)
-            block.set_vertex_flags(FO4_FLAGS, self.full_precision or self.game == "SSE")  # SSE: float positions
-            return self.add(block)
-        data_index = self.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
-        return self.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
-
-    def _encode_geometry(self, index, arrays, used, triangles, skinned):
-        block = self.nif.blocks[index]
-        self.encoded.add(index)
-        positions = arrays["positions"][used]
-        uvs = None if arrays["uvs"] is None else arrays["uvs"][used]
-        colors = None if arrays["colors"] is None else arrays["colors"][used]
-        tangents = None if arrays["tangents"] is None else arrays["tangents"][used]
-        bitangents = None if arrays["bitangents"] is None else arrays["bitangents"][used]
-        if isinstance(block, BSTriShape):
-            flags = block.vertex_flags | vf.VERTEX | vf.NORMAL
-            flags = flags | vf.UV if uvs is not None else flags & ~(vf.UV | vf.TANGENT)
-            flags = flags | vf.TANGENT if tangents is not None else flags & ~vf.TANGENT
-            flags = flags | vf.COLORS if colors is not None else flags & ~vf.COLORS
-            flags = flags | vf.SKINNED if skinned else flags & ~vf.SKINNED
-            if index in self.sse_layouts:  # an edited SSE shape keeps its attributes (vanilla bodies: no normals)
-                flags &= block.vertex_flags | vf.VERTEX | vf.SKINNED
-            block.set_vertex_flags(flags, block.full_precision or self.full_precision)
-            block.positions = positions
-            if flags & vf.NORMAL:
-                block.normals = arrays["normals"][used]
-            if flags & vf.UV:
-                block.uvs = uvs
-            if flags & vf.TANGENT:
-                block.tangents, block.bitangents = tangents, bitangents
-            if flags & vf.COLORS:
-                block.colors = colors
-            block.set_triangles(triangles)
-            if self.nif.header.bs_version == sse_skin.SSE_BS_VERSION:
-                block.vertex_desc = sse_skin.sse_desc(block.vertex_flags & ~vf.FULL_PRECISION)
-                if isinstance(block, BSDynamicTriShape):  # the positions the game draws (w: bitangent x)
-                    block.dynamic_vertices = np.asarray(block.vertex_data["position"], np.float32)
-                    block.vertex_desc |= sse_skin.DYNAMIC_VERTEX_SIZE
-            if isinstance(block, BSMeshLODTriShape):
-                block.lod_sizes = (len(triangles), 0, 0)
-            return
-        data = self.nif.blocks[block.data]
-        data.vertices = positions
-        data.normals = arrays["normals"][used]
-        data.tangents, data.bitangents = tangents, bitangents
-        data.uv_sets = [] if uvs is None else [uvs]
-        data.vertex_colors = colors
-        data.triangles = np.ascontiguousarray(triangles, np.uint16)
-        data.match_groups = ()
-
     # -- dropping what deleted objects used ---------------------------------------------------
-    def _reachable(self):
-        """Blocks reachable from the roots through references (raw blocks' are unknown: they
-        keep whatever they held)."""
-        found, stack = set(), list(self.nif.roots)
-        while stack:
-            index = stack.pop()
-            if not 0 <= index < len(self.nif.blocks) or index in found:
-                continue
-            found.add(index)
-            block = self.nif.blocks[index]
-            if not isinstance(block, RawBlock):
-                stack.extend(block_refs(self.nif.header, block))
-        return found
-
     def _drop_unreachable(self, before):
-        doomed = before - self._reachable()
+        doomed = before - reachable(self.nif)
         if not doomed:
             return
         try:
@@ -520,7 +428,7 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
         messages.append(f"writing {game} from a {template.header.game} import: blocks Blender does not show are not carried over")
         template = None
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
-    if template is not None and template.header.game not in GAME_VERSIONS:
+    if template is not None and template.header.game not in versions.WRITTEN:
         try:
             nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
         except FormatError as error:

@@ -95,14 +95,6 @@ def attach(exporter, owner_index, block):
     return index
 
 
-def detach(exporter, block_index):
-    """Take an extra data block out of every list holding it (it is dropped as unreachable)."""
-    for block in exporter.nif.blocks:
-        refs = np.asarray(getattr(block, "extra_data", ())).tolist()
-        if block_index in refs:
-            block.extra_data = np.array([ref for ref in refs if ref != block_index], np.int32)
-
-
 def template_block(exporter, obj, cls):
     """The template block of class ``cls`` the empty came from, or None."""
     index = obj.get(BLOCK)

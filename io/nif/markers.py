@@ -20,6 +20,7 @@ import math
 from mathutils import Euler, Matrix
 
 from ...core.errors import FormatError
+from ...core.nif import versions
 from ...core.nif.blocks.extra_data import BSBound
 from ...core.nif.blocks.markers import BSFurnitureMarker, BSInvMarker, FurniturePosition
 from .extra_empties import ITEM, kept, new_empty, node_space, place, template_block
@@ -31,7 +32,7 @@ MILLIRADIANS = 1000.0
 
 
 def _fields(builder):
-    return FO3_FIELDS if builder.nif.header.bs_version <= 34 else LATER_FIELDS
+    return FO3_FIELDS if versions.up_to_fo3(builder.nif.header.bs_version) else LATER_FIELDS
 
 
 def build_furniture(builder, owner, owner_index, block_index, block):
@@ -66,14 +67,21 @@ def _int_property(obj, key, default, limit):
     return value
 
 
-def write_furniture(exporter, empties):
-    fields = FO3_FIELDS if exporter.nif.header.bs_version <= 34 else LATER_FIELDS
-    groups = {}
+def _from_template(exporter, empties, cls, what):
+    """(empty, block index) of the empties that show a ``cls`` block of the imported file; new
+    ones are not written (warned, naming ``what``)."""
     for obj in empties:
-        index = template_block(exporter, obj, BSFurnitureMarker)
+        index = template_block(exporter, obj, cls)
         if index is None:
-            exporter.warn(f"{obj.name!r}: new furniture markers are not written (only the imported file's)")
+            exporter.warn(f"{obj.name!r}: new {what} are not written (only the imported file's)")
             continue
+        yield obj, index
+
+
+def write_furniture(exporter, empties):
+    fields = FO3_FIELDS if versions.up_to_fo3(exporter.nif.header.bs_version) else LATER_FIELDS
+    groups = {}
+    for obj, index in _from_template(exporter, empties, BSFurnitureMarker, "furniture markers"):
         groups.setdefault(index, []).append(obj)
     for index, objs in groups.items():
         block = exporter.nif.blocks[index]
@@ -97,11 +105,7 @@ def write_furniture(exporter, empties):
 
 
 def write_bound(exporter, empties):
-    for obj in empties:
-        index = template_block(exporter, obj, BSBound)
-        if index is None:
-            exporter.warn(f"{obj.name!r}: new BSBound boxes are not written (only the imported file's)")
-            continue
+    for obj, index in _from_template(exporter, empties, BSBound, "BSBound boxes"):
         block = exporter.nif.blocks[index]
         owner_index, matrix = node_space(exporter, obj)
         if not kept(obj, owner_index):
@@ -111,11 +115,7 @@ def write_bound(exporter, empties):
 
 
 def write_inventory(exporter, empties):
-    for obj in empties:
-        index = template_block(exporter, obj, BSInvMarker)
-        if index is None:
-            exporter.warn(f"{obj.name!r}: new inventory markers are not written (only the imported file's)")
-            continue
+    for obj, index in _from_template(exporter, empties, BSInvMarker, "inventory markers"):
         block = exporter.nif.blocks[index]
         owner_index, matrix = node_space(exporter, obj)
         if not kept(obj, owner_index):

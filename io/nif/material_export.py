@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ...core.nif.blocks.shaders import BSShaderTextureSet
+from ...core.nif import versions
 from ...core.nif.materials import (
     BLOCK_CLASSES,
     ROLE_ORDER,
@@ -199,7 +200,7 @@ def write_texture_set(exporter, shader, textures, new_shader):
 
 def link_blocks(nif, shape, found):
     """Point the shape at its material blocks, leaving references that already match alone."""
-    if nif.header.bs_version > 34:
+    if versions.after_fo3(nif.header.bs_version):
         for field, role in (("shader_property", "shader"), ("alpha_property", "alpha")):
             index = found.get(role, -1)
             if getattr(shape, field) != index:

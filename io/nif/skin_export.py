@@ -9,9 +9,11 @@ import json
 import numpy as np
 from mathutils import Matrix
 
+from ...core import transforms
 from ...core.errors import FormatError
-from ...core.nif import skinning, sse_skin
+from ...core.nif import segments, skinning, sse_skin
 from ...core.nif import vertex_format as vf
+from ...core.nif import versions
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import (
@@ -84,7 +86,7 @@ def write_armature(exporter, armature_obj, parent_index):
             parent_rest = bone_rest(bone.parent) if bone.parent else np.eye(4)
             local = np.linalg.inv(parent_rest) @ bone_rest(bone)
             block = nif.blocks[index]
-            block.rotation, block.translation, block.scale = skinning.transform_parts(local)
+            block.rotation, block.translation, block.scale = transforms.transform_parts(local)
         if index not in exporter.bone_nodes.values():  # a shared node keeps its first parent
             exporter.children_of.setdefault(parent_node, []).append(index)
         exporter.bone_nodes[(armature_obj.name, bone.name)] = index
@@ -132,9 +134,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     of each)."""
     nif = exporter.nif
     block = nif.blocks[shape_index]
-    sse = isinstance(block, BSTriShape) and nif.header.bs_version == sse_skin.SSE_BS_VERSION
+    sse = isinstance(block, BSTriShape) and versions.sse(nif.header.bs_version)
     fo4 = isinstance(block, BSTriShape) and not sse
-    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and nif.header.bs_version >= 130:
+    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
         _write_segments(exporter, shape_index, block, mesh, face_ids)
     if source is None:
         if block.skinned:
@@ -268,22 +270,22 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
     name = obj.name if obj is not None else block.name
     text = obj.get("nif_segments") if obj is not None else None
     try:
-        layout = skinning.segment_layout(block) if text is None else json.loads(text)
+        layout = segments.segment_layout(block) if text is None else json.loads(text)
     except (TypeError, ValueError) as error:
         raise FormatError(f"{name}: nif_segments is not valid JSON ({error})") from None
-    segment = _face_values(mesh, "nif_segment", face_ids, skinning.NO_SEGMENT)
-    sub = _face_values(mesh, "nif_subsegment", face_ids, skinning.NO_SEGMENT)
-    if skinning.segments_hold(block, layout, segment, sub):
+    segment = _face_values(mesh, "nif_segment", face_ids, segments.NO_SEGMENT)
+    sub = _face_values(mesh, "nif_subsegment", face_ids, segments.NO_SEGMENT)
+    if segments.segments_hold(block, layout, segment, sub):
         return
     try:
-        skinning.check_layout(layout)
+        segments.check_layout(layout)
     except FormatError as error:
         raise FormatError(f"{name}: {error}") from None
-    fallback = skinning.first_filled_segment(block)
+    fallback = segments.first_filled_segment(block)
     unknown = int(((segment < 0) | (segment >= len(layout["segments"]))).sum())
     if unknown:
         exporter.warn(f"{name}: {unknown} faces have no segment; they are written in segment {fallback}")
-    skinning.write_segments(block, layout, *skinning.resolve_segments(layout, segment, sub, fallback))
+    segments.write_segments(block, layout, *segments.resolve_segments(layout, segment, sub, fallback))
 
 
 def _body_part_groups(exporter, obj, groups):
@@ -329,7 +331,7 @@ def _write_fo4(exporter, block, instance_index, root, nodes, binds, bounds, indi
     instance.bones = np.array(nodes, np.int32)
     records = np.zeros(len(nodes), bone_transform_dtype(WriteStream(exporter.nif.header)))
     for record, bind, (center, radius) in zip(records, binds, bounds):
-        rotation, translation, scale = skinning.transform_parts(bind)
+        rotation, translation, scale = transforms.transform_parts(bind)
         record["rotation"] = np.asarray(rotation).reshape(3, 3)
         record["translation"] = translation
         record["scale"] = scale
@@ -357,7 +359,7 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     records = []
     for column, (bind, (center, radius)) in enumerate(zip(binds, bounds)):
         record = SkinBone()
-        rotation, translation, scale = skinning.transform_parts(bind)
+        rotation, translation, scale = transforms.transform_parts(bind)
         record.transform = (rotation, translation, scale)
         record.bound_center, record.bound_radius = center, radius
         used = np.flatnonzero(limited[:, column] > 0)

@@ -19,7 +19,7 @@ made it, to tell later edits from float noise); armature object["nif_root"] (roo
 shape faces get "nif_body_part" (FO3 BSDismemberSkinInstance) or "nif_segment" /
 "nif_subsegment" (BSSubIndexTriShape, -1: none; sub-segments numbered within their segment)
 INT face attributes, with obj["nif_body_parts"] (body part, flags in file order) and
-obj["nif_segments"] (JSON, skinning.segment_layout: what the face numbers cannot say; export
+obj["nif_segments"] (JSON, segments.segment_layout: what the face numbers cannot say; export
 writes the segments it describes, so editing it changes them).
 """
 
@@ -32,7 +32,7 @@ from mathutils import Matrix
 
 from ...core import transforms
 from ...core.errors import FormatError
-from ...core.nif import skinning
+from ...core.nif import segments, skinning
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
@@ -180,8 +180,8 @@ class SkinImport:
             for node, rest in armature.rests.items():
                 bone = data.edit_bones.new(blocks[node].name or f"NiNode:{node}")
                 bone.tail = (0.0, length, 0.0)
-                rotation, translation, _scale = skinning.transform_parts(rest)
-                bone.matrix = _matrix(skinning.transform_matrix(rotation, translation, 1.0))
+                rotation, translation, _scale = transforms.transform_parts(rest)
+                bone.matrix = _matrix(transforms.transform_matrix(rotation, translation, 1.0))
                 edit_bones[node] = bone
             for node, bone in edit_bones.items():
                 parent = self._bone_parent(armature, node)
@@ -307,16 +307,16 @@ def _segments(shape, obj, faces):
     """Each face's segment and sub-segment. Faces are the file's triangles in order when none
     was dropped (exact even for the duplicate triangles some outfits have); otherwise each face
     is matched to a triangle with its corners."""
-    segment, sub = skinning.face_segments(shape)
+    segment, sub = segments.face_segments(shape)
     triangles = np.asarray(shape.triangles, np.int64)
     if faces.shape == triangles.shape and np.array_equal(faces, triangles):
         source = np.arange(len(faces))
     else:
         source = skinning.triangle_lookup(triangles, faces)
     found = source >= 0
-    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], skinning.NO_SEGMENT))
-    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], skinning.NO_SEGMENT))
-    obj["nif_segments"] = json.dumps(skinning.segment_layout(shape))
+    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
+    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
+    obj["nif_segments"] = json.dumps(segments.segment_layout(shape))
 
 
 def _faces(mesh):

@@ -81,3 +81,22 @@ def disable_all():
 
     bpy.ops.preferences.addon_disable(module=ADDON)
     addon_utils.disable_all()
+
+
+# cli.py run the way ``blender -b --python cli.py -- ...`` runs it: bpy loaded, the arguments
+# after ``--``.
+RUN_AS_BLENDER = (
+    "import runpy, sys, bpy; "
+    "sys.argv = ['blender', '-b', '--python', sys.argv[1], '--', *sys.argv[2:]]; "
+    "runpy.run_path(sys.argv[3], run_name='__main__')"
+)
+
+
+def blender_cli(*args):
+    from support import unavailable
+
+    venv = VENVS["4.5"]
+    if scripts(venv) is None:
+        unavailable(f"no bpy in {venv}: python3 tasks.py test creates it")
+    command = [python(venv), "-c", RUN_AS_BLENDER, ROOT / "cli.py", *args]
+    return subprocess.run([str(a) for a in command], capture_output=True, text=True, timeout=180)

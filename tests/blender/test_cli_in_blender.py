@@ -2,25 +2,9 @@
 after ``--``, and the exit status forced through to the shell."""
 
 import json
-import subprocess
 from pathlib import Path
 
-import extension
-from support import unavailable
-
-RUN_AS_BLENDER = (
-    "import runpy, sys, bpy; "
-    "sys.argv = ['blender', '-b', '--python', sys.argv[1], '--', *sys.argv[2:]]; "
-    "runpy.run_path(sys.argv[3], run_name='__main__')"
-)
-
-
-def blender_cli(*args):
-    venv = extension.VENVS["4.5"]
-    if extension.scripts(venv) is None:
-        unavailable(f"no bpy in {venv}: python3 tasks.py test creates it")
-    command = [extension.python(venv), "-c", RUN_AS_BLENDER, extension.ROOT / "cli.py", *args]
-    return subprocess.run([str(a) for a in command], capture_output=True, text=True, timeout=180)
+from extension import blender_cli
 
 
 def test_info_under_blender(tmp_path):
@@ -157,7 +141,7 @@ def test_kf_imported_over_a_skeleton_exports_from_the_command_line(tmp_path, cor
     """``cli.py export X.blend OUT.kf``: a New Vegas .kf (tests/kf_writer.py, for the corpus's New
     Vegas skeleton) imported with the skeleton writes back byte for byte; a .blend holding no .kf
     import is told so, nothing written."""
-    from test_nif_animation import SKELETON, build_kf
+    from kf_writer import SKELETON, build_kf
 
     kf = tmp_path / "walk.kf"
     kf.write_bytes(build_kf())

@@ -4,6 +4,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 
 import numpy as np
 import pytest
+from scene import imported, panel_drawn
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
@@ -26,13 +27,6 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 def physics_files():
     """Corpus NIFs holding a bhkPhysicsSystem (skeletons' ragdolls are not built)."""
     return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in path.read_bytes()]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def bodies_of(collection):
@@ -553,29 +547,6 @@ def test_panel_is_registered(addon):
     assert bpy.ops.mesh.havok_assign_material.idname() == "MESH_OT_havok_assign_material"
 
 
-class Layout:
-    """Stands in for a panel's layout: records what is drawn, checks each property path."""
-
-    def __init__(self, drawn):
-        self.drawn = drawn
-
-    def label(self, text=""):
-        self.drawn.append(("label", text))
-
-    def prop(self, data, path, text=""):
-        data.path_resolve(path)  # raises when the panel draws a property that is not there
-        self.drawn.append(("prop", text))
-
-    def operator(self, idname, text=""):
-        self.drawn.append(("operator", idname))
-
-    def operator_menu_enum(self, idname, prop, text=""):
-        self.drawn.append(("menu", idname))
-
-    def box(self):
-        return self
-
-
 def test_panel_draws_every_kind(clean_scene, corpus):
     import bpy
 
@@ -583,9 +554,7 @@ def test_panel_draws_every_kind(clean_scene, corpus):
     objects = [obj for name in (BARREL, CRATE, BALL) for obj in imported(corpus / name).all_objects]
     kinds = set()
     for obj in objects:
-        drawn = []
-        context = type("Context", (), {"object": obj})()
-        panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), context)
+        drawn = panel_drawn(panel_class, obj)
         if "havok_shape" not in obj:
             assert drawn[0] == ("label", "Not a collision object")
             continue

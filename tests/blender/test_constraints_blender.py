@@ -12,25 +12,10 @@ from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.constraints import ConstraintData
 from precombined_nif.core.nif import NifFile
 
-from test_havok_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
+from raw_constraints import RAGDOLL_LIMITS, RAGDOLLS, TRANSLATION_A, pivot
+from scene import export, imported
 
 SKELETON = "pynifly/tests/tests/FO4/skeleton.nif"
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return NifFile.read(path)
 
 
 def constraint_empties(collection):
@@ -123,7 +108,7 @@ def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_
     from precombined_nif.core.havok.classes.physics_system import ConstraintCinfo
     from precombined_nif.core.havok.classnames import SIGNATURES
 
-    from test_havok_constraints import atom, built, transforms
+    from raw_constraints import atom, built, transforms
 
     path = corpus / "pynifly/tests/tests/FO4/Meshes/Architecture/DiamondCity/Stadium_Ext/DiamondCrossbeams01.nif"
     nif = NifFile.read(path)

@@ -9,6 +9,7 @@ import numpy as np
 
 import pytest
 from conftest import DATA_KINDS
+from scene import snapshot
 
 def corpus_file(name):
     return lambda corpus: (corpus / name).read_bytes()
@@ -21,7 +22,7 @@ def xbox_file(corpus):
 
 
 def kf_file(corpus):
-    from test_nif_animation import build_kf
+    from kf_writer import build_kf
 
     return build_kf()
 
@@ -76,12 +77,6 @@ def variants(data, seed):
             else:
                 struct.pack_into("<f", damaged, at, rng.choice((float("nan"), float("inf"), 0.0, 1e30)))
         yield f"{kind}@{at}", bytes(damaged)
-
-
-def snapshot():
-    import bpy
-
-    return {kind: {d.as_pointer() for d in getattr(bpy.data, kind)} for kind in DATA_KINDS}
 
 
 def remove_new(before):

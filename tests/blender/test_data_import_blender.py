@@ -6,8 +6,7 @@ import shutil
 
 import pytest
 
-from archive_writer import write_ba2_dx10, write_ba2_gnrl
-from test_archives import make_dds
+from archive_writer import make_dds, write_ba2_dx10, write_ba2_gnrl
 
 ALARM = "pynifly/tests/tests/FO4/AlarmClock.nif"
 ALARM_BGSM = "pynifly/tests/tests/FO4/Materials/SetDressing/AlarmClock/AlarmClock.BGSM"

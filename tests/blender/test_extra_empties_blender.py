@@ -13,25 +13,10 @@ from precombined_nif.core.nif.blocks.connect_points import BSConnectPointChildre
 from precombined_nif.core.nif.blocks.extra_data import BSBound
 from precombined_nif.core.nif.blocks.markers import BSFurnitureMarker
 
-from test_connect_points import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix
+from raw_extra_data import CHAIR, SHOTGUN, SKELETON, block_bytes, points_in_bytes, quaternion_matrix, with_extra_block
+from scene import export, imported, panel_drawn
 
 FILES = [SHOTGUN, CHAIR, SKELETON, "pynifly/tests/tests/FO4/Shotgun/CombatShotgunBarrel.nif"]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return NifFile.read(path)
 
 
 def empties(collection, kind):
@@ -268,9 +253,7 @@ def test_inventory_marker_and_fo3_furniture(clean_scene, corpus, tmp_path):
     import bpy
     from mathutils import Euler
 
-    from test_connect_points import _with_extra_block
-
-    nif, index = _with_extra_block(corpus, "BSInvMarker", struct.pack("<3Hf", 4712, 959, 0, 1.25))
+    nif, index = with_extra_block(corpus, "BSInvMarker", struct.pack("<3Hf", 4712, 959, 0, 1.25))
     source = tmp_path / "inv.nif"
     nif.write(source)
     collection = imported(source)
@@ -286,7 +269,7 @@ def test_inventory_marker_and_fo3_furniture(clean_scene, corpus, tmp_path):
     assert (block.rotation_x, block.rotation_y, block.rotation_z, block.zoom) == (500, 0, 1500, 2.0)
 
     payload = struct.pack("<I3fHBB", 1, 1.5, -2.0, 30.0, 3, 7, 7)
-    nif, index = _with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
+    nif, index = with_extra_block(corpus, "BSFurnitureMarker", payload, "pynifly/tests/tests/FONV/9mmscp.nif")
     source = tmp_path / "frn.nif"
     nif.write(source)
     collection = imported(source)
@@ -325,14 +308,11 @@ def test_panel_and_add_connect_point_operator(clean_scene, corpus, tmp_path):
 def test_panel_draws_every_kind(clean_scene, corpus):
     import bpy
 
-    from test_collision_blender import Layout
-
     panel = bpy.types.OBJECT_PT_nif_markers
     objects = [obj for name in (SHOTGUN, CHAIR, SKELETON) for obj in imported(corpus / name).objects]
     kinds = set()
     for obj in objects:
-        drawn = []
-        panel.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        drawn = panel_drawn(panel, obj)
         if "nif_extra_kind" not in obj:
             assert drawn == [("menu", "object.nif_add_connect_point")]
             continue

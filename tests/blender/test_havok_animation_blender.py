@@ -297,7 +297,7 @@ def test_import_export_reimport(clean_scene, tmp_path, animation, skeleton, comp
 def test_cli_import_then_export(tmp_path):
     """``cli.py import ANIM.hkx --skeleton SKELETON.hkx --blend`` then ``cli.py export BLEND OUT.hkx
     --object --action``: the written file decodes to the animation's bones and frames."""
-    from test_cli_in_blender import blender_cli
+    from extension import blender_cli
 
     animation, skeleton = corpus(ANIMATIONS[0][0]), corpus(ANIMATIONS[0][1])
     blend, out = tmp_path / "anim.blend", tmp_path / "out.hkx"
@@ -317,7 +317,7 @@ def test_cli_import_then_export(tmp_path):
 
 
 def test_cli_animation_without_its_skeleton_fails(tmp_path):
-    from test_cli_in_blender import blender_cli
+    from extension import blender_cli
 
     animation = corpus(ANIMATIONS[0][0])
     result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")

@@ -14,8 +14,10 @@ from raw_havok import (
     every_shape_file,
     read_shape,
     shape_vertices,
+    xbox_file,
 )
 from raw_nodes import read_nodes, world_matrices
+from scene import bounds, export_bytes, imported, panel_drawn, world_points
 
 from precombined_nif.core.havok import mopp
 from precombined_nif.core.nif import NifFile
@@ -25,43 +27,8 @@ LEGACY_FILES = [f"{FONV}/9mmscp.nif", f"{FONV}/22smg.nif"]  # every FO3/FNV corp
 MOTIONS = {7: "static", 6: "keyframed"}
 
 
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return path.read_bytes()
-
-
 def bodies_of(collection):
     return {obj.parent["nif_block"]: obj for obj in collection.all_objects if "nif_collision" in obj}
-
-
-def world_points(obj):
-    """World positions of a collision object's geometry and its children's: mesh vertices, a
-    sphere as the corners of its bounding box."""
-    matrix = np.array(obj.matrix_world)
-    if obj.type == "MESH":
-        co = np.empty(3 * len(obj.data.vertices), np.float32)
-        obj.data.vertices.foreach_get("co", co)
-        local = co.reshape(-1, 3).astype(np.float64)
-    elif obj.get("havok_shape") == "sphere":  # its bounds: the centre +- the radius on the world axes
-        radius = obj.empty_display_size * np.linalg.norm(matrix[:3, :3], axis=0).max()
-        corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * radius
-        local, matrix = corners, np.array([[1, 0, 0, matrix[0, 3]], [0, 1, 0, matrix[1, 3]], [0, 0, 1, matrix[2, 3]], [0, 0, 0, 1]])
-    else:
-        local = np.zeros((0, 3))
-    points = [local @ matrix[:3, :3].T + matrix[:3, 3]]
-    points += [world_points(child) for child in obj.children if "havok_shape" in child]
-    return np.concatenate(points)
 
 
 def raw_world_points(path, owner):
@@ -90,10 +57,6 @@ def raw_body_frame(path, owner):
         local[:3, 3] = body["translation"] * UNITS
         matrix = world @ local
     return matrix, body, blocks
-
-
-def bounds(points):
-    return points.min(axis=0), points.max(axis=0)
 
 
 def mesh_bounds(owner):
@@ -184,12 +147,12 @@ def test_every_shape_kind_is_placed_as_the_bytes_say(clean_scene, every_shape):
 @pytest.mark.parametrize("name", LEGACY_FILES)
 def test_untouched_corpus_collision_exports_byte_identical(clean_scene, corpus, tmp_path, name):
     collection = imported(corpus / name)
-    assert export(collection, tmp_path / "out.nif") == (corpus / name).read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == (corpus / name).read_bytes()
 
 
 def test_untouched_every_shape_file_exports_byte_identical(clean_scene, every_shape, tmp_path):
     collection = imported(every_shape)
-    assert export(collection, tmp_path / "out.nif") == every_shape.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == every_shape.read_bytes()
 
 
 def objects_of(collection):
@@ -217,7 +180,7 @@ def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape
     bpy.context.view_layer.update()
     edited = bounds(world_points(box))
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     # read back from the bytes: the body keeps its translation and rotation, the box doubles along x
     raw = block_bytes(out.read_bytes())
     bodies, _ = collision_bodies(out)
@@ -262,7 +225,7 @@ def test_new_convex_collision_on_a_new_vegas_mesh(clean_scene, corpus, tmp_path)
     bpy.context.view_layer.update()
     expected = bounds(world_points(cube))
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     bodies, raw = collision_bodies(out)
     assert sorted(bodies) == [0, 39]
     _, body, body_type = bodies[39]
@@ -316,7 +279,7 @@ def test_edited_packed_mesh_exports_with_a_new_mopp(clean_scene, packed_source, 
     packed.data.vertices[0].co.x += 1.0
     edited = np.array([v.co[:] for v in packed.data.vertices])
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     ((_, code, origin, scale, type_name, payload, raw),) = mopp_blocks(out.read_bytes())
     vertices, triangles, keys, radius = shape_triangles(type_name, payload, raw)
     assert type_name == "bhkPackedNiTriStripsShape" and radius == pytest.approx(0.1)
@@ -383,7 +346,7 @@ def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):
     mark_collision(wall, "packed_mesh")
     bpy.context.view_layer.update()
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     bodies, raw = collision_bodies(out)
     _, body, _ = bodies[39]
     assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
@@ -436,9 +399,9 @@ def test_strips_shape_is_the_files_triangles_where_the_bytes_put_them(clean_scen
     got = [winding(tuple(polygon.vertices)) for polygon in obj.data.polygons]
     assert sorted(got) == sorted(winding(triangle) for triangle in triangles) and len(got) == 7
 
-    assert export(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
     obj.data.vertices[0].co.x += 1.0
-    export(collection, tmp_path / "edited.nif")
+    export_bytes(collection, tmp_path / "edited.nif")
     matrix, body, blocks = raw_body_frame(tmp_path / "edited.nif", STRIPS_NODE)
     assert blocks[body["shape"]][0] == "bhkMoppBvTreeShape"
     ((_, code, origin, scale, type_name, payload, raw),) = mopp_blocks((tmp_path / "edited.nif").read_bytes())
@@ -457,7 +420,7 @@ def test_deleted_collision_is_dropped(clean_scene, corpus, tmp_path):
     body = bodies_of(collection)[0]
     bpy.data.objects.remove(body)
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     nif = NifFile.read(out)
     assert nif.blocks[0].collision_object == -1
     assert not [b for b in nif.blocks if b.type_name.startswith("bhk")]
@@ -523,15 +486,12 @@ def test_damaged_collision_blocks_import_or_fail_naming_the_file(clean_scene, ev
 def test_panel_draws_every_legacy_kind(clean_scene, every_shape):
     """The Fallout 4 collision panel draws the legacy kinds with the same fields."""
     import bpy
-    from test_collision_blender import Layout
-
     panel_class = bpy.types.OBJECT_PT_havok_collision
     kinds = set()
     for obj in imported(every_shape).all_objects:
         if "havok_shape" not in obj:
             continue
-        drawn = []
-        panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+        drawn = panel_drawn(panel_class, obj)
         texts = [text for _, text in drawn]
         kinds.add(obj["havok_shape"])
         assert "Material" in texts or obj["havok_shape"] in ("list", "convex_list")
@@ -594,7 +554,7 @@ def test_every_primitive_kind_edited_comes_back_where_blender_shows_it(clean_sce
     expected = {owner: bounds(world_points(bodies[owner])) for owner in (23, 33)}
     kinds = {owner: sorted(child["havok_shape"] for child in bodies[owner].children) for owner in (23, 33)}
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     _, raw = collision_bodies(out)
     assert {t for t, _ in raw.values()} >= {"bhkConvexTransformShape", "bhkListShape", "bhkConvexListShape", "bhkSphereShape"}
     nif = NifFile.read(out)
@@ -633,7 +593,7 @@ def test_a_body_that_cannot_be_shown_is_kept(clean_scene, corpus, tmp_path):
     assert sorted(bodies_of(collection)) == [0]
     bodies_of(collection)[0].location.x += 1.0  # an edited body beside it is still written
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     written = NifFile.read(out)
     clip = next(block for block in written.blocks if getattr(block, "name", None) == "##nmClip")
     assert written.blocks[written.blocks[clip.collision_object].body].type_name == "bhkRigidBody"
@@ -641,7 +601,7 @@ def test_a_body_that_cannot_be_shown_is_kept(clean_scene, corpus, tmp_path):
     bpy.context.view_layer.update()
     collection.name = "before"
     untouched = imported(path)
-    assert export(untouched, tmp_path / "same.nif") == path.read_bytes()
+    assert export_bytes(untouched, tmp_path / "same.nif") == path.read_bytes()
 
 
 def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, tmp_path):
@@ -671,8 +631,6 @@ def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, 
 
 
 def test_xbox_file_with_packed_collision_imports_as_the_pc_file(clean_scene, every_shape, tmp_path):
-    from test_legacy_havok import xbox_file
-
     pc = {owner: bounds(world_points(body)) for owner, body in bodies_of(imported(every_shape)).items()}
     data, _ = xbox_file(every_shape.read_bytes())
     path = tmp_path / "console.nif"

@@ -8,24 +8,17 @@ import re
 
 import numpy as np
 import pytest
+from kf_writer import PELVIS_ROTATIONS, PELVIS_TRANSLATIONS, SKELETON, SPINE_X, SPINE_Z, build_kf
 from raw_animation import read_sequences, text_keys, transform_data
 from raw_nodes import read_nodes
-from support import CORPUS
+from scene import export_file, imported
 
-from precombined_nif.core.nif import NifFile
 
 FO4 = "pynifly/tests/tests/FO4/"
 ANIMATED = [
     FO4 + name
     for name in ("CigaretteMachine.nif", "Meshes/BOSRadarDish.nif", "RedR_ButtonBox.nif", "Workshop_BldWoodPDoor02.nif", "AnimatronicSpaceMan.nif")
 ]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def fcurve_of(action, slot, path, index):
@@ -153,7 +146,7 @@ def test_sequence_frequency_is_the_files(clean_scene, corpus, tmp_path):
     for sequence in sequences:
         action, _slot = sequence_action(obj, sequence.name)
         assert action["nif_frequency"] == pytest.approx(sequence.frequency, abs=1e-7), sequence.name
-    export(collection, tmp_path / "out.nif")
+    export_file(collection, tmp_path / "out.nif")
     assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
 
 
@@ -375,14 +368,6 @@ def test_euler_keys_turn_the_object_as_the_game_does(clean_scene, corpus):
     assert checked >= 4 and at_rest >= 2  # the opening door and its knob start where the nodes are
 
 
-def export(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-
-
 def test_untouched_animated_import_exports_byte_identical_after_playing(clean_scene, corpus, tmp_path):
     """Playing the actions moves the objects; the nodes still keep their own transforms."""
     import bpy
@@ -390,7 +375,7 @@ def test_untouched_animated_import_exports_byte_identical_after_playing(clean_sc
     path = corpus / FO4 / "Workshop_BldWoodPDoor02.nif"
     collection = imported(path)
     set_time(bpy.context.scene, 17.5)
-    export(collection, tmp_path / "out.nif")
+    export_file(collection, tmp_path / "out.nif")
     assert (tmp_path / "out.nif").read_bytes() == path.read_bytes()
 
 
@@ -414,7 +399,7 @@ def test_retimed_key_exports_and_imports_again_with_the_edit(clean_scene, corpus
         point.y += 0.25
     fcurve.update()
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_file(collection, out)
 
     raw_out, sequences_out = read_sequences(out)
     edited = {s.name: s for s in sequences_out}
@@ -455,29 +440,6 @@ def imported_as(path, stem):
     target = path.with_name(f"{stem}.nif")
     path.rename(target)
     return imported(target)
-
-
-SKELETON = "pynifly/io_scene_nifly/skeletons/FONV/skeleton.nif"
-PELVIS_ROTATIONS = [(0.0, (1.0, 0.0, 0.0, 0.0), (0.2, 0.1, -0.3)), (0.5, (0.7071068, 0.0, 0.7071068, 0.0), (0.0, 0.0, 0.0)),
-                    (1.0, (0.0, 0.0, 0.0, 1.0), (-0.5, 0.0, 0.25)),
-                    (1.5, (-0.7071068, 0.0, 0.0, -0.7071068), (0.0, 0.0, 0.0))]  # fmt: skip  (the last on the far side)
-PELVIS_TRANSLATIONS = [(0.0, (0.0, 1.0, 2.0), (0.0, 0.0, 0.0)), (0.4, (3.0, -1.0, 2.5), (0.5, 0.2, -0.1)), (1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))]
-SPINE_X = [(0.0, (0.1,), (0.0, 0.3)), (0.3, (0.4,), (0.2, -0.1)), (1.0, (-0.2,), (0.0, 0.0))]
-SPINE_Z = [(0.0, (0.0,), ()), (0.6, (1.2,), ())]
-SPINE_SCALE = [(0.0, (1.0,), ()), (0.5, (1.5,), ())]
-
-
-def build_kf():
-    """Pelvis: TBC quaternion and translation keys; Spine: quadratic X and linear Z Euler keys,
-    constant scale keys; text keys at the start and end."""
-    from kf_writer import KfWriter
-
-    kf = KfWriter()
-    pelvis = kf.interpolator(kf.transform_data(rotation=(3, PELVIS_ROTATIONS), translation=(3, PELVIS_TRANSLATIONS)))
-    spine = kf.interpolator(kf.transform_data(xyz=[(2, SPINE_X), (1, []), (1, SPINE_Z)], scale=(5, SPINE_SCALE)))
-    text = kf.text_keys([(0.0, "start"), (1.0, "end")])
-    sequence = kf.sequence("Walk", [("Bip01 Pelvis", pelvis), ("Bip01 Spine", spine)], text, 0.0, 1.0, cycle_type=0)
-    return kf.to_bytes(sequence)
 
 
 def test_standalone_kf_animates_the_scenes_nodes_and_writes_back(clean_scene, corpus, tmp_path):

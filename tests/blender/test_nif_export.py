@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import extension
+from scene import cube, export, export_objects, imported, skinned_column
 from support import CORPUS, corpus_files, unavailable
 
 from precombined_nif.core.nif import NifFile, skinning
@@ -25,33 +26,6 @@ def _exportable(path):
 
 
 ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
-
-
-def imported(path, **options):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def export(collection, path, **options):
-    """Export the collection's objects (as File > Export does for the active collection)."""
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), **options) == {"FINISHED"}
-    return NifFile.read(path)
-
-
-def export_objects(objects, path, **options):
-    import bpy
-
-    bpy.ops.object.select_all(action="DESELECT")
-    for obj in objects:
-        obj.select_set(True)
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path), use_selection=True, **options) == {"FINISHED"}
-    return NifFile.read(path)
 
 
 def shapes(nif):
@@ -148,18 +122,9 @@ def test_edited_strips_become_a_triangle_list(clean_scene, corpus, tmp_path):
     assert others and all(b.type_name == "NiTriStrips" for b in others)
 
 
-def _cube(name="Box", size=2.0):
-    import bpy
-
-    bpy.ops.mesh.primitive_cube_add(size=size)
-    obj = bpy.context.active_object
-    obj.name = name
-    return obj
-
-
 @pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
 def test_new_cube_is_written_with_seams_and_hard_edges(clean_scene, tmp_path, game):
-    obj = _cube()
+    obj = cube()
     obj.location = (1.0, 2.0, 3.0)
     out = export_objects([obj], tmp_path / "cube.nif", game=game)
     assert out.header.game == game
@@ -200,7 +165,7 @@ def test_large_mesh_is_split_at_65535_vertices(clean_scene, tmp_path):
 def test_material_slots_become_separate_shapes(clean_scene, tmp_path):
     import bpy
 
-    obj = _cube()
+    obj = cube()
     for name in ("A", "B"):
         obj.data.materials.append(bpy.data.materials.new(name))
     for polygon in obj.data.polygons[:2]:
@@ -265,7 +230,7 @@ def test_moved_node_writes_its_new_transform(clean_scene, corpus, tmp_path):
 def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
     import bpy
 
-    obj = _cube()
+    obj = cube()
     obj.scale = (1.0, 2.0, 1.0)
     target = tmp_path / "bad.nif"
     target.write_bytes(b"keep me")
@@ -293,39 +258,9 @@ def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, v
     assert f"Blender {version}." in result.stdout and "imported, written back and edited" in result.stdout
 
 
-def _skinned_column():
-    """A subdivided box standing on the origin, an armature of two stacked bones, and weights
-    blending from the lower bone to the upper one along the height."""
-    import bpy
-
-    bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
-    armature = bpy.context.active_object
-    bpy.ops.object.mode_set(mode="EDIT")
-    lower = armature.data.edit_bones[0]
-    lower.name, lower.head, lower.tail = "Lower", (0, 0, 0), (0, 0, 1)
-    upper = armature.data.edit_bones.new("Upper")
-    upper.head, upper.tail, upper.parent = (0, 0, 1), (0, 0, 2), lower
-    bpy.ops.object.mode_set(mode="OBJECT")
-    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 1.0))
-    column = bpy.context.active_object
-    column.scale = (1.0, 1.0, 2.0)
-    bpy.ops.object.transform_apply(scale=True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    bpy.ops.mesh.subdivide(number_cuts=3)
-    bpy.ops.object.mode_set(mode="OBJECT")
-    groups = [column.vertex_groups.new(name=name) for name in ("Lower", "Upper")]
-    for vertex in column.data.vertices:
-        height = min(max((column.matrix_world @ vertex.co).z / 2.0, 0.0), 1.0)
-        groups[0].add([vertex.index], 1.0 - height, "REPLACE")
-        groups[1].add([vertex.index], height, "REPLACE")
-    column.parent = armature
-    column.modifiers.new("Armature", "ARMATURE").object = armature
-    return armature, column
-
-
 def _node_worlds(nif):
     """World matrix of every node reached from the roots (world = T + R * s * v, rows as stored)."""
-    from precombined_nif.core.nif.skinning import transform_matrix
+    from precombined_nif.core.transforms import transform_matrix
 
     worlds, stack = {}, [(root, np.eye(4)) for root in nif.roots]
     while stack:
@@ -340,7 +275,7 @@ def _node_worlds(nif):
 @pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
 def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, game):
 
-    armature, column = _skinned_column()
+    armature, column = skinned_column()
     out = export_objects([armature, column], tmp_path / "skinned.nif", game=game)
     (shape,) = shapes(out)
     assert shape.skinned

@@ -2,19 +2,12 @@
 
 import numpy as np
 import pytest
+from scene import imported
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
-
-
-def imported(path, **options):
-    import bpy
-
-    result = bpy.ops.import_scene.precombined_nif(filepath=str(path), **options)
-    assert result == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def test_fo4_static_shape_matches_the_codec(clean_scene, corpus):

@@ -8,6 +8,7 @@ import struct
 import numpy as np
 import pytest
 
+from archive_writer import dds_bytes
 from nif_rewriter import RawNif
 from precombined_nif.core.materials.bgsm import MaterialFile
 from precombined_nif.core.nif import NifFile
@@ -35,35 +36,6 @@ FILES = [
     FO3_EMIT,
     FO3_ALPHA,
 ]
-
-
-def dds_bytes(width=4, height=4):
-    """An uncompressed 32-bit BGRA DDS: header (124 bytes after the magic) and opaque red pixels."""
-    header = struct.pack(
-        "<4s7I44x8I5I",
-        b"DDS ",
-        124,
-        0x1 | 0x2 | 0x4 | 0x1000 | 0x8,  # caps, height, width, pixel format, pitch
-        height,
-        width,
-        width * 4,
-        0,
-        0,
-        32,
-        0x41,  # pixel format: RGB with alpha
-        0,
-        32,
-        0x00FF0000,
-        0x0000FF00,
-        0x000000FF,
-        0xFF000000,
-        0x1000,  # caps: texture
-        0,
-        0,
-        0,
-        0,
-    )
-    return header + bytes((0, 0, 255, 255)) * (width * height)
 
 
 def module(addon, name):
@@ -350,7 +322,7 @@ def test_fallout_76_import_finds_its_material_and_textures_in_the_preferences_da
     """No Fallout 76 file is in the corpus: the nifly golden as Fallout 76 writes it, its shaders
     naming a material file, finds that file and the file's textures in the FO76 Data folder."""
     import bpy
-    from test_nif_situations import MATERIAL, fo76_file
+    from nif_rewriter import FO76_MATERIAL as MATERIAL, fo76_file
 
     path = fo76_file(corpus, tmp_path)
     data = tmp_path / "Data"

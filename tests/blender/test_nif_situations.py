@@ -9,46 +9,11 @@ import struct
 import numpy as np
 import pytest
 
-from nif_rewriter import RawNif
+from nif_rewriter import FO76_MATERIAL as MATERIAL, STATIC, RawNif, fo76_file
 from raw_nodes import SHAPE_TYPES, read_nodes, world_matrices
+from scene import export_bytes, imported
 
-STATIC = "nifly/tests/input/TestNifFile_Static_FO4.nif"
 FNV_WEAPON = "pynifly/tests/tests/FONV/9mmscp.nif"
-MATERIAL = "Materials\\Test\\FO76Test.bgsm"
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
-
-
-def exported(collection, path):
-    import bpy
-
-    layer = bpy.context.view_layer.layer_collection.children[collection.name]
-    bpy.context.view_layer.active_layer_collection = layer
-    assert bpy.ops.export_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return path.read_bytes()
-
-
-def fo76_file(corpus, tmp_path):
-    """The nifly FO4 golden as Fallout 76 writes it: bs 155 (a u32 in place of the process
-    script), BSTriShape with bound min/max, shaders named after their material file and holding
-    nothing else."""
-    nif = RawNif.read(corpus / STATIC)
-    nif.bs_version = 155
-    nif.export_info[1] = ("int", 0)
-    for index in nif.indices_of("BSTriShape"):
-        block = nif.blocks[index]
-        at = nif.av_offsets(index)["end"] + 16  # bound centre and radius
-        block[at:at] = struct.pack("<6f", -1.0, -2.0, -3.0, 1.0, 2.0, 3.0)
-    for index in nif.indices_of("BSLightingShaderProperty"):
-        nif.blocks[index] = bytearray(struct.pack("<iIi", nif.string_index(MATERIAL), 0, -1))
-    path = tmp_path / "Static_FO76.nif"
-    path.write_bytes(nif.to_bytes())
-    return path
 
 
 def test_fallout_76_file_imports_and_writes_back(clean_scene, corpus, tmp_path):
@@ -59,7 +24,7 @@ def test_fallout_76_file_imports_and_writes_back(clean_scene, corpus, tmp_path):
     for obj in meshes:
         shader = obj.active_material["nif_record"]["shader"]
         assert shader["type"] == "BSLightingShaderProperty" and shader["name"] == MATERIAL
-    assert exported(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
 
 
 def emptied_shape_file(corpus, tmp_path):
@@ -83,9 +48,9 @@ def test_shape_without_vertices_is_an_object_and_writes_back(clean_scene, corpus
     obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
     assert obj.type == "EMPTY"
     np.testing.assert_allclose(np.array(obj.matrix_world), world_matrices(*read_nodes(path))[index], atol=1e-5)
-    assert exported(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
     obj.matrix_basis = Matrix.Translation((0.0, 0.0, 25.0)) @ obj.matrix_basis  # the user moves it
-    moved = exported(collection, tmp_path / "moved.nif")
+    moved = export_bytes(collection, tmp_path / "moved.nif")
     nodes, roots = read_nodes(tmp_path / "moved.nif")
     assert len(nodes) == len(read_nodes(path)[0])  # still the shape block, no new node
     np.testing.assert_allclose(world_matrices(nodes, roots)[index][2, 3], world_matrices(*read_nodes(path))[index][2, 3] + 25.0, atol=1e-4)
@@ -114,7 +79,7 @@ def test_billboard_node_and_its_shapes_are_imported_and_written_back(clean_scene
     worlds = world_matrices(*read_nodes(path))
     for index, obj in by_block.items():
         np.testing.assert_allclose(np.array(obj.matrix_world), worlds[index], atol=1e-5)
-    assert exported(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
 
 
 # -- every node type: what each adds after NiNode's fields (nif.xml), as bytes ------------------
@@ -240,11 +205,11 @@ def test_node_type_is_an_object_over_its_shapes_and_writes_back(clean_scene, cor
     collection = imported(path)
     by_block, worlds = _check_placed(collection, path, node, shapes)
     assert by_block[node]["nif_type"] == type_name
-    assert exported(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
 
     by_block[node].matrix_world = Matrix.Translation((0.0, 0.0, 25.0)) @ by_block[node].matrix_world  # the user moves it
     moved_path = tmp_path / "moved.nif"
-    moved = exported(collection, moved_path)
+    moved = export_bytes(collection, moved_path)
     assert len(moved) == len(path.read_bytes()) and RawNif(moved).type_of(node) == type_name
     moved_worlds = world_matrices(*read_nodes(moved_path))
     for index in (node, *shapes):
@@ -270,7 +235,7 @@ def test_node_bytes_past_its_known_fields_are_kept(clean_scene, corpus, tmp_path
     assert NifFile.read(path).blocks[node].trailing == unknown
     collection = imported(path)
     by_block, _ = _check_placed(collection, path, node, shapes)
-    assert exported(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
     by_block[node].matrix_world = Matrix.Translation((0.0, 0.0, 25.0)) @ by_block[node].matrix_world
-    moved = RawNif(exported(collection, tmp_path / "moved.nif"))
+    moved = RawNif(export_bytes(collection, tmp_path / "moved.nif"))
     assert moved.blocks[node].endswith(struct.pack("<HI", 3, 0) + unknown)

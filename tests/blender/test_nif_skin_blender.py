@@ -1,27 +1,20 @@
 """Skinned NIFs through Blender: armatures, vertex groups and deformation against the file's own
 skinning math; export back through io.nif.skin_export onto the imported file as template."""
 
-
 import struct
 
 import numpy as np
 import pytest
+from scene import export, imported
 from support import CORPUS, corpus_files
 
-from precombined_nif.core.nif import NifFile, skinning
+from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
 FO4_BODY = "pynifly/tests/tests/FO4/MaleBody.nif"
 FO4_GOLDEN = "nifly/tests/input/TestNifFile_Skinned_FO4.nif"
 FNV_OUTFIT = "pynifly/tests/tests/FONV/outfitf_simple.nif"
 BODY_OFF_BIND = "pynifly/tests/tests/FO4/BTMaleBody.nif"  # nodes 120 units from the bind pose
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def skinned_shapes(nif):
@@ -281,7 +274,7 @@ def check_segments(shape, source_shape):
         assert not subs or position == start + seg.num_primitives
         start += seg.num_primitives
     assert start == len(shape.triangles)
-    assert skinning.segment_layout(shape) == skinning.segment_layout(source_shape)
+    assert segments.segment_layout(shape) == segments.segment_layout(source_shape)
 
 
 # Reassigning faces needs a body with several segments (the regression body has one).
@@ -290,8 +283,6 @@ SEGMENT_EDITS = [(name, edit) for name in SEGMENT_BODIES for edit in ("move", "d
 
 @pytest.mark.parametrize("name, edit", SEGMENT_EDITS)
 def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp_path, name, edit):
-    from test_nif_export import export
-
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)
     obj, index = sub_index_object(collection)
@@ -301,7 +292,7 @@ def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp
     assert shape.type_name == "BSSubIndexTriShape"
     assert len(shape.triangles) == len(obj.data.polygons)
     check_segments(shape, source.blocks[index])
-    segment, sub = skinning.face_segments(shape)
+    segment, sub = segments.face_segments(shape)
     # Each exported triangle's (segment, sub-segment) is its Blender face's.
     points, faces = blender_triangles(obj.data)
     wanted = sorted(zip(corner_keys(points, faces), face_values(obj.data, "nif_segment").tolist(), face_values(obj.data, "nif_subsegment").tolist()))
@@ -312,8 +303,6 @@ def test_edited_sub_index_shape_gets_its_faces_segments(clean_scene, corpus, tmp
 
 
 def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corpus, tmp_path):
-    from test_nif_export import export
-
     name = SEGMENT_BODIES[0]
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)
@@ -323,15 +312,13 @@ def test_faces_without_segments_go_to_the_first_filled_segment(clean_scene, corp
     obj.data.vertices[0].co.z += 0.5
     shape = export(collection, tmp_path / "out.nif").blocks[index]
     check_segments(shape, source.blocks[index])
-    first = skinning.first_filled_segment(source.blocks[index])
-    segment, sub = skinning.face_segments(shape)
+    first = segments.first_filled_segment(source.blocks[index])
+    segment, sub = segments.face_segments(shape)
     assert (segment == first).all() and (sub == 0).all()
 
 
 def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path):
     """Without its armature the body is written unskinned; its segments still follow its faces."""
-    from test_nif_export import export
-
     name = SEGMENT_BODIES[0]
     source = NifFile.read(corpus / name)
     collection = imported(corpus / name)
@@ -341,7 +328,7 @@ def test_unskinned_sub_index_shape_keeps_segments(clean_scene, corpus, tmp_path)
     shape = export(collection, tmp_path / "out.nif").blocks[index]
     assert shape.skin == -1 and not shape.skinned
     check_segments(shape, source.blocks[index])
-    segment, _ = skinning.face_segments(shape)
+    segment, _ = segments.face_segments(shape)
     assert sorted(segment.tolist()) == sorted(face_values(obj.data, "nif_segment").tolist())
 
 

@@ -9,9 +9,8 @@ import zlib
 
 import numpy as np
 import pytest
-from plugin_writer import cell_with_children, interior_cells, placed, plugin, precombined_cell, stamp
+from plugin_writer import cell_with_children, independent_refrs, interior_cells, placed, plugin, precombined_cell, stamp
 from support import corpus_files
-from test_plugin import independent_refrs
 
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
 CELL = next(p for p in corpus_files("ck-precombined/**/*_OC.NIF") if "1200ADBE" in p.name.upper())

@@ -204,7 +204,7 @@ def test_record_meshes_carry_their_shapes_materials(clean_scene, corpus, addon, 
     shows that shape's shader (its BGSM path kept), one Blender material per shape; textures are
     found under the Data folder."""
     import bpy
-    from test_nif_materials_blender import dds_bytes
+    from archive_writer import dds_bytes
 
     from precombined_nif.core.nif import NifFile
 

@@ -6,6 +6,7 @@ import struct
 import numpy as np
 import pytest
 from precombined_builder import block_bytes, csg_bytes, geometry_space, make_object
+from scene import export_cell
 
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.nodes import NiNode
@@ -29,19 +30,11 @@ def import_cell(path, **options):
     return bpy.data.collections[path.stem]
 
 
-def export(collection, path, **options):
-    import bpy
-
-    for obj in bpy.context.scene.objects:
-        obj.select_set(obj.name in collection.objects)
-    return bpy.ops.export_scene.precombined_cell(filepath=str(path), **options)
-
-
 @pytest.mark.parametrize("block_type, layout", [(SHARED, "inline"), ("BSPackedCombinedGeomDataExtra", "baked")])
 def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, block_type, layout):
     source = write_cell(tmp_path / "cell_OC.nif", block_type, block_bytes(OBJECTS, layout))
     collection = import_cell(source, lod="1")
-    assert export(collection, tmp_path / "out.nif", layout=layout) == {"FINISHED"}
+    assert export_cell(collection, tmp_path / "out.nif", layout=layout) == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
 
 
@@ -54,7 +47,7 @@ def test_external_cell_with_retail_descriptors_exports_byte_identical(clean_scen
     csg.write_bytes(csg_bytes(OBJECTS, space, offsets))
     source = write_cell(tmp_path / "retail_OC.nif", SHARED, block_bytes(OBJECTS, "external", offsets=offsets, desc=retail))
     collection = import_cell(source, geometry_path=str(csg))
-    assert export(collection, tmp_path / "out.nif") == {"FINISHED"}
+    assert export_cell(collection, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
 
 
@@ -69,7 +62,7 @@ def test_edits_reach_the_file_and_read_back(clean_scene, tmp_path):
     moved.matrix_world = Matrix.Translation((10.0, 20.0, 30.0)) @ Matrix.Rotation(0.5, 4, "Z") @ Matrix.Scale(2.0, 4)
     mesh = placed[-1].data
     mesh.vertices[0].co = (1.5, 2.5, 3.5)
-    assert export(collection, tmp_path / "edited.nif") == {"FINISHED"}
+    assert export_cell(collection, tmp_path / "edited.nif") == {"FINISHED"}
     block = NifFile.read(tmp_path / "edited.nif").blocks[1]
     assert len(block.records) == 3
     first = instance_matrices(block.records[0].instances)[0]
@@ -152,7 +145,7 @@ def test_cli_import_then_export_round_trip(tmp_path):
 def test_geometry_nodes_cell_exports_byte_identical(clean_scene, tmp_path):
     source = write_cell(tmp_path / "gn_OC.nif", SHARED, block_bytes(OBJECTS, "inline"))
     collection = import_cell(source, instancing="GEOMETRY_NODES")
-    assert export(collection, tmp_path / "out.nif") == {"FINISHED"}
+    assert export_cell(collection, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
 
 
@@ -199,10 +192,10 @@ def test_meshes_hold_no_geometry_copies_and_export_rereads_the_csg(clean_scene, 
         assert max(sizes, default=0) <= 3, dict(mesh)
     mesh = sorted(meshes, key=lambda m: m["precombined_object"])[1]
     mesh.vertices[0].co.z += 1.0  # an edit found by comparing with the .csg's record
-    assert export(collection, tmp_path / "edited.nif", plugin="Edits") == {"FINISHED"}
+    assert export_cell(collection, tmp_path / "edited.nif", plugin="Edits") == {"FINISHED"}
     written = NifFile.read(tmp_path / "edited.nif").blocks[1]
     assert [int(e["filename_hash"]) for e in written.objects].count(0xDDF19A67) == 2
     csg.unlink()
     with pytest.raises(RuntimeError, match=r"Fallout4 - Geometry\.csg.*cannot be read"):
-        export(collection, tmp_path / "gone.nif")
+        export_cell(collection, tmp_path / "gone.nif")
     assert not (tmp_path / "gone.nif").exists()

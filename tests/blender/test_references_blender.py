@@ -4,8 +4,9 @@ import importlib
 import struct
 
 import numpy as np
+from plugin_writer import independent_refrs
+from scene import export_cell
 from support import CORPUS, corpus_files
-from test_plugin import independent_refrs
 
 PLUGIN = "ck-precombined/AlootHomePlate.esp"
 CELLS = corpus_files("ck-precombined/**/*_OC.NIF")
@@ -73,7 +74,7 @@ def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_
     import subprocess
 
     import extension
-    from test_cli_in_blender import blender_cli
+    from extension import blender_cli
 
     blend = tmp_path / "cells.blend"
     result = blender_cli("import", *CELLS, "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
@@ -168,9 +169,7 @@ def test_copies_placed_by_geometry_nodes_carry_their_refr_as_a_point_attribute(c
     assert found == expected and sum(v is not None for v in found.values()) == 10
     assert any("3 of 13 instances match no reference" in m for m in messages)
     # The attribute is the import's own: the cell still exports as the Creation Kit wrote it.
-    from test_precombined_export import export
-
-    assert export(by_points, tmp_path / "out.nif") == {"FINISHED"}
+    assert export_cell(by_points, tmp_path / "out.nif") == {"FINISHED"}
     assert (tmp_path / "out.nif").read_bytes() == CELL.read_bytes()
 
 

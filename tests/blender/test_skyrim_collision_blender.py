@@ -6,8 +6,8 @@ is written anew (data re-encoded, MOPP rebuilt) and comes back with the edit."""
 import numpy as np
 import pytest
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
+from scene import bounds, export_bytes, imported, panel_drawn, world_points
 from support import corpus_files
-from test_legacy_collision_blender import bounds, export, imported, world_points
 
 COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
                    if b"bhkCollisionObject" in path.read_bytes() or b"bhkBlendCollisionObject" in path.read_bytes()]
@@ -56,7 +56,7 @@ def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scen
 @pytest.mark.parametrize("path", CASES)
 def test_untouched_corpus_collision_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
-    assert export(collection, tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
 
 
 def assert_mopp_finds_every_triangle(tree, data):
@@ -108,7 +108,7 @@ def test_edited_compressed_mesh_is_written_with_a_new_mopp_and_comes_back(clean_
     moved = before[0] + (0.0, 0.0, 7.0)
     body.data.vertices[0].co = body.matrix_world.inverted() @ Vector(moved)
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     (tree, shape, data), = compressed_blocks(out)
     (old_tree, _, _), = compressed_blocks(path)
     assert tree.code != old_tree.code
@@ -141,7 +141,7 @@ def test_edited_box_in_a_list_comes_back_where_blender_shows_it(clean_scene, cor
     bpy.context.view_layer.update()
     edited = bounds(world_points(body))
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     raw_body = read_bodies(out)[owner]
     assert raw_body["friction"] == pytest.approx(0.8) and raw_body["motion"] == 3 and raw_body["mass"] == pytest.approx(9.0)
     again = bodies_of(imported(out))[owner]
@@ -171,7 +171,7 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     bpy.context.view_layer.update()
     expected = bounds(world_points(sphere))
     out = tmp_path / "out.nif"
-    export(collection, out)
+    export_bytes(collection, out)
     owner = cube["nif_block"]
     body = read_bodies(out)[owner]
     raw = block_bytes(out.read_bytes())
@@ -193,14 +193,11 @@ def test_panel_shows_the_physics_of_skyrim_bodies(clean_scene, corpus):
     """The Havok Collision panel draws a Skyrim body's physics (motion, mass when dynamic,
     friction, restitution, layer) and a compressed mesh's face materials."""
     import bpy
-    from test_collision_blender import Layout
-
     panel_class = bpy.types.OBJECT_PT_havok_collision
     names = ("SkyrimSE/rocks01.nif", "Skyrim/staff04-collision.nif", "SkyrimSE/noblecrate01.nif")
     for name in names:
         for obj in bodies_of(imported(corpus / "pynifly/tests/tests" / name)).values():
-            drawn = []
-            panel_class.draw(type("Panel", (), {"layout": Layout(drawn)})(), type("Context", (), {"object": obj})())
+            drawn = panel_drawn(panel_class, obj)
             texts = [text for _, text in drawn]
             assert {"Friction", "Restitution", "Layer", "Material"} <= set(texts)
             assert ("Mass (kg)" in texts) == (obj["havok_motion"] == "dynamic")
@@ -223,7 +220,7 @@ def test_damaged_compressed_mesh_is_named_left_out_and_kept(clean_scene, corpus,
     assert any("chunk 0: an index names vertex 502" in warning for warning in warnings)
     assert not any("havok_shape" in obj for obj in collection.all_objects)
     assert any(obj.type == "MESH" for obj in collection.all_objects)
-    assert export(imported(path), tmp_path / "out.nif") == path.read_bytes()
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()
 
 
 def raw_body_points(raw, body, owner_world):
@@ -289,6 +286,6 @@ def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus,
     assert any("MOPP code of block" in warning and "damaged" in warning for warning in warnings)
     assert any(obj.get("havok_shape") == "compressed_mesh" for obj in collection.all_objects)
     out = tmp_path / "out.nif"
-    export(imported(path), out)
+    export_bytes(imported(path), out)
     (tree, _, data), = compressed_blocks(out)
     assert_mopp_finds_every_triangle(tree, data)

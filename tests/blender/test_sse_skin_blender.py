@@ -5,6 +5,7 @@ NiSkinInstance): what Blender shows is checked against tests/sse_raw.py's struct
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
+from scene import cube, export_objects, imported, skinned_column, snapshot
 from sse_raw import raw_sse_shapes
 from support import CORPUS, corpus_files
 
@@ -14,13 +15,6 @@ SSE_SKINNED = [
     + corpus_files("pynifly/tests/tests/FO4/VaaMaleScarR04.nif")
     if b"NiSkinPartition" in p.read_bytes() and RawNif.read(p).bs_version == 100  # glassbowskinned is LE
 ]
-
-
-def imported(path):
-    import bpy
-
-    assert bpy.ops.import_scene.precombined_nif(filepath=str(path)) == {"FINISHED"}
-    return bpy.data.collections[path.stem]
 
 
 def mesh_arrays(obj):
@@ -155,8 +149,6 @@ def damaged_feet(corpus, damage):
 )
 def test_damaged_sse_skin_fails_naming_the_shape_and_leaves_nothing(clean_scene, corpus, tmp_path, damage, message):
     import bpy
-
-    from test_damaged_blender import snapshot
 
     data, _ = damaged_feet(corpus, damage)
     path = tmp_path / "feet.nif"
@@ -314,12 +306,10 @@ def vanilla_desc(flags):
 def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_path):
     import bpy
 
-    from test_nif_export import _cube, export_objects
-
-    cube = _cube()
-    positions = {tuple(np.round(v.co, 4)) for v in cube.data.vertices}
-    uvs = sorted(tuple(np.round(d.uv, 4)) for d in cube.data.uv_layers[0].data)
-    export_objects([cube], tmp_path / "cube.nif", game="SSE")
+    box = cube()
+    positions = {tuple(np.round(v.co, 4)) for v in box.data.vertices}
+    uvs = sorted(tuple(np.round(d.uv, 4)) for d in box.data.uv_layers[0].data)
+    export_objects([box], tmp_path / "cube.nif", game="SSE")
     path = tmp_path / "cube.nif"
     # farmbench01 / noblecrate01: BSFadeNode, BSTriShape, BSLightingShaderProperty, BSShaderTextureSet
     assert block_types(path) == ["BSFadeNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
@@ -327,7 +317,7 @@ def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_pat
     flags, desc = shape_fields(path, 1)
     assert flags == 0x8000E and desc == vanilla_desc(0x1B)  # steeldagger's: position, UV, normal, tangent
     assert shader_flags(path, 2) == (0x82400301, 0x8021)
-    bpy.data.objects.remove(cube)
+    bpy.data.objects.remove(box)
     again = imported(path)
     (obj,) = [o for o in again.all_objects if o.type == "MESH"]
     got, got_triangles, got_uvs, _ = mesh_arrays(obj)
@@ -339,9 +329,7 @@ def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_pat
 def test_new_sse_skinned_mesh_matches_vanilla_armour_and_reimports(clean_scene, tmp_path):
     import bpy
 
-    from test_nif_export import _skinned_column, export_objects
-
-    armature, plane = _skinned_column()
+    armature, plane = skinned_column()
     order = [plane.vertex_groups[name].index for name in ("Lower", "Upper")]
     by_position = {
         tuple(np.round(np.array(plane.matrix_world @ v.co), 3)): np.array([{g.group: g.weight for g in v.groups}.get(i, 0.0) for i in order])

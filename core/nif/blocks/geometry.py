@@ -3,6 +3,7 @@
 import numpy as np
 
 from ...errors import FormatError
+from .. import versions
 from ..block import Block, block_class
 from ..packed_vertices import bounding_sphere
 from .objects import NiAVObject
@@ -35,7 +36,7 @@ class NiTriBasedGeom(NiAVObject):
         self.material_extra_data = s.array(self.material_extra_data, "i4", n)
         self.active_material = s.i32(self.active_material)
         self.material_needs_update = s.bool8(self.material_needs_update)
-        if s.context.bs_version > 34:
+        if versions.after_fo3(s.context.bs_version):
             self.shader_property = s.ref(self.shader_property)
             self.alpha_property = s.ref(self.alpha_property)
 
@@ -115,7 +116,7 @@ class NiTriBasedGeomData(Block):
         if has_vertices and not packed:
             self.vertices = _vec3_array(s, self.vertices, n)
         self.bs_data_flags = s.u16(self.bs_data_flags)
-        if s.context.bs_version > 34:
+        if versions.after_fo3(s.context.bs_version):
             self.material_crc = s.u32(self.material_crc)
         has_normals = s.bool8(flags[1] if packed else self.normals is not None)
         if has_normals and not packed:
@@ -146,7 +147,7 @@ class NiTriBasedGeomData(Block):
         if n == 0 or self.PACKED_TYPE not in header.block_types:
             return False
         # has vertices, flags, [material CRC], has normals, bound sphere, has colours, consistency
-        at = s.pos + 1 + 2 + (4 if header.bs_version > 34 else 0) + 1 + 16 + 1 + 2
+        at = s.pos + 1 + 2 + (4 if versions.after_fo3(header.bs_version) else 0) + 1 + 16 + 1 + 2
         if at + 4 > len(s.data):
             return False
         (ref,) = s.structs.i32.unpack_from(s.data, at)

@@ -11,22 +11,21 @@ bounds meet their meshes at that factor, tests/test_skyrim_havok.py)."""
 import numpy as np
 
 from ...errors import FormatError
+from .. import versions
 from ..block import Block, block_class
 
 GAME_UNITS = 6.999125  # game units per Havok unit in FO3/FNV (FORMAT-NOTES section 8)
 SKYRIM_GAME_UNITS = 69.99125  # in Skyrim LE and SE, as in FO4
-SKYRIM_BS = 83  # first bs version with the Skyrim (hk 2010) layouts
-FO4_BS = 130  # from here on collision is a bhkNPCollisionObject holding a packfile
 
 
 def havok_scale(bs_version):
     """Game units per Havok unit in a file of this bs version."""
-    return GAME_UNITS if bs_version <= 34 else SKYRIM_GAME_UNITS
+    return GAME_UNITS if versions.up_to_fo3(bs_version) else SKYRIM_GAME_UNITS
 
 
 def uses_bhk_bodies(bs_version):
     """Whether a file's collision is bhkCollisionObject / bhkRigidBody blocks (FO3 to Skyrim SE)."""
-    return bs_version < FO4_BS
+    return versions.before_fo4(bs_version)  # from FO4 on: a bhkNPCollisionObject holding a packfile
 
 # hkWorldObjectCinfo::Property: data, size, capacity and flags.
 EMPTY_PROPERTY = (0, 0, 0x80000000)
@@ -66,7 +65,7 @@ class bhkBlendCollisionObject(bhkCollisionObject):
         super().sync(s)
         self.heir_gain = s.f32(self.heir_gain)
         self.vel_gain = s.f32(self.vel_gain)
-        if s.context.bs_version < 9:
+        if versions.oblivion(s.context.bs_version):
             self.unknown_floats = s.floats(self.unknown_floats, 2)
 
 
@@ -136,10 +135,10 @@ class bhkRigidBody(Block):
         self.unused_entity = s.u8(self.unused_entity)
         self.callback_delay = s.u16(self.callback_delay)
         bs = s.context.bs_version
-        if 34 < bs < SKYRIM_BS or bs >= FO4_BS:
+        if versions.between_fo3_and_skyrim(bs) or versions.fo4_or_later(bs):
             self._sync_later_info(s)
             return
-        skyrim = bs >= SKYRIM_BS
+        skyrim = versions.skyrim_or_later(bs)
         self.unused_1 = s.raw(self.unused_1, 4)
         self.body_filter = sync_filter(s, self.body_filter)
         self.unused_2 = s.raw(self.unused_2, 4)
@@ -444,6 +443,6 @@ class bhkMoppBvTreeShape(Block):
         self.scale = s.f32(self.scale)
         size = s.count(len(self.code), what="MOPP code")
         self.offset = s.vec4(self.offset)
-        if s.context.bs_version > 34:
+        if versions.after_fo3(s.context.bs_version):
             self.build_type = s.u8(self.build_type)
         self.code = s.raw(self.code, size)

@@ -8,6 +8,7 @@ behind, right, left, up). BSInvMarker (name ``INV``) is how the inventory shows 
 rotations about X, Y and Z in thousandths of a radian and a zoom.
 """
 
+from .. import versions
 from ..block import block_class
 from .extra_data import NiExtraData
 
@@ -24,7 +25,7 @@ class FurniturePosition:
 
     def sync(self, s):
         self.offset = s.vec3(self.offset)
-        if s.context.bs_version <= 34:
+        if versions.up_to_fo3(s.context.bs_version):
             self.orientation = s.u16(self.orientation)
             self.position_ref_1 = s.u8(self.position_ref_1)
             self.position_ref_2 = s.u8(self.position_ref_2)

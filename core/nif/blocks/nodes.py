@@ -4,6 +4,7 @@ the data blocks their fields point at (NiLODNode's LOD data, BSMultiBoundNode's 
 import numpy as np
 
 from ...errors import FormatError
+from .. import versions
 from ..block import Block, block_class
 from .objects import IDENTITY, NiAVObject
 
@@ -22,7 +23,7 @@ class NiNode(NiAVObject):
     def sync(self, s):
         super().sync(s)
         self.children = s.ref_list(self.children)
-        if s.context.bs_version < 130:
+        if versions.before_fo4(s.context.bs_version):
             self.effects = s.ref_list(self.effects)
 
 
@@ -56,7 +57,7 @@ class BSMultiBoundNode(NiNode):
     def sync(self, s):
         super().sync(s)
         self.multi_bound = s.ref(self.multi_bound)
-        if s.context.bs_version >= 83:
+        if versions.skyrim_or_later(s.context.bs_version):
             self.culling_mode = s.u32(self.culling_mode)
 
 

@@ -1,5 +1,6 @@
 """The abstract bases every scene-graph block shares: NiObjectNET and NiAVObject."""
 
+from .. import versions
 from ..block import Block
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
@@ -36,6 +37,6 @@ class NiAVObject(NiObjectNET):
         self.translation = s.vec3(self.translation)
         self.rotation = s.mat33(self.rotation)
         self.scale = s.f32(self.scale)
-        if bs <= 34:
+        if versions.up_to_fo3(bs):
             self.properties = s.ref_list(self.properties)
         self.collision_object = s.ref(self.collision_object)

@@ -3,6 +3,7 @@
 
 import math
 
+from .. import versions
 from ..block import Block, block_class
 from .objects import NiObjectNET
 
@@ -20,7 +21,7 @@ class BSShaderProperty(NiObjectNET):
 
     def sync(self, s):
         super().sync(s)
-        if s.context.bs_version <= 34:
+        if versions.up_to_fo3(s.context.bs_version):
             self.shade_flags = s.u16(self.shade_flags)
             self.shader_type = s.u32(self.shader_type)
             self.shader_flags_1 = s.u32(self.shader_flags_1)
@@ -41,7 +42,7 @@ class BSShaderPPLightingProperty(BSShaderProperty):
     def sync(self, s):
         super().sync(s)
         bs = s.context.bs_version
-        if bs <= 34:
+        if versions.up_to_fo3(bs):
             self.texture_clamp_mode = s.u32(self.texture_clamp_mode)
         self.texture_set = s.ref(self.texture_set)
         if bs > 14:
@@ -50,13 +51,13 @@ class BSShaderPPLightingProperty(BSShaderProperty):
         if bs > 24:
             self.parallax_max_passes = s.f32(self.parallax_max_passes)
             self.parallax_scale = s.f32(self.parallax_scale)
-        if bs > 34:
+        if versions.after_fo3(bs):
             self.emissive_color = s.vec4(self.emissive_color)
 
 
 def sync_flag_words(shader, s):
     """Two u32 shader flag words: Skyrim and FO4 (stream 130 only)."""
-    if s.context.bs_version <= 130:
+    if not versions.after_fo4_release(s.context.bs_version):
         shader.shader_flags_1 = s.u32(shader.shader_flags_1)
         shader.shader_flags_2 = s.u32(shader.shader_flags_2)
 
@@ -124,13 +125,13 @@ class BSLightingShaderProperty(SkyrimShaderProperty):
 
     def sync(self, s):
         bs = s.context.bs_version
-        if 83 <= bs <= 139:  # stored before the name (NiObjectNET) in these streams
+        if versions.skyrim_to_fo4(bs):  # stored before the name (NiObjectNET) in these streams
             self.shader_type = s.u32(self.shader_type)
         super().sync(s)
-        if bs >= 155 and self.name:  # FO76: a material file replaces every other field
+        if versions.fo76_or_later(bs) and self.name:  # FO76: a material file replaces every other field
             return
         sync_flag_words(self, s)
-        if bs >= 155:
+        if versions.fo76_or_later(bs):
             self.shader_type = s.u32(self.shader_type)
         sync_flag_lists(self, s)
         self.uv_offset = (s.f32(self.uv_offset[0]), s.f32(self.uv_offset[1]))
@@ -138,48 +139,48 @@ class BSLightingShaderProperty(SkyrimShaderProperty):
         self.texture_set = s.ref(self.texture_set)
         self.emissive_color = s.vec3(self.emissive_color)
         self.emissive_multiple = s.f32(self.emissive_multiple)
-        if bs >= 130:
+        if versions.fo4_or_later(bs):
             self.root_material = s.string(self.root_material)
         self.texture_clamp_mode = s.u32(self.texture_clamp_mode)
         self.alpha = s.f32(self.alpha)
         self.refraction_strength = s.f32(self.refraction_strength)
-        if bs < 130:
+        if versions.before_fo4(bs):
             self.glossiness = s.f32(self.glossiness)
         else:
             self.smoothness = s.f32(self.smoothness)
         self.specular_color = s.vec3(self.specular_color)
         self.specular_strength = s.f32(self.specular_strength)
-        if bs < 130:
+        if versions.before_fo4(bs):
             self.lighting_effect_1 = s.f32(self.lighting_effect_1)
             self.lighting_effect_2 = s.f32(self.lighting_effect_2)
-        fo4 = 130 <= bs <= 139
+        fo4 = versions.fo4(bs)
         if fo4:
             self.subsurface_rolloff = s.f32(self.subsurface_rolloff)
             self.rimlight_power = s.f32(self.rimlight_power)
             if math.isfinite(self.rimlight_power) and self.rimlight_power >= FLT_MAX:
                 self.backlight_power = s.f32(self.backlight_power)
-        if bs >= 130:
+        if versions.fo4_or_later(bs):
             self.grayscale_to_palette_scale = s.f32(self.grayscale_to_palette_scale)
             self.fresnel_power = s.f32(self.fresnel_power)
-            count = 5 + (bs == 130) + (bs > 130) + (bs >= 155)
+            count = 5 + versions.fo4_release(bs) + versions.after_fo4_release(bs) + versions.fo76_or_later(bs)
             self.wetness = s.floats(self.wetness or (-1.0,) * count, count)
-        if bs == 155:
+        if versions.fo76(bs):
             self._sync_fo76_extras(s)
         kind = self.shader_type
-        if bs <= 139 and kind == 1:
+        if versions.up_to_fo4(bs) and kind == 1:
             self.environment_map_scale = s.f32(self.environment_map_scale)
         if fo4 and kind == 1:
             self.use_ssr = s.bool8(self.use_ssr)
             self.wetness_use_ssr = s.bool8(self.wetness_use_ssr)
-        if bs >= 155 and kind == 4:
+        if versions.fo76_or_later(bs) and kind == 4:
             self.skin_tint_color = s.vec4(self.skin_tint_color)
-        if bs >= 155 and kind == 5:
+        if versions.fo76_or_later(bs) and kind == 5:
             self.hair_tint_color = s.vec3(self.hair_tint_color)
-        if bs <= 139 and kind == 5:
+        if versions.up_to_fo4(bs) and kind == 5:
             self.skin_tint_color = s.vec3(self.skin_tint_color)
         if fo4 and kind == 5:
             self.skin_tint_alpha = s.f32(self.skin_tint_alpha)
-        if bs <= 139 and kind == 6:
+        if versions.up_to_fo4(bs) and kind == 6:
             self.hair_tint_color = s.vec3(self.hair_tint_color)
         if kind == 7:
             self.max_passes = s.f32(self.max_passes)
@@ -241,7 +242,7 @@ class BSEffectShaderProperty(SkyrimShaderProperty):
     def sync(self, s):
         super().sync(s)
         bs = s.context.bs_version
-        if bs >= 155 and self.name:
+        if versions.fo76_or_later(bs) and self.name:
             return
         sync_flag_words(self, s)
         sync_flag_lists(self, s)
@@ -256,18 +257,18 @@ class BSEffectShaderProperty(SkyrimShaderProperty):
         self.falloff_stop_angle = s.f32(self.falloff_stop_angle)
         self.falloff_start_opacity = s.f32(self.falloff_start_opacity)
         self.falloff_stop_opacity = s.f32(self.falloff_stop_opacity)
-        if bs == 155:
+        if versions.fo76(bs):
             self.refraction_power = s.f32(self.refraction_power)
         self.base_color = s.vec4(self.base_color)
         self.base_color_scale = s.f32(self.base_color_scale)
         self.soft_falloff_depth = s.f32(self.soft_falloff_depth)
         self.greyscale_texture = s.sized_string(self.greyscale_texture)
-        if bs >= 130:
+        if versions.fo4_or_later(bs):
             self.env_map_texture = s.sized_string(self.env_map_texture)
             self.normal_texture = s.sized_string(self.normal_texture)
             self.env_mask_texture = s.sized_string(self.env_mask_texture)
             self.environment_map_scale = s.f32(self.environment_map_scale)
-        if bs >= 155:
+        if versions.fo76_or_later(bs):
             self.reflectance_texture = s.sized_string(self.reflectance_texture)
             self.lighting_texture = s.sized_string(self.lighting_texture)
             self.emittance_color = s.vec3(self.emittance_color)

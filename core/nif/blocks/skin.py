@@ -4,6 +4,7 @@ BSDismemberSkinInstance, NiSkinData and NiSkinPartition."""
 import numpy as np
 
 from .. import vertex_format as vf
+from .. import versions
 from ..block import Block, block_class
 from ..packed_vertices import PackedVertices
 from .geometry import strips_to_triangles
@@ -165,10 +166,10 @@ class SkinPartition:
             self.triangles = s.array(self.triangles, triangle_dtype(s), nt)
         if s.bool8(self.bone_indices is not None):
             self.bone_indices = s.array(self.bone_indices, np.dtype(("u1", (per,))), nv)
-        if bs > 34:
+        if versions.after_fo3(bs):
             self.lod_level = s.u8(self.lod_level)
             self.global_vb = s.bool8(self.global_vb)
-        if bs == 100:
+        if versions.sse(bs):
             self.vertex_desc = s.u64(self.vertex_desc)
             self.triangles_copy = s.array(self.triangles_copy, triangle_dtype(s), nt)
 
@@ -192,7 +193,7 @@ class NiSkinPartition(PackedVertices, Block):
 
     def sync(self, s):
         n = s.count(len(self.partitions), item_size=10, what="partitions")
-        if s.context.bs_version == 100:
+        if versions.sse(s.context.bs_version):
             self._sync_sse_vertices(s)
         self.partitions = s.items(self.partitions, SkinPartition, n, min_size=10)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...errors import FormatError
 from .. import vertex_format as vf
+from .. import versions
 from ..block import block_class
 from ..packed_vertices import PackedVertices, bounding_sphere
 from .objects import NiAVObject
@@ -70,7 +71,7 @@ class BSTriShape(PackedVertices, NiAVObject):
             self.num_triangles = len(self.triangles)
         if self.bounds_dirty and self.vertex_data is not None:
             self.bound_center, self.bound_radius = bounding_sphere(self.positions)
-            if s.context.bs_version >= 155:
+            if versions.fo76_or_later(s.context.bs_version):
                 positions = self.positions
                 low, high = (positions.min(axis=0), positions.max(axis=0)) if len(positions) else ((0,) * 3,) * 2
                 self.bound_min_max = tuple(float(v) for v in (*low, *high))
@@ -88,13 +89,13 @@ class BSTriShape(PackedVertices, NiAVObject):
             self._update_dependent(s)
         self.bound_center = s.vec3(self.bound_center)
         self.bound_radius = s.f32(self.bound_radius)
-        if bs >= 155:
+        if versions.fo76_or_later(bs):
             self.bound_min_max = s.floats(self.bound_min_max, 6)
         self.skin = s.ref(self.skin)
         self.shader_property = s.ref(self.shader_property)
         self.alpha_property = s.ref(self.alpha_property)
         self.vertex_desc = s.u64(self.vertex_desc)
-        self.num_triangles = s.u32(self.num_triangles) if bs >= 130 else s.u16(self.num_triangles)
+        self.num_triangles = s.u32(self.num_triangles) if versions.fo4_or_later(bs) else s.u16(self.num_triangles)
         self.num_vertices = s.u16(self.num_vertices)
         at = s.pos
         data_size = s.u32(self._data_size())
@@ -113,7 +114,7 @@ class BSTriShape(PackedVertices, NiAVObject):
             self.triangles = s.array(self.triangles, triangle_dtype(s), self.num_triangles)
             if s.reading:
                 check_triangles(self.triangles, self.num_vertices, s)
-        if bs == 100:
+        if versions.sse(bs):
             self._sync_particles(s)
 
     def _sync_particles(self, s):
@@ -154,11 +155,11 @@ class Segment:
 
     def sync(self, s):
         bs = s.context.bs_version
-        if bs < 130:
+        if versions.before_fo4(bs):
             self.flags = s.u8(self.flags)
         self.start_index = s.u32(self.start_index)
         self.num_primitives = s.u32(self.num_primitives)
-        if bs >= 130:
+        if versions.fo4_or_later(bs):
             self.parent_array_index = s.u32(self.parent_array_index)
             n = s.count(len(self.sub_segments), item_size=16, what="sub segments")
             self.sub_segments = s.array(self.sub_segments, SubSegmentDtype.of(s), n)
@@ -202,7 +203,7 @@ class BSSubIndexTriShape(BSTriShape):
     def sync(self, s):
         super().sync(s)
         bs = s.context.bs_version
-        if bs >= 130:
+        if versions.fo4_or_later(bs):
             if self.vertex_data is None:
                 return
             s.u32(len(self.triangles))  # num primitives: always the triangle count
