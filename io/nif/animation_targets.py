@@ -3,12 +3,11 @@ showing it, with the map (A, s_b) from the node's local transform to Blender's c
 animation_import.py); a .kf's node names found among the scene's objects and bones; a shader
 value's input on a shape material's Principled BSDF."""
 
-import re
-
 import numpy as np
 
 from ...core import transforms
 from ...core.nif.blocks.objects import NiAVObject
+from ..names import unsuffixed
 from .node_transform import local_matrix
 from .source import source_of, template_collection
 
@@ -150,7 +149,7 @@ class SceneTargets:
         for obj in scene.objects:
             if skip in obj.users_collection:
                 continue
-            self.objects.setdefault(re.sub(r"\.\d{3,}$", "", obj.name), obj)
+            self.objects.setdefault(unsuffixed(obj.name), obj)
             if obj.type == "ARMATURE":
                 for bone in obj.data.bones:
                     self.bones.setdefault(bone.name, []).append((obj, bone.name))
