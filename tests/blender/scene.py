@@ -68,9 +68,10 @@ def cube(name="Box", size=2.0):
     return obj
 
 
-def skinned_column():
-    """A subdivided box standing on the origin, an armature of two stacked bones, and weights
-    blending from the lower bone to the upper one along the height."""
+def skinned_column(flat=False):
+    """A subdivided box (``flat``: a plane) standing on the origin, 1 wide and 2 high, an
+    armature of two stacked bones, and weights blending from the lower bone to the upper one
+    along the height."""
     import bpy
 
     bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
@@ -81,10 +82,13 @@ def skinned_column():
     upper = armature.data.edit_bones.new("Upper")
     upper.head, upper.tail, upper.parent = (0, 0, 1), (0, 0, 2), lower
     bpy.ops.object.mode_set(mode="OBJECT")
-    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 1.0))
+    if flat:  # upright in the XZ plane
+        bpy.ops.mesh.primitive_plane_add(size=1.0, location=(0.0, 0.0, 1.0), rotation=(np.pi / 2, 0.0, 0.0))
+    else:
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, 1.0))
     column = bpy.context.active_object
-    column.scale = (1.0, 1.0, 2.0)
-    bpy.ops.object.transform_apply(scale=True)
+    column.scale = (1.0, 1.0, 2.0) if not flat else (1.0, 2.0, 1.0)  # the plane's local y is up
+    bpy.ops.object.transform_apply(rotation=True, scale=True)
     bpy.ops.object.mode_set(mode="EDIT")
     bpy.ops.mesh.subdivide(number_cuts=3)
     bpy.ops.object.mode_set(mode="OBJECT")

@@ -326,10 +326,11 @@ def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_pat
     assert set(map(tuple, np.round(got_uvs, 4).tolist())) == set(uvs)
 
 
-def test_new_sse_skinned_mesh_matches_vanilla_armour_and_reimports(clean_scene, tmp_path):
+@pytest.mark.parametrize("flat", [False, True], ids=["column", "plane"])
+def test_new_sse_skinned_mesh_matches_vanilla_armour_and_reimports(clean_scene, tmp_path, flat):
     import bpy
 
-    armature, plane = skinned_column()
+    armature, plane = skinned_column(flat)
     order = [plane.vertex_groups[name].index for name in ("Lower", "Upper")]
     by_position = {
         tuple(np.round(np.array(plane.matrix_world @ v.co), 3)): np.array([{g.group: g.weight for g in v.groups}.get(i, 0.0) for i in order])
