@@ -37,6 +37,7 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
+from .. import armature_edit
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose
@@ -175,7 +176,7 @@ class SkinImport:
         armature.data = data
         heads = np.array([rest[:3, 3] for rest in armature.rests.values()])
         length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1)
-        with _edit_mode(data):
+        with armature_edit.edit_bones(data):
             edit_bones = {}
             for node, rest in armature.rests.items():
                 bone = data.edit_bones.new(blocks[node].name or f"NiNode:{node}")
@@ -366,31 +367,3 @@ def _build_pose(obj):
         bpy.context.view_layer.update()
     finally:
         scene.collection.objects.unlink(obj)
-
-
-class _edit_mode:
-    """Edit mode on an armature through a temporary object linked to the scene for the
-    duration (the importer's collection is not in the scene yet); the user's active object is
-    restored after."""
-
-    def __init__(self, data):
-        self.data = data
-
-    def __enter__(self):
-        context = bpy.context
-        self.scene = context.scene
-        self.view_layer = context.view_layer
-        self.active = self.view_layer.objects.active
-        self.obj = bpy.data.objects.new("nif skeleton (editing)", self.data)
-        self.scene.collection.objects.link(self.obj)
-        self.view_layer.objects.active = self.obj
-        with context.temp_override(active_object=self.obj, object=self.obj):
-            bpy.ops.object.mode_set(mode="EDIT")
-        return self
-
-    def __exit__(self, *exc):
-        with bpy.context.temp_override(active_object=self.obj, object=self.obj):
-            bpy.ops.object.mode_set(mode="OBJECT")
-        bpy.data.objects.remove(self.obj)
-        self.view_layer.objects.active = self.active
-        return False

@@ -26,9 +26,9 @@ from ....core import transforms
 from ....core.errors import FormatError
 from ....core.nif import NifFile
 from ....core.nif.blocks.nodes import NiNode
+from ... import armature_edit
 from ...datablocks import remove_all
 from ...nif.node_transform import local_matrix
-from ...nif.skin_import import _edit_mode
 
 BONES = "hkx_bones"
 SKELETON_NAME = "hkx_skeleton"
@@ -143,7 +143,7 @@ def build_armature(skeleton, collection):
     try:
         obj = bpy.data.objects.new(skeleton.name, data)
         created.append(obj)
-        with _edit_mode(data):
+        with armature_edit.edit_bones(data):
             bones = []
             for name, rest in zip(skeleton.names, rests):
                 bone = data.edit_bones.new(name)
