@@ -1,7 +1,9 @@
 """The command line's parts (cli.py at the repository root runs them): ``parser`` (the
 arguments of every command), ``codec`` (the commands needing only numpy: info, roundtrip,
 convert, sample, ls, extract, precombines) and ``blender`` (import and export, run under
-Blender or with the bpy module). The codec commands never load Blender code."""
+Blender or with the bpy module), ``info`` (what ``info`` reports of each kind of file) and
+``batch`` (folders and archives expanded into files, run in worker processes). The codec
+commands never load Blender code."""
 
 from pathlib import Path
 

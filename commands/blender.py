@@ -24,7 +24,7 @@ def command_import(args):
     A file that fails is reported on one line and left out; the others are imported and saved,
     and the status is 2. Nothing is saved when no file imports."""
     bpy = require_bpy("import")
-    from ..core.batch import expand
+    from .batch import expand
     from ..core.formats import is_bsm2
     from ..io.file_import import CellImport, each_file, import_bsm2
     from ..io.havok.animation.importer import import_hkx, import_skeleton
@@ -222,7 +222,7 @@ def export_each(bpy, args):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..core.batch import failure_text, summary
+    from .batch import failure_text, summary
     from ..io.collection_objects import objects_in
 
     folder = Path(args.output)

@@ -8,7 +8,7 @@ from . import ENTRY, CommandError, UsageError
 
 
 def command_info(args):
-    from ..core import batch, info
+    from . import batch, info
 
     if len(args.files) > 1 or is_many(args.files[0]):
         if args.plugin:
@@ -32,7 +32,7 @@ def command_info(args):
 
 
 def command_roundtrip(args):
-    from ..core import batch
+    from . import batch
 
     return run_batch(batch.roundtrip_task, file_pairs(args.input, args.output), args, [args.input])
 
@@ -48,7 +48,7 @@ def command_sample(args):
 
 
 def command_convert(args):
-    from ..core import batch
+    from . import batch
 
     return run_batch(batch.convert_task, file_pairs(args.input, args.output), args, [args.input])
 
@@ -64,7 +64,7 @@ def is_many(path):
 def file_pairs(source, target):
     """(input, (output,)) per file: a folder's (or an archive's) files go to the same places under
     the output folder; a file goes to the output file, or into it when it is a folder."""
-    from ..core import batch
+    from . import batch
 
     source, target = Path(source), Path(target)
     if is_many(source):
@@ -81,7 +81,7 @@ def run_batch(task, jobs_list, args, given):
     import runpy
     import time
 
-    from ..core import batch
+    from . import batch
 
     if not jobs_list:  # folders or archives holding no mesh
         raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf or .bsm2 file (`cli.py ls` lists an archive's files)")

@@ -120,7 +120,7 @@ def die(path, as_json):
 
 
 def test_a_lost_worker_ends_the_batch_with_a_message_not_a_hang():
-    from precombined_nif.core import batch
+    from precombined_nif.commands import batch
 
     with pytest.raises(batch.WorkerLost, match=r"a worker process stopped .*: 4 file\(s\) not processed"):
         list(batch.run(die, [(f"{n}.nif", ()) for n in range(4)], jobs=2))

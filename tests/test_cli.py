@@ -133,7 +133,7 @@ def test_roundtrip_failure_leaves_no_output(tmp_path):
 def test_package_and_codec_import_without_bpy():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import cli; cli.load_package(); "
-        "import precombined_nif.core.nif, precombined_nif.core.info, precombined_nif.core.nif.samples; "
+        "import precombined_nif.core.nif, precombined_nif.commands.info, precombined_nif.core.nif.samples; "
         "assert 'bpy' not in sys.modules and 'mathutils' not in sys.modules, sorted(sys.modules)"
     )
     result = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True, text=True)

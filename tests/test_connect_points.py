@@ -104,7 +104,7 @@ def test_truncated_connect_points_are_refused_naming_the_file(corpus, tmp_path, 
 
 
 def test_info_lists_the_connect_points(corpus):
-    from precombined_nif.core.info import file_info, render_text
+    from precombined_nif.commands.info import file_info, render_text
 
     path = corpus / SHOTGUN
     info = file_info(path)

@@ -13,7 +13,7 @@ from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.classes.physics_system import PhysicsSystemData, RagdollData
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
-from precombined_nif.core.info import file_info
+from precombined_nif.commands.info import file_info
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
 

@@ -16,7 +16,7 @@ from precombined_builder import (
 )
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.info import nif_info
+from precombined_nif.commands.info import nif_info
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.precombined import instance_matrices

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.info import nif_info
+from precombined_nif.commands.info import nif_info
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeomData
 from precombined_nif.core.nif.blocks.packed_geometry import (

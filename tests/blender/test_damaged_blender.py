@@ -132,7 +132,7 @@ def test_skin_reference_to_the_wrong_block_is_a_clean_warning(clean_scene, corpu
         reports.append(str(error))
         assert snapshot() == before
     assert not any("internal error" in report for report in reports)
-    from precombined_nif.core import info
+    from precombined_nif.commands import info
 
     text = str(info.file_info(path))
     assert "internal error" not in text

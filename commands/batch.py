@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path, PurePosixPath
 
-from .errors import FormatError
+from ..core.errors import FormatError
 
 SUFFIXES = (".nif", ".kf", ".bsm2")
 NIF_SUFFIXES = (".nif", ".kf")  # what game archives hold of these (a .bsm2 is never packed in one)
@@ -20,7 +20,7 @@ def expand(paths):
     archives (.ba2/.bsa, named ``ARCHIVE:inner/path``), each with its path relative to the folder
     or archive it was found in (None for a file named directly). A folder's archives are read
     too: a game's Data folder covers its loose and its archived meshes."""
-    from .archives.data import ARCHIVE_SUFFIXES
+    from ..core.archives.data import ARCHIVE_SUFFIXES
 
     found = []
     for path in map(Path, paths):
@@ -41,7 +41,7 @@ def archive_files(path):
     """(``ARCHIVE:inner/path``, inner path) of the NIFs an archive holds, in archive order. An
     archive that cannot be read is one entry, ``ARCHIVE:``, whose reading fails with its error:
     a batch reports it as one failed file and goes on."""
-    from .archives.data import opened_archive
+    from ..core.archives.data import opened_archive
 
     try:
         names = opened_archive(path).names()
@@ -69,9 +69,9 @@ def info_task(path, as_json):
 
 
 def roundtrip_task(source, target, as_json):
-    from .archives.data import read_path
-    from .files import write_replacing
-    from .formats import read_file
+    from ..core.archives.data import read_path
+    from ..core.files import write_replacing
+    from ..core.formats import read_file
 
     written = read_file(source).to_bytes()
     Path(target).parent.mkdir(parents=True, exist_ok=True)
@@ -83,9 +83,9 @@ def roundtrip_task(source, target, as_json):
 
 
 def convert_task(source, target, as_json):
-    from .formats import read_file
-    from .nif import NifFile
-    from .nif.xbox import to_pc
+    from ..core.formats import read_file
+    from ..core.nif import NifFile
+    from ..core.nif.xbox import to_pc
 
     nif = read_file(source)
     if not isinstance(nif, NifFile):

@@ -2,19 +2,19 @@
 
 from pathlib import Path
 
-from .bsm2 import Bsm2File
-from .errors import FormatError
-from .formats import read_file
-from .havok.animation.summary import hkx_info, render_hkx_text
-from .havok.summary import system_summary
-from .nif.blocks.collision import bhkSystem
-from .nif.blocks.connect_points import BSConnectPointParents
-from .nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
-from .nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
-from .nif.blocks.precombined import BSPackedCombinedGeomDataExtra
-from .nif.blocks.tri_shape import BSTriShape
-from .nif import skinning
-from .nif.header import version_string
+from ..core.bsm2 import Bsm2File
+from ..core.errors import FormatError
+from ..core.formats import read_file
+from ..core.havok.animation.summary import hkx_info, render_hkx_text
+from ..core.havok.summary import system_summary
+from ..core.nif.blocks.collision import bhkSystem
+from ..core.nif.blocks.connect_points import BSConnectPointParents
+from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from ..core.nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
+from ..core.nif.blocks.precombined import BSPackedCombinedGeomDataExtra
+from ..core.nif.blocks.tri_shape import BSTriShape
+from ..core.nif import skinning
+from ..core.nif.header import version_string
 
 
 def shape_summary(nif, index, block):
