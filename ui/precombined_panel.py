@@ -1,38 +1,13 @@
 """Object properties > Precombined: where a record object came from (cell, block, record,
-copy) and an operator marking new meshes as precombined, so the cell exporter takes them as
-records (it refuses meshes that neither came from a cell nor are marked)."""
+copy), and the operator marking new meshes as precombined (operators/precombined_mark.py)."""
 
 from pathlib import Path
 
 import bpy
 
-from ..io.precombined.exporter import MARK, is_record_object
+from ..io.precombined.exporter import is_record_object
+from ..operators.precombined_mark import OBJECT_OT_precombined_mark
 from .object_panel import ObjectPanel
-
-
-class OBJECT_OT_precombined_mark(bpy.types.Operator):
-    """Mark the selected meshes as precombined (exported as records of a cell, each object a
-    placed copy of its mesh), or clear the mark"""
-
-    bl_idname = "object.precombined_mark"
-    bl_label = "Mark as Precombined"
-    bl_options = {"REGISTER", "UNDO"}
-
-    clear: bpy.props.BoolProperty(name="Clear", description="Remove the mark instead", default=False)
-
-    @classmethod
-    def poll(cls, context):
-        return any(o.type == "MESH" for o in context.selected_objects)
-
-    def execute(self, context):
-        meshes = [o for o in context.selected_objects if o.type == "MESH"]
-        for obj in meshes:
-            if self.clear:
-                obj.pop(MARK, None)
-            else:
-                obj[MARK] = True
-        self.report({"INFO"}, f"{len(meshes)} object(s) {'unmarked' if self.clear else 'marked as precombined'}")
-        return {"FINISHED"}
 
 
 class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
@@ -87,6 +62,6 @@ def draw_precombine_state(layout, obj):
         layout.label(text=text, icon=icon)
 
 
-CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)
+CLASSES = (OBJECT_PT_precombined,)
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)
