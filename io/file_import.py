@@ -21,6 +21,7 @@ from .nif.source import keep_scale, keep_source
 from .plugin.references import name_instances
 from .precombined.breakers import load_order_report, mark_breakers
 from .precombined.importer import CellBuilder, GeometrySource
+from . import schema
 
 
 @dataclass(frozen=True)
@@ -110,13 +111,14 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO
         bpy.data.collections.remove(collection)
         raise
     context.scene.collection.children.link(collection)
-    collection["nif_path"] = str(path)
-    collection["nif_game"] = nif.header.game
+    schema.stamp(collection)
+    collection[schema.NIF_PATH] = str(path)
+    collection[schema.NIF_GAME] = nif.header.game
     if scene_builder.keeps_source:
         keep_source(collection, data)
     # What the import left out is kept as stored on export, not taken for deleted.
-    collection["nif_built_collision"] = scene_builder.import_collision
-    collection["nif_built_skin"] = scene_builder.skins is not None
+    collection[schema.NIF_BUILT_COLLISION] = scene_builder.import_collision
+    collection[schema.NIF_BUILT_SKIN] = scene_builder.skins is not None
     keep_scale(collection, scene_builder.scale)
     return collection, scene_builder.warnings()
 
@@ -166,7 +168,7 @@ class CellImport:
         return collection, warnings + self.mark(collection)
 
     def mark(self, collection):
-        if self.load_order is None or "nif_path" not in collection:
+        if self.load_order is None or schema.NIF_PATH not in collection:
             return []
         first = not self.state
         if first:

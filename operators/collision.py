@@ -4,7 +4,8 @@ of their parents, give selected faces a Bethesda material."""
 import bpy
 
 from ..io.havok.collision_edit import assign_face_material, mark_collision
-from ..io.havok.collision_import import MATERIAL, SHAPE, material_text, parse_material
+from ..io.havok.collision_import import material_text, parse_material
+from ..io import schema
 
 MOTIONS = (
     ("static", "Static", "Does not move"),
@@ -29,10 +30,10 @@ class OBJECT_OT_havok_set_motion(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and SHAPE in context.object
+        return context.object is not None and schema.HAVOK_SHAPE in context.object
 
     def execute(self, context):
-        context.object["havok_motion"] = self.motion
+        context.object[schema.HAVOK_MOTION] = self.motion
         return {"FINISHED"}
 
 
@@ -73,11 +74,11 @@ class MESH_OT_havok_assign_material(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         obj = context.active_object
-        return obj is not None and obj.type == "MESH" and obj.get(SHAPE) == "compressed_mesh" and obj.mode == "EDIT"
+        return obj is not None and obj.type == "MESH" and obj.get(schema.HAVOK_SHAPE) == "compressed_mesh" and obj.mode == "EDIT"
 
     def invoke(self, context, event):
         if not self.material:
-            self.material = str(context.active_object.get(MATERIAL, ""))
+            self.material = str(context.active_object.get(schema.HAVOK_MATERIAL, ""))
         return context.window_manager.invoke_props_dialog(self)
 
     def execute(self, context):

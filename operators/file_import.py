@@ -8,6 +8,7 @@ import bpy
 from bpy_extras.io_utils import ImportHelper
 
 from ..io.collection_objects import objects_in
+from ..io import schema
 
 
 def report_import(operator, collections, messages, kind):
@@ -15,7 +16,7 @@ def report_import(operator, collections, messages, kind):
         operator.report({"WARNING"} if collections else {"ERROR"}, message)
     if collections:
         cells = sum(
-            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in objects_in(c))
+            1 for c in collections if isinstance(c, bpy.types.Collection) and any(schema.PRECOMBINED_OBJECT in o for o in objects_in(c))
         )
         detail = f" ({cells} precombined cell(s))" if cells else ""
         operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s){detail}")

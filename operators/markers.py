@@ -2,8 +2,8 @@
 active object, which the NIF exporter writes into the file's connect point blocks."""
 
 import bpy
+from ..io import schema
 
-from ..io.nif.extra_empties import KIND
 
 
 class OBJECT_OT_nif_add_connect_point(bpy.types.Operator):
@@ -23,7 +23,7 @@ class OBJECT_OT_nif_add_connect_point(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and KIND not in context.object
+        return context.object is not None and schema.NIF_EXTRA_KIND not in context.object
 
     def execute(self, context):
         parent = context.object
@@ -31,7 +31,7 @@ class OBJECT_OT_nif_add_connect_point(bpy.types.Operator):
         obj = bpy.data.objects.new(name, None)
         for collection in parent.users_collection:
             collection.objects.link(obj)
-        obj[KIND] = self.kind
+        obj[schema.NIF_EXTRA_KIND] = self.kind
         obj.empty_display_type = "ARROWS" if self.kind == "connect_point" else "SINGLE_ARROW"
         obj.empty_display_size = 4.0
         obj.hide_render = True

@@ -2,8 +2,8 @@
 exporter takes them as records (it refuses meshes that neither came from a cell nor are marked)."""
 
 import bpy
+from ..io import schema
 
-from ..io.precombined.exporter import MARK
 
 
 class OBJECT_OT_precombined_mark(bpy.types.Operator):
@@ -24,9 +24,9 @@ class OBJECT_OT_precombined_mark(bpy.types.Operator):
         meshes = [o for o in context.selected_objects if o.type == "MESH"]
         for obj in meshes:
             if self.clear:
-                obj.pop(MARK, None)
+                obj.pop(schema.PRECOMBINED, None)
             else:
-                obj[MARK] = True
+                obj[schema.PRECOMBINED] = True
         self.report({"INFO"}, f"{len(meshes)} object(s) {'unmarked' if self.clear else 'marked as precombined'}")
         return {"FINISHED"}
 

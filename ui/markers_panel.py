@@ -4,12 +4,10 @@ new connect point (operators/markers.py)."""
 
 import bpy
 
-from ..io.havok.constraints import BODY_A, BODY_B, TYPE
-from ..io.nif.connect_points import PARENT_NAME, SKINNED
-from ..io.nif.extra_empties import KIND
-from ..io.nif.markers import FO3_FIELDS, LATER_FIELDS, ZOOM
+from ..io.nif.markers import FO3_FIELDS, LATER_FIELDS
 from ..operators.markers import OBJECT_OT_nif_add_connect_point
 from .object_panel import ObjectPanel
+from ..io import schema
 
 LABELS = {
     "connect_point": "Connect point (parent)",
@@ -28,24 +26,25 @@ class OBJECT_PT_nif_markers(ObjectPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         obj = context.object
-        kind = obj.get(KIND)
+        kind = obj.get(schema.NIF_EXTRA_KIND)
         if kind is None:
             layout.operator_menu_enum(OBJECT_OT_nif_add_connect_point.bl_idname, "kind")
             return
         layout.label(text=LABELS.get(kind, kind))
         if kind == "connect_point":
-            layout.label(text=f"Hangs from: {obj.parent.name if obj.parent else obj.get(PARENT_NAME, 'the root')}")
-        elif kind == "connect_child" and SKINNED in obj:
-            layout.prop(obj, f'["{SKINNED}"]', text="Skinned")
+            layout.label(text=f"Hangs from: {obj.parent.name if obj.parent else obj.get(schema.NIF_CONNECT_PARENT, 'the root')}")
+        elif kind == "connect_child" and schema.NIF_CONNECT_SKINNED in obj:
+            layout.prop(obj, f'["{schema.NIF_CONNECT_SKINNED}"]', text="Skinned")
         elif kind == "constraint":
-            layout.label(text=f"Type: {str(obj.get(TYPE, '')).replace('_', ' ')}")
-            layout.label(text=f"Body A: {obj.get(BODY_A, '?')}")
-            layout.label(text=f"Body B: {obj.get(BODY_B, '?')}")
-        names = {**LATER_FIELDS, **FO3_FIELDS, ZOOM: None}
-        names.update((key, None) for key in obj.keys() if key.startswith("havok_") and key not in (TYPE, BODY_A, BODY_B))
+            layout.label(text=f"Type: {str(obj.get(schema.HAVOK_CONSTRAINT, '')).replace('_', ' ')}")
+            layout.label(text=f"Body A: {obj.get(schema.HAVOK_BODY_A, '?')}")
+            layout.label(text=f"Body B: {obj.get(schema.HAVOK_BODY_B, '?')}")
+        names = {**LATER_FIELDS, **FO3_FIELDS, schema.NIF_ZOOM: None}
+        shown = (schema.HAVOK_CONSTRAINT, schema.HAVOK_BODY_A, schema.HAVOK_BODY_B)
+        names.update((key, None) for key in obj.keys() if key.startswith(schema.HAVOK_LIMIT_PREFIX) and key not in shown)
         for name in names:
             if name in obj:
-                layout.prop(obj, f'["{name}"]', text=name.removeprefix("nif_").removeprefix("havok_").replace("_", " ").title())
+                layout.prop(obj, f'["{name}"]', text=name.removeprefix("nif_").removeprefix(schema.HAVOK_LIMIT_PREFIX).replace("_", " ").title())
 
 
 CLASSES = (OBJECT_PT_nif_markers,)

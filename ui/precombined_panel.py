@@ -8,6 +8,7 @@ import bpy
 from ..io.precombined.exporter import is_record_object
 from ..operators.precombined_mark import OBJECT_OT_precombined_mark
 from .object_panel import ObjectPanel
+from ..io import schema
 
 
 class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
@@ -17,14 +18,14 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         obj = context.object
-        if "precombined_object" in obj:
-            cell = Path(str(obj.get("precombined_cell", ""))).name or "unknown cell"
+        if schema.PRECOMBINED_OBJECT in obj:
+            cell = Path(str(obj.get(schema.PRECOMBINED_CELL, ""))).name or "unknown cell"
             layout.label(text=f"Cell: {cell}")
-            layout.label(text=f"Block {obj.get('precombined_block', '?')}, record {obj['precombined_object']}")
-            if "precombined_instance" in obj:
-                layout.label(text=f"Copy {obj['precombined_instance']}")
-            if obj.data is not None and "precombined_lod" in obj.data:
-                layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
+            layout.label(text=f"Block {obj.get(schema.PRECOMBINED_BLOCK, '?')}, record {obj[schema.PRECOMBINED_OBJECT]}")
+            if schema.PRECOMBINED_INSTANCE in obj:
+                layout.label(text=f"Copy {obj[schema.PRECOMBINED_INSTANCE]}")
+            if obj.data is not None and schema.PRECOMBINED_LOD in obj.data:
+                layout.label(text=f"Showing LOD {obj.data[schema.PRECOMBINED_LOD]}")
             draw_precombine_state(layout, obj)
             return
         if is_record_object(obj):
@@ -41,19 +42,19 @@ SHOWN_CAUSES = 6
 def precombine_state_lines(obj):
     """(text, icon) lines of the cell's state in the load order (io.precombined.breakers), and
     of the override of this copy's reference."""
-    cell = next((c for c in obj.users_collection if "precombine_status" in c), None)
+    cell = next((c for c in obj.users_collection if schema.PRECOMBINE_STATUS in c), None)
     lines = []
     if cell is None:
         return lines
-    broken = cell["precombine_status"] != "intact"
-    lines.append((f"Precombines: {cell['precombine_status']} (CELL of {cell.get('precombine_plugin', '?')}), "
-                  f"previs: {cell['precombine_previs']}", "ERROR" if broken else "CHECKMARK"))
-    causes = [line for line in cell.get("precombine_causes", "").split("\n") if line]
+    broken = cell[schema.PRECOMBINE_STATUS] != "intact"
+    lines.append((f"Precombines: {cell[schema.PRECOMBINE_STATUS]} (CELL of {cell.get(schema.PRECOMBINE_PLUGIN, '?')}), "
+                  f"previs: {cell[schema.PRECOMBINE_PREVIS]}", "ERROR" if broken else "CHECKMARK"))
+    causes = [line for line in cell.get(schema.PRECOMBINE_CAUSES, "").split("\n") if line]
     lines += [(cause, "BLANK1") for cause in causes[:SHOWN_CAUSES]]
     if len(causes) > SHOWN_CAUSES:
         lines.append((f"... and {len(causes) - SHOWN_CAUSES} more (cli.py precombines DATA --cell lists them)", "BLANK1"))
-    if "precombine_breaker" in obj:
-        lines.append((f"Overridden by {obj['precombine_breaker']}: {obj.get('precombine_override', '')}", "ERROR"))
+    if schema.PRECOMBINE_BREAKER in obj:
+        lines.append((f"Overridden by {obj[schema.PRECOMBINE_BREAKER]}: {obj.get(schema.PRECOMBINE_OVERRIDE, '')}", "ERROR"))
     return lines
 
 

@@ -17,7 +17,7 @@ from ...core import transforms
 from ...core.bsm2 import packing, skinning
 from ...core.errors import FormatError
 from . import mapping
-from .. import compat, sampled_keys
+from .. import compat, sampled_keys, schema
 from ..datablocks import remove_all
 from ..mesh_build import build_mesh
 
@@ -63,6 +63,7 @@ class _Created:
 
     def object(self, name, data):
         obj = self.add(bpy.data.objects.new(mapping.blender_name(name), data))
+        schema.stamp(obj)
         self.collection.objects.link(obj)
         return obj
 
@@ -110,9 +111,9 @@ def _mesh(bsm, name, created, warnings):
     )
     created.add(mesh)
     mesh.polygons.foreach_set("material_index", materials[kept].astype(np.int32))
-    _point_attribute(mesh, mapping.NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "vector", normals)
-    _point_attribute(mesh, mapping.TANGENT_ATTRIBUTE, "FLOAT_VECTOR", "vector", tangents)
-    _point_attribute(mesh, mapping.TANGENT_SIGN_ATTRIBUTE, "FLOAT", "value", tangent_sign)
+    _point_attribute(mesh, schema.BSM2_NORMAL, "FLOAT_VECTOR", "vector", normals)
+    _point_attribute(mesh, schema.BSM2_TANGENT, "FLOAT_VECTOR", "vector", tangents)
+    _point_attribute(mesh, schema.BSM2_TANGENT_SIGN, "FLOAT", "value", tangent_sign)
     existing = {mapping.file_name(material): material for material in bpy.data.materials}
     for subset in range(max(len(bsm.subsets), materials.max(initial=-1) + 1)):
         mesh.materials.append(_material(bsm, subset, existing, created))
@@ -237,7 +238,7 @@ def _armature(context, bsm, name, positions, created):
         mapping.remember_file_name(bone, file_name)
         if bsm.hierarchy is not None:
             residual = np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ target
-            bone[mapping.BIND_RESIDUAL_PROPERTY] = residual.ravel().tolist()
+            bone[schema.BSM2_BIND_RESIDUAL] = residual.ravel().tolist()
     for pose_bone in obj.pose.bones:
         pose_bone.rotation_mode = "QUATERNION"
     return obj, names
@@ -277,8 +278,8 @@ def _animations(scene, bsm, armature_object, bone_names, created, warnings):
         action, slot = compat.new_action(mapping.blender_name(animation.name))
         created.add(action)
         mapping.remember_file_name(action, animation.name)
-        action[mapping.INTERVAL_PROPERTY] = float(animation.interval_ns)
-        action[mapping.DURATION_PROPERTY] = float(animation.duration_ns)
+        action[schema.BSM2_INTERVAL_NS] = float(animation.interval_ns)
+        action[schema.BSM2_DURATION_NS] = float(animation.duration_ns)
         frames = start + np.arange(len(skin)) * mapping.frame_step(scene, animation.interval_ns)
         rotation = sampled_keys.continuous(rotation)
         for bone, bone_name in enumerate(bone_names):

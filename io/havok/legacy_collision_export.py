@@ -46,7 +46,7 @@ from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, damaged_mopps, packed_mesh_blocks
 from ...core.nif import versions
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
-from .collision_import import BLOCK, RADIUS, SHAPE, SOURCE, collision_children, fingerprint
+from .collision_import import collision_children, fingerprint
 from .legacy_collision_import import (
     body_matrix,
     box_mesh,
@@ -57,6 +57,7 @@ from .legacy_collision_import import (
     motion_name,
     shown_body,
 )
+from .. import schema
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 FILTER = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2")])  # a list's per-shape filters (zeroed)
@@ -81,7 +82,7 @@ def write_collision(exporter, owner, owner_index):
     label = owner[1] if isinstance(owner, tuple) else owner.name
     if len(bodies) > 1:
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
-    if body is not None and obj.get(BLOCK) == index and obj.get(SOURCE) == fingerprint(obj):
+    if body is not None and obj.get(schema.NIF_COLLISION) == index and obj.get(schema.HAVOK_SOURCE) == fingerprint(obj):
         damaged = damaged_mopps(blocks, body.shape)
         if not damaged:
             return
@@ -105,7 +106,7 @@ def write_collision(exporter, owner, owner_index):
 
 
 def _motion(obj):
-    motion = obj.get("havok_motion", "static")
+    motion = obj.get(schema.HAVOK_MOTION, "static")
     if motion not in MOTIONS:
         raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
     return motion
@@ -115,15 +116,15 @@ def _set_body(body, obj, shape, pieces, bs_version):
     motion = _motion(obj)
     if motion_name(body.motion_system, bs_version) != motion:
         body.motion_system, body.quality_type = motion_codes(bs_version)[motion]
-    layer = int(obj.get("havok_layer", 1))
+    layer = int(obj.get(schema.HAVOK_LAYER, 1))
     if not 0 <= layer <= 255:
         raise FormatError(f"collision {obj.name!r}: layer {layer} is not 0 to 255")
     body.shape = shape
     body.havok_filter = (layer, *body.havok_filter[1:])
     body.body_filter = (layer, *body.body_filter[1:])
-    body.friction = float(obj.get("havok_friction", 0.5))
-    body.restitution = float(obj.get("havok_restitution", 0.4))
-    body.mass = float(obj.get("havok_mass", 0.0))
+    body.friction = float(obj.get(schema.HAVOK_FRICTION, 0.5))
+    body.restitution = float(obj.get(schema.HAVOK_RESTITUTION, 0.4))
+    body.mass = float(obj.get(schema.HAVOK_MASS, 0.0))
     if motion != "dynamic":
         return  # only a moving body's centre of mass and inertia matter: the stored ones are kept
     if not body.mass > 0:
@@ -140,14 +141,14 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
     """The block index of the shape of ``obj`` placed by ``matrix`` (body space, game units);
     appends each convex piece's (vertices, triangles) in Havok units to ``pieces``; ``replaced``:
     the (bhkCompressedMeshShape, data) of the body's stored collision, or None."""
-    kind = obj[SHAPE]
+    kind = obj[schema.HAVOK_SHAPE]
     units = havok_scale(exporter.nif.header.bs_version)
     try:
         if kind in ("list", "convex_list"):
             children = collision_children(obj)
             if not children:
                 raise FormatError("a list needs collision objects parented to it")
-            if kind == "convex_list" and any(child.get(SHAPE) in MESH_KINDS for child in children):
+            if kind == "convex_list" and any(child.get(schema.HAVOK_SHAPE) in MESH_KINDS for child in children):
                 raise FormatError("a convex list holds convex shapes, not triangle meshes")
             sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), pieces, replaced)
                           for child in children]
@@ -181,7 +182,7 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
             pieces.append((points, fan_triangles(faces)))
             planes = planes[np.lexsort(planes.T[::-1])]  # sorted as the game's files keep them
             return exporter.add(bhkConvexVerticesShape(
-                material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
+                material=material_of(obj), radius=float(obj.get(schema.HAVOK_RADIUS, 0.0)) / units,
                 vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
         raise FormatError(f"unknown collision shape {kind!r}")
     except FormatError as error:
@@ -190,7 +191,7 @@ def write_shape(exporter, obj, matrix, pieces, replaced=None):
 
 def _mesh_vertices(obj):
     if obj.type != "MESH" or not len(obj.data.vertices):
-        raise FormatError(f"a {obj[SHAPE]} collision must be a mesh with vertices")
+        raise FormatError(f"a {obj[schema.HAVOK_SHAPE]} collision must be a mesh with vertices")
     co = np.empty(3 * len(obj.data.vertices), np.float32)
     obj.data.vertices.foreach_get("co", co)
     return co.reshape(-1, 3).astype(np.float64)
@@ -208,8 +209,8 @@ def _triangle_mesh(exporter, obj, matrix, pieces, units, replaced):
         pieces.append(hull_mesh(vertices))
     if versions.skyrim_or_later(exporter.nif.header.bs_version):
         return _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced)
-    radius = float(obj.get(RADIUS, PACKED_RADIUS * units)) / units
-    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get("havok_layer", 1)), radius)
+    radius = float(obj.get(schema.HAVOK_RADIUS, PACKED_RADIUS * units)) / units
+    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get(schema.HAVOK_LAYER, 1)), radius)
     shape.data = exporter.add(data)
     tree.shape = exporter.add(shape)
     return exporter.add(tree)
@@ -242,7 +243,7 @@ def _box(exporter, obj, vertices, matrix, pieces):
     frame[:3, 3] = placed[:3, 3]
     corners, triangles = box_mesh(np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half)
     pieces.append(((corners @ rotation.T + placed[:3, 3]) / units, triangles))
-    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
+    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(schema.HAVOK_RADIUS, 0.0)) / units,
                                      dimensions=tuple(half / units)))
     return _placed(exporter, obj, shape, frame)
 
@@ -262,7 +263,7 @@ def _placed(exporter, obj, shape, frame):
 def _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced):
     """A MOPP tree over a new compressed mesh shape and its data; the shape's fields and the
     materials' filters kept from ``replaced`` (the body's stored one) when there is one."""
-    layer = int(obj.get("havok_layer", 1))
+    layer = int(obj.get(schema.HAVOK_LAYER, 1))
     filters = {int(value): (layer, 0, 0) for value in np.unique(materials).tolist()}
     shape = bhkCompressedMeshShape(target=exporter.nif.roots[0] if exporter.nif.roots else -1)
     template = None

@@ -47,7 +47,8 @@ from ...core.nif.legacy_packed_mesh import damaged_mopps
 from ...core.nif import versions
 from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
-from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
+from .collision_import import capsule_mesh, material_text, new_collision_object, place_body, set_ranges
+from .. import schema
 
 # hkMotionType and hkQualityType of a body by motion, in FO3/FNV and in Skyrim, whose Havok (2010)
 # dropped the two "stabilized" motion types (every corpus Skyrim body: static 5 with quality 0,
@@ -104,11 +105,11 @@ def build_collision(builder, owner_index, owner_block, owner):
         return
     for mopp_index, why in damaged_mopps(blocks, body.shape):
         builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting writes it anew")
-    obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
-    obj["havok_mass"] = float(body.mass)
-    obj["havok_friction"] = float(body.friction)
-    obj["havok_restitution"] = float(body.restitution)
-    obj["havok_layer"] = body.havok_filter[0]
+    obj[schema.HAVOK_MOTION] = motion_name(body.motion_system, builder.nif.header.bs_version)
+    obj[schema.HAVOK_MASS] = float(body.mass)
+    obj[schema.HAVOK_FRICTION] = float(body.friction)
+    obj[schema.HAVOK_RESTITUTION] = float(body.restitution)
+    obj[schema.HAVOK_LAYER] = body.havok_filter[0]
     set_ranges(obj)
     place_body(builder, obj, owner, offset, index)
 
@@ -225,14 +226,14 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
         half = np.array(block.dimensions, np.float64) * units
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
         obj = new_collision_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
-        obj[RADIUS] = block.radius * units
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkCapsuleShape):
         first, second = (np.array(p, np.float64) * units for p in (block.first, block.second))
         obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * units)), "capsule")
     elif isinstance(block, bhkConvexVerticesShape):
         vertices = np.asarray(block.vertices, np.float64)[:, :3] * units
         obj = new_collision_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
-        obj[RADIUS] = block.radius * units
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkPackedNiTriStripsShape):
         obj = _packed_object(builder, blocks, block, name, units)
     elif isinstance(block, bhkCompressedMeshShape):
@@ -240,7 +241,7 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     else:
         obj = _strips_object(builder, blocks, block, name)
     if not isinstance(block, (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)):
-        obj[MATERIAL] = material_text(block.material)
+        obj[schema.HAVOK_MATERIAL] = material_text(block.material)
     set_ranges(obj)
     return obj, Matrix.Identity(4)
 
@@ -274,11 +275,11 @@ def _packed_object(builder, blocks, block, name, units):
     if len(sub_shapes):
         materials = np.asarray(sub_shapes["material"], np.uint32)
         per_face = materials[np.searchsorted(ends, triangles[:, 0], side="right")]
-        attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+        attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
         attribute.data.foreach_set("value", per_face.view(np.int32))
-        obj[MATERIAL] = material_text(materials[0])
+        obj[schema.HAVOK_MATERIAL] = material_text(materials[0])
     else:
-        obj[MATERIAL] = material_text(0)
+        obj[schema.HAVOK_MATERIAL] = material_text(0)
     return obj
 
 
@@ -293,10 +294,10 @@ def _compressed_object(builder, blocks, block, name, units):
     mesh = build_mesh(name, vertices[used] * np.array(block.scale[:3]) * units, corners.reshape(-1, 3))
     obj = new_collision_object(builder, name, mesh, "compressed_mesh")
     materials = np.asarray(data.chunk_materials["material"], np.uint32)[material_indices]
-    attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+    attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
     attribute.data.foreach_set("value", materials.view(np.int32))
     values, counts = np.unique(materials, return_counts=True)
-    obj[MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
+    obj[schema.HAVOK_MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
     return obj
 
 

@@ -17,6 +17,7 @@ from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
+from .. import schema
 
 
 def shape_mesh(nif, block, name):
@@ -101,9 +102,9 @@ class SceneBuilder:
     def _new_object(self, index, block, data):
         name = block.name or f"{block.type_name}:{index}"
         obj = self.link(bpy.data.objects.new(name, data))
-        obj["nif_block"] = index
-        obj["nif_type"] = block.type_name
-        obj["nif_flags"] = to_int32(block.flags)
+        obj[schema.NIF_BLOCK] = index
+        obj[schema.NIF_TYPE] = block.type_name
+        obj[schema.NIF_FLAGS] = to_int32(block.flags)
         obj.rotation_mode = "QUATERNION"  # Euler angles lose float32 precision near 90-degree pitches
         if data is None:
             obj.empty_display_size = 8.0
@@ -140,7 +141,7 @@ class SceneBuilder:
             mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
             if mesh is not None:
                 self.created.append(mesh)
-                mesh["nif_geometry"] = geometry_fingerprint(mesh)
+                mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)
@@ -154,8 +155,8 @@ class SceneBuilder:
         if bone is None:
             # What Blender made of the block's transform: the exporter keeps the stored one while
             # this still holds (Blender cannot hold every stored matrix exactly, e.g. sheared ones).
-            obj["nif_basis"] = [value for row in obj.matrix_basis for value in row]
-            obj["nif_parent"] = path[-1] if path else -1
+            obj[schema.NIF_BASIS] = [value for row in obj.matrix_basis for value in row]
+            obj[schema.NIF_PARENT] = path[-1] if path else -1
         self.objects[index] = obj
         if isinstance(block, NiNode):
             for child in np.asarray(block.children).tolist():

@@ -37,7 +37,7 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
-from .. import armature_edit
+from .. import armature_edit, schema
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose
@@ -169,7 +169,7 @@ class SkinImport:
         builder.created.append(data)
         if any(a.root == armature.root for a in self.armatures[:number]):
             obj = builder.link(bpy.data.objects.new(name, data))
-            obj["nif_root"] = armature.root
+            obj[schema.NIF_ROOT] = armature.root
             armature.object = obj
         else:  # the root node's object, made by the SceneBuilder (armature_data)
             self.root_armatures[armature.root] = armature
@@ -194,9 +194,9 @@ class SkinImport:
             if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
                 raise FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
                                   block=node, block_type=blocks[node].type_name)
-            bone["nif_block"] = node
-            bone["nif_rest"] = [float(v) for v in armature.rests[node].ravel()]
-            bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
+            bone[schema.NIF_BLOCK] = node
+            bone[schema.NIF_REST] = [float(v) for v in armature.rests[node].ravel()]
+            bone[schema.NIF_MATRIX] = [float(v) for row in bone.matrix_local for v in row]
             self.bones.setdefault(node, (armature, bone_name))
 
     def pose(self):
@@ -253,7 +253,7 @@ class SkinImport:
         so it sits where the node's bind pose puts it."""
         armature, bone_name = bone
         data_bone = armature.data.bones[bone_name]
-        rest = np.array(data_bone["nif_rest"]).reshape(4, 4)
+        rest = np.array(data_bone[schema.NIF_REST]).reshape(4, 4)
         obj.parent = armature
         obj.parent_type = "BONE"
         obj.parent_bone = bone_name
@@ -300,8 +300,8 @@ class SkinImport:
             self.builder.warn(f"{obj.name}: {len(parts)} body parts for {len(skin.partition.partitions)} partitions")
             return
         body = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
-        _face_attribute(obj.data, "nif_body_part", body)
-        obj["nif_body_parts"] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
+        _face_attribute(obj.data, schema.NIF_BODY_PART, body)
+        obj[schema.NIF_BODY_PARTS] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
 
 
 def _segments(shape, obj, faces):
@@ -315,9 +315,9 @@ def _segments(shape, obj, faces):
     else:
         source = skinning.triangle_lookup(triangles, faces)
     found = source >= 0
-    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
-    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
-    obj["nif_segments"] = json.dumps(segments.segment_layout(shape))
+    _face_attribute(obj.data, schema.NIF_SEGMENT, np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
+    _face_attribute(obj.data, schema.NIF_SUBSEGMENT, np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
+    obj[schema.NIF_SEGMENTS] = json.dumps(segments.segment_layout(shape))
 
 
 def _faces(mesh):

@@ -11,6 +11,7 @@ from ...core.errors import FormatError
 from ...core.plugin import CellReferences, Plugin, cell_form_id, match_instances
 from ...core.plugin.references import find_cell_plugin
 from ..collection_objects import objects_in
+from .. import schema
 
 
 def name_instances(collection, plugin_paths=(), find_plugin=True):
@@ -18,16 +19,16 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     plugin, then any of its masters; without them the plugin is looked for in the cell's Data
     folder when ``find_plugin``. Returns warnings (a bad plugin is one, never an exception)."""
     in_collection = objects_in(collection)
-    objects = [obj for obj in in_collection if "precombined_instance_raw" in obj]
-    points = [obj for obj in in_collection if obj.data is not None and "precombined_instances_raw" in obj.data]
-    cell_path = collection.get("nif_path", "")
+    objects = [obj for obj in in_collection if schema.PRECOMBINED_INSTANCE_RAW in obj]
+    points = [obj for obj in in_collection if obj.data is not None and schema.PRECOMBINED_INSTANCES_RAW in obj.data]
+    cell_path = collection.get(schema.NIF_PATH, "")
     if not objects and not points:
         return []
     plugin_paths = list(plugin_paths)
     if not plugin_paths and find_plugin:
         # The records' geometry hashes sit on their meshes (on the objects of placeholders).
         holders = [holder for obj in in_collection for holder in (obj, obj.data) if holder is not None]
-        hashes = {int(holder["precombined_hash"], 16) for holder in holders if "precombined_hash" in holder}
+        hashes = {int(holder[schema.PRECOMBINED_HASH], 16) for holder in holders if schema.PRECOMBINED_HASH in holder}
         found = find_cell_plugin(cell_path, hashes)
         plugin_paths = [found] if found is not None else []
     if not plugin_paths:
@@ -44,10 +45,10 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     finally:
         for plugin in plugins:
             plugin.close()
-    collection["reference_cell_plugin"] = plugins[0].name  # reference_form_id is as this plugin stores it
+    collection[schema.REFERENCE_CELL_PLUGIN] = plugins[0].name  # reference_form_id is as this plugin stores it
     # The 18 stored floats: grayscale, rotation rows, translation, scale, bound centre, radius.
-    rows = [np.reshape(obj["precombined_instance_raw"], (1, 18)) for obj in objects]
-    rows += [np.reshape(obj.data["precombined_instances_raw"], (-1, 18)) for obj in points]
+    rows = [np.reshape(obj[schema.PRECOMBINED_INSTANCE_RAW], (1, 18)) for obj in objects]
+    rows += [np.reshape(obj.data[schema.PRECOMBINED_INSTANCES_RAW], (-1, 18)) for obj in points]
     raw = np.concatenate(rows).astype(np.float64)
     matrices = raw[:, 1:10].reshape(-1, 3, 3) * raw[:, 13, None, None]
     matches = match_instances(cell.references, raw[:, 10:13], matrices)
@@ -55,7 +56,8 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     for obj in points:
         count = len(obj.data.vertices)
         ids = np.array([r.form_id if r is not None else 0 for r in matches[at:at + count]], np.uint32)
-        attribute = obj.data.attributes.get("reference_form_id") or obj.data.attributes.new("reference_form_id", "INT", "POINT")
+        attributes = obj.data.attributes
+        attribute = attributes.get(schema.REFERENCE_FORM_ID) or attributes.new(schema.REFERENCE_FORM_ID, "INT", "POINT")
         attribute.data.foreach_set("value", ids.view(np.int32))  # FormID bits in Blender's signed integers
         at += count
     names = [f"{r.editor_id} {r.form_id:08X}" if r is not None and r.editor_id else None for r in matches[: len(objects)]]
@@ -66,17 +68,17 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     for obj, reference, name in zip(objects, matches, names):
         if reference is None:
             continue
-        obj["reference_form_id"] = f"{reference.form_id:08X}"
-        obj["reference_plugin"] = reference.plugin.name
-        obj["base_form_id"] = f"{reference.base_id:08X}"
+        obj[schema.REFERENCE_FORM_ID] = f"{reference.form_id:08X}"
+        obj[schema.REFERENCE_PLUGIN] = reference.plugin.name
+        obj[schema.BASE_FORM_ID] = f"{reference.base_id:08X}"
         if reference.editor_id:  # known when the base record is in a plugin given
-            obj["base_editor_id"] = reference.editor_id
+            obj[schema.BASE_EDITOR_ID] = reference.editor_id
             if uses[name] > 1:  # a reference whose base has several shapes places several copies
                 seen[name] = seen.get(name, 0) + 1
                 name = f"{name} #{seen[name]}"
             obj.name = name
         if reference.model:
-            obj["base_model"] = reference.model
+            obj[schema.BASE_MODEL] = reference.model
     missing = sum(match is None for match in matches)
     if not missing:
         return []

@@ -15,8 +15,8 @@ from ...core.plugin.load_order import GAME_MASTERS, SUFFIXES, LoadOrder
 from ...core.plugin.references import cell_form_id
 from ...core.precombined.status import Report
 from ..collection_objects import objects_in
+from .. import schema
 
-BREAKER = "precombine_breaker"
 
 
 def cell_origin(cell_path):
@@ -39,7 +39,7 @@ def load_order_report(data_folder, plugins_txt=None):
 def mark_breakers(collection, report):
     """Mark the copies of the cell imported into ``collection`` (see the module) from a
     load_order_report; returns warnings."""
-    cell_path = collection.get("nif_path", "")
+    cell_path = collection.get(schema.NIF_PATH, "")
     object_id = cell_form_id(cell_path)
     if object_id is None or report is None:
         return []
@@ -48,22 +48,22 @@ def mark_breakers(collection, report):
     cell = next((result for result in report.results if result["cell"] == cell_id), None)
     if cell is None:
         return [f"{Path(cell_path).name}: no plugin of the load order gives CELL {cell_id} combined meshes"]
-    collection["precombine_status"] = cell["status"]
-    collection["precombine_causes"] = "\n".join(  # one string property: one cause a line
+    collection[schema.PRECOMBINE_STATUS] = cell["status"]
+    collection[schema.PRECOMBINE_CAUSES] = "\n".join(  # one string property: one cause a line
         f"{c['rule']}: {c['plugin'] + ', ' if c['plugin'] else ''}{c['record']}" for c in cell["causes"])
-    collection["precombine_previs"] = cell["previs_status"]
-    collection["precombine_plugin"] = cell["plugin"]
+    collection[schema.PRECOMBINE_PREVIS] = cell["previs_status"]
+    collection[schema.PRECOMBINE_PLUGIN] = cell["plugin"]
     overridden = {item["record"]: item for item in cell["reference_overrides"]}
-    entry = next((e for e in order.entries if e.name.lower() == str(collection.get("reference_cell_plugin", "")).lower()),
+    entry = next((e for e in order.entries if e.name.lower() == str(collection.get(schema.REFERENCE_CELL_PLUGIN, "")).lower()),
                  None)
     marked = []
     for obj in objects_in(collection) if entry is not None else ():
-        if "reference_form_id" not in obj:
+        if schema.REFERENCE_FORM_ID not in obj:
             continue
-        item = overridden.get(f"REFR {order.form_id(order.key(entry, int(obj['reference_form_id'], 16)))}")
+        item = overridden.get(f"REFR {order.form_id(order.key(entry, int(obj[schema.REFERENCE_FORM_ID], 16)))}")
         if item is not None:
-            obj[BREAKER] = item["plugin"]
-            obj["precombine_override"] = item["effect"]
+            obj[schema.PRECOMBINE_BREAKER] = item["plugin"]
+            obj[schema.PRECOMBINE_OVERRIDE] = item["effect"]
             marked.append(obj)
     if marked:
         name = f"{collection.name} precombine breakers"

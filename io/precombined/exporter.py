@@ -24,7 +24,8 @@ from ..havok import collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
 from ..nif.exporter import NifExporter
-from ..nif.source import SCALE_KEY, import_scale
+from ..nif.source import import_scale
+from .. import schema
 
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
 SHARED_TYPE, BAKED_TYPE = "BSPackedCombinedSharedGeomDataExtra", "BSPackedCombinedGeomDataExtra"
@@ -36,26 +37,26 @@ def copies_of(obj):
     instancer."""
     source = instancer_source(obj)
     if source is not None:
-        stored = obj.data.get("precombined_instances_raw")
+        stored = obj.data.get(schema.PRECOMBINED_INSTANCES_RAW)
         raws = np.reshape(np.array(stored, np.float64), (-1, 18)) if stored is not None else []
         matrices = instancer_matrices(obj)
         copies = [
             (f"{obj.name} #{k}", m, raws[k] if k < len(raws) else None, float(raws[k][0]) if k < len(raws) else 1.0)
             for k, m in enumerate(matrices)
         ]
-        return source.data, copies, (obj.get("precombined_object", 1 << 30), 0)
-    copy = (obj.name, obj.matrix_world, obj.get("precombined_instance_raw"), float(obj.get("precombined_grayscale_scale", 1.0)))
+        return source.data, copies, (obj.get(schema.PRECOMBINED_OBJECT, 1 << 30), 0)
+    grayscale = float(obj.get(schema.PRECOMBINED_GRAYSCALE_SCALE, 1.0))
+    copy = (obj.name, obj.matrix_world, obj.get(schema.PRECOMBINED_INSTANCE_RAW), grayscale)
     mesh = obj.data if obj.type == "MESH" else None
-    return mesh, [copy], (obj.get("precombined_object", 1 << 30), obj.get("precombined_instance", 1 << 30))
+    return mesh, [copy], (obj.get(schema.PRECOMBINED_OBJECT, 1 << 30), obj.get(schema.PRECOMBINED_INSTANCE, 1 << 30))
 
 
-MARK = "precombined"  # set by the panel's operator: a new object to export as a record
 IGNORED_TYPES = ("CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER", "EMPTY")
 
 
 def is_record_object(obj):
     """Came from a cell (an instance, instancer or placeholder) or marked precombined by the user."""
-    return "precombined_object" in obj or bool(obj.get(MARK))
+    return schema.PRECOMBINED_OBJECT in obj or bool(obj.get(schema.PRECOMBINED))
 
 
 def split_objects(objects):
@@ -67,7 +68,7 @@ def split_objects(objects):
     for obj in objects:
         if is_record_object(obj):
             records.append(obj)
-        elif "precombined_source" in obj or any(c.get("nif_path") in cells for c in obj.users_collection):
+        elif schema.PRECOMBINED_SOURCE in obj or any(c.get(schema.NIF_PATH) in cells for c in obj.users_collection):
             continue
         elif obj.type not in IGNORED_TYPES:
             refused.append(obj)
@@ -85,7 +86,7 @@ def refuse(refused):
 
 def is_placeholder(obj):
     """An empty standing for a copy whose geometry was not imported."""
-    return obj.type == "EMPTY" and "precombined_object" in obj and "precombined_block" in obj
+    return obj.type == "EMPTY" and schema.PRECOMBINED_OBJECT in obj and schema.PRECOMBINED_BLOCK in obj
 
 
 def cell_groups(objects):
@@ -96,9 +97,9 @@ def cell_groups(objects):
             continue
         mesh, copies, key = copies_of(obj)
         if mesh is None:
-            block, holder = obj["precombined_block"], ("placeholder", obj["precombined_block"], obj["precombined_object"])
+            block, holder = obj[schema.PRECOMBINED_BLOCK], ("placeholder", obj[schema.PRECOMBINED_BLOCK], obj[schema.PRECOMBINED_OBJECT])
         else:
-            block, holder = mesh.get("precombined_block"), mesh
+            block, holder = mesh.get(schema.PRECOMBINED_BLOCK), mesh
         blocks.setdefault(block, {}).setdefault(holder, []).append((key, obj.name, copies))
     if not blocks:
         raise FormatError("no mesh objects to export: select the instances of a precombined cell")
@@ -111,7 +112,7 @@ def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC,
 
     def order(item):
         holder = item[0]
-        return (holder[2], "") if isinstance(holder, tuple) else (holder.get("precombined_object", 1 << 30), holder.name)
+        return (holder[2], "") if isinstance(holder, tuple) else (holder.get(schema.PRECOMBINED_OBJECT, 1 << 30), holder.name)
 
     records, holders = [], []
     for holder, entries in sorted(groups.items(), key=order):
@@ -151,8 +152,8 @@ def objects_entries(records, holders):
         if hasattr(record, "entry"):  # a placeholder's, or where an edited record was written
             entries.append(record.entry)
             continue
-        known = holder.get("precombined_hash")
-        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(holder.get("precombined_offset", offset))))
+        known = holder.get(schema.PRECOMBINED_HASH)
+        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(holder.get(schema.PRECOMBINED_OFFSET, offset))))
         offset += record.geometry_size()
     return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
 
@@ -184,8 +185,8 @@ def build_block(records, holders, layout, template_block=None, geometry=None):
 def shape_for_material(template, mesh):
     """The block of the cell's shape whose shader the mesh's material came from, or None."""
     for material in mesh.materials if mesh is not None else ():
-        shader = dict(material.get("nif_blocks", {})).get("shader") if material is not None else None
-        if shader is None or material.get("nif_file") != str(template.path or ""):
+        shader = dict(material.get(schema.NIF_BLOCKS, {})).get("shader") if material is not None else None
+        if shader is None or material.get(schema.NIF_FILE) != str(template.path or ""):
             continue
         for _, shape in template.blocks_of(BSTriShape):
             if shape.shader_property == shader:
@@ -216,7 +217,7 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
         if chosen == EXTERNAL:
             raise FormatError("a new cell cannot keep its geometry in a .csg file: export with the inline layout")
         block = build_block(records, holders, chosen)
-        root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
+        root = NiNode("BSFadeNode", name=schema.PRECOMBINED, extra_data=[1])
         return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
     indices = [index for index, _ in template.blocks_of(BSPackedCombinedGeomDataExtra)]
     for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
@@ -269,7 +270,7 @@ def update_host(shape, block, old):
 
 def cells_of(objects):
     """The imported cell files the objects came from."""
-    return sorted({str(o["precombined_cell"]) for o in objects if o.get("precombined_cell")})
+    return sorted({str(o[schema.PRECOMBINED_CELL]) for o in objects if o.get(schema.PRECOMBINED_CELL)})
 
 
 def cell_scale(records):
@@ -279,8 +280,8 @@ def cell_scale(records):
     cells = set(cells_of(records))
     if not cells:
         return import_scale(records)
-    found = [c for c in bpy.data.collections if c.get("nif_path") in cells and SCALE_KEY in c]
-    return float(found[0][SCALE_KEY]) if found else 1.0
+    found = [c for c in bpy.data.collections if c.get(schema.NIF_PATH) in cells and schema.NIF_SCALE in c]
+    return float(found[0][schema.NIF_SCALE]) if found else 1.0
 
 
 def template_of(objects):
@@ -291,6 +292,9 @@ def template_of(objects):
     if len(cells) > 1:
         names = ", ".join(Path(cell).name for cell in cells)
         raise FormatError(f"the objects come from {len(cells)} cells ({names}): export one cell at a time")
+    for collection in bpy.data.collections:
+        if collection.get(schema.NIF_PATH) in cells:
+            schema.check_version(collection)
     for path in cells:
         try:
             return NifFile.from_bytes(bytearray(read_path(path)), path=path)
@@ -298,7 +302,7 @@ def template_of(objects):
             reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise FormatError(f"the cell these objects came from, {path}, cannot be read ({reason}): export "
                               f"writes them back into it") from None
-    for path in [c.get("nif_path") for c in {c for o in objects for c in o.users_collection}]:
+    for path in [c.get(schema.NIF_PATH) for c in {c for o in objects for c in o.users_collection}]:
         if path and Path(path).is_file():
             try:
                 nif = NifFile.read(path)
@@ -315,8 +319,8 @@ def write_cell_collision(template, objects):
     The owners are the cell's node objects the import made (``nif_block``)."""
     owners = {}
     for obj in objects:
-        index = obj.get("nif_block")
-        if index is not None and "precombined_object" not in obj and 0 <= index < len(template.blocks):
+        index = obj.get(schema.NIF_BLOCK)
+        if index is not None and schema.PRECOMBINED_OBJECT not in obj and 0 <= index < len(template.blocks):
             owners[int(index)] = obj
     if not any(collision_export.collision_children(owner) for owner in owners.values()):
         return
@@ -329,7 +333,7 @@ def write_cell_collision(template, objects):
 def cell_collection_objects(template):
     """Every object of the collections the cell file was imported into."""
     path = str(template.path or "")
-    return [o for c in bpy.data.collections if c.get("nif_path") == path for o in objects_in(c)]
+    return [o for c in bpy.data.collections if c.get(schema.NIF_PATH) == path for o in objects_in(c)]
 
 
 def export_cell(path, objects, *, layout=None, scale=None, plugin=None):

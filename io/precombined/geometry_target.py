@@ -8,6 +8,7 @@ from ...core.errors import FormatError
 from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
 from ...core.precombined.names import bscrc32, geometry_hash
 from .instancing import instancer_source
+from .. import schema
 
 
 class GeometryTarget:
@@ -53,7 +54,7 @@ def to_external(records, holders, geometry):
         if isinstance(holder, tuple):
             continue
         if record.kept:
-            record.vertex_desc = int(holder.get("precombined_record_desc", holder["precombined_vertex_desc"]), 16)
+            record.vertex_desc = int(holder.get(schema.PRECOMBINED_RECORD_DESC, holder[schema.PRECOMBINED_VERTEX_DESC]), 16)
         elif geometry is None:
             raise FormatError(f"the geometry of {holder.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
         else:
@@ -64,7 +65,7 @@ def geometry_files(objects):
     """The .csg files the objects' records were read from."""
     meshes = {o.data for o in objects if o.type == "MESH" and o.data is not None}
     meshes |= {source.data for o in objects if (source := instancer_source(o)) is not None}
-    return sorted({str(m["precombined_geometry_file"]) for m in meshes if m.get("precombined_geometry_file")})
+    return sorted({str(m[schema.PRECOMBINED_GEOMETRY_FILE]) for m in meshes if m.get(schema.PRECOMBINED_GEOMETRY_FILE)})
 
 
 def default_plugin(files, path):

@@ -15,6 +15,7 @@ from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..nif.importer import SceneBuilder
 from . import INSTANCING
+from .. import schema
 
 
 def block_owners(nif):
@@ -64,9 +65,9 @@ def keep_for_export(mesh, vertices, record, lod):
     the cell and its .csg at export (io.precombined.exporter.StoredGeometry): kept on the mesh,
     Blender would copy it into every copy's evaluated mesh. The header's descriptor may differ
     from the stored vertices' (retail .csg records claim full precision over half-float bytes)."""
-    mesh["precombined_vertex_desc"] = f"{vertices.vertex_desc:016X}"
-    mesh["precombined_record_desc"] = f"{record.vertex_desc:016X}"
-    mesh["precombined_lod"] = lod
+    mesh[schema.PRECOMBINED_VERTEX_DESC] = f"{vertices.vertex_desc:016X}"
+    mesh[schema.PRECOMBINED_RECORD_DESC] = f"{record.vertex_desc:016X}"
+    mesh[schema.PRECOMBINED_LOD] = lod
 
 
 class GeometrySource:
@@ -149,7 +150,6 @@ class CellBuilder(SceneBuilder):
         names = record_names(blocks)
         self.placed = []  # (objects, their world matrices) of every record
         for index, block in blocks:
-            self.collection["precombined_layout"] = block.layout
             for record_index, record in enumerate(block.records):
                 self._build_record(block, index, record_index, record, owners.get(index), names[(index, record_index)])
         self._place_copies()
@@ -207,7 +207,7 @@ class CellBuilder(SceneBuilder):
         if lod != self.lod:
             self.lod_fallbacks += 1
         if block.layout == EXTERNAL:  # the file edited records of the plugin are added to
-            mesh["precombined_geometry_file"] = str(geometry.path)
+            mesh[schema.PRECOMBINED_GEOMETRY_FILE] = str(geometry.path)
         return mesh
 
     def _build_record(self, block, block_index, index, record, owner, name):
@@ -234,12 +234,12 @@ class CellBuilder(SceneBuilder):
             self.created.append(obj)
             self.collection.objects.link(obj)
             copies.append(obj)
-            obj["precombined_cell"] = str(self.nif.path or "")
-            obj["precombined_block"] = block_index
-            obj["precombined_object"] = index
-            obj["precombined_instance"] = number
-            obj["precombined_grayscale_scale"] = float(instance["grayscale_scale"])
-            obj["precombined_instance_raw"] = instance_values(instance)
+            obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+            obj[schema.PRECOMBINED_BLOCK] = block_index
+            obj[schema.PRECOMBINED_OBJECT] = index
+            obj[schema.PRECOMBINED_INSTANCE] = number
+            obj[schema.PRECOMBINED_GRAYSCALE_SCALE] = float(instance["grayscale_scale"])
+            obj[schema.PRECOMBINED_INSTANCE_RAW] = instance_values(instance)
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) * self.scale / max(float(instance["scale"]), 1e-6)
@@ -250,14 +250,14 @@ class CellBuilder(SceneBuilder):
         """Which record of which block of which file the holders stand for, and what the
         exporter needs to write the record's objects entry back."""
         for holder in holders:
-            holder["precombined_cell"] = str(self.nif.path or "")
-            holder["precombined_block"] = block_index
-            holder["precombined_object"] = index
+            holder[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+            holder[schema.PRECOMBINED_BLOCK] = block_index
+            holder[schema.PRECOMBINED_OBJECT] = index
         if block.shared:
             entry = block.objects[index]
             for holder in holders:
-                holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
-                holder["precombined_offset"] = to_int32(entry["data_offset"])
+                holder[schema.PRECOMBINED_HASH] = f"{int(entry['filename_hash']):08X}"
+                holder[schema.PRECOMBINED_OFFSET] = to_int32(entry["data_offset"])
 
     def _build_instancer(self, name, block_index, index, record, mesh, matrices):
         """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
@@ -266,18 +266,18 @@ class CellBuilder(SceneBuilder):
         self.collection.objects.link(source)
         source.hide_viewport = True  # the modifier still reads its geometry
         source.hide_render = True
-        source["precombined_source"] = index
+        source[schema.PRECOMBINED_SOURCE] = index
         scales = np.asarray(record.instances["scale"], np.float64)
         rotations = matrices[:, :3, :3] / scales[:, None, None]
         points = points_mesh(f"{name} instances", matrices[:, :3, 3], rotations, scales)
         self.created.append(points)
-        points["precombined_instances_raw"] = np.array([instance_values(i) for i in record.instances]).ravel()
+        points[schema.PRECOMBINED_INSTANCES_RAW] = np.array([instance_values(i) for i in record.instances]).ravel()
         obj = bpy.data.objects.new(f"{name} instances", points)
         self.created.append(obj)
         self.collection.objects.link(obj)
-        obj["precombined_cell"] = str(self.nif.path or "")
-        obj["precombined_block"] = block_index
-        obj["precombined_object"] = index
+        obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+        obj[schema.PRECOMBINED_BLOCK] = block_index
+        obj[schema.PRECOMBINED_OBJECT] = index
         new_group = NODE_GROUP not in bpy.data.node_groups
         attach_instancer(obj, source)
         if new_group:

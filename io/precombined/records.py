@@ -12,6 +12,7 @@ from ...core.precombined.csg import GeometryFile
 from ...core.stream import WriteStream
 from ...core.transforms import similarity
 from ..mesh_read import mesh_arrays
+from .. import schema
 
 DEFAULT_DESC = vf.build_desc(vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT, False)
 LITTLE = WriteStream()
@@ -28,15 +29,17 @@ class StoredGeometry:
 
     def of(self, mesh, template_block):
         """(vertex desc, vertex array, triangles, the file's record) of an imported mesh, else None."""
-        index = mesh.get("precombined_object")
-        if self.template is None or template_block is None or index is None or mesh.get("precombined_cell") != str(self.template.path or ""):
+        index = mesh.get(schema.PRECOMBINED_OBJECT)
+        if self.template is None or template_block is None or index is None:
+            return None
+        if mesh.get(schema.PRECOMBINED_CELL) != str(self.template.path or ""):
             return None
         if not 0 <= index < len(template_block.records):
             return None
         record = template_block.records[index]
         if template_block.layout != EXTERNAL:
             return record.vertex_desc, record.vertex_data, record.triangles, record
-        path = mesh.get("precombined_geometry_file")
+        path = mesh.get(schema.PRECOMBINED_GEOMETRY_FILE)
         if not path:
             return None
         entry = template_block.objects[index]
@@ -118,12 +121,12 @@ def record_from_mesh(mesh, scale, default_desc=DEFAULT_DESC, stored=None):
         record.vertex_desc, record.vertex_data = desc, data
         record.full_precision = bool(vf.flags_of(desc) & vf.FULL_PRECISION)
     else:
-        desc_text = mesh.get("precombined_vertex_desc")
+        desc_text = mesh.get(schema.PRECOMBINED_VERTEX_DESC)
         encode_vertices(record, int(desc_text, 16) if desc_text else default_desc, arrays)
     counts = None
     if stored is not None:
         all_triangles, source = np.asarray(stored[2]).reshape(-1, 3), stored[3]
-        counts, offsets, lod = source.lod_counts, source.lod_offsets, int(mesh.get("precombined_lod", 0))
+        counts, offsets, lod = source.lod_counts, source.lod_offsets, int(mesh.get(schema.PRECOMBINED_LOD, 0))
         start = int(offsets[lod]) // 3
         shown = all_triangles[start : start + int(counts[lod])]
         if len(shown) == len(triangles) and np.array_equal(np.sort(shown, axis=None), np.sort(triangles, axis=None)):

@@ -25,10 +25,9 @@ import numpy as np
 
 from ....core import transforms
 from ....core.errors import FormatError
-from ... import compat, sampled_keys
+from ... import compat, sampled_keys, schema
 from ...datablocks import remove_all
 
-FPS, GAME, BINDING, ANNOTATIONS, ROOT_AXES = "hkx_fps", "hkx_game", "hkx_binding", "hkx_annotations", "hkx_root_axes"
 STILL = 1e-5  # what a track may change over its frames and still hold still (decoded float noise)
 
 
@@ -129,15 +128,16 @@ def _root_motion(action, slot, armature, animation):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "location", axis, group), frames, samples[:, axis])
     for axis in range(4):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "rotation_quaternion", axis, group), frames, quaternions[:, axis])
-    action[ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
+    action[schema.HKX_ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
 
 
 def _describe(action, animation, bones, kept, game):
+    schema.stamp(action)
     fps = animation.frame_rate
-    action[FPS] = fps
-    action[GAME] = game
+    action[schema.HKX_FPS] = fps
+    action[schema.HKX_GAME] = game
     floats = np.asarray(animation.floats, np.float64)
-    action[BINDING] = json.dumps({
+    action[schema.HKX_BINDING] = json.dumps({
         "skeleton": animation.skeleton_name or "",
         "bones": list(bones),
         "indices": [int(i) for i in animation.track_bones[kept]],
@@ -147,7 +147,7 @@ def _describe(action, animation, bones, kept, game):
         "floats": [float(v) for v in floats[0]] if len(floats) else [],
     })  # fmt: skip
     annotations = [(float(a.time), a.text) for a in animation.annotations()]
-    action[ANNOTATIONS] = json.dumps(annotations)
+    action[schema.HKX_ANNOTATIONS] = json.dumps(annotations)
     action.use_frame_range = True
     action.frame_start = 0.0
     action.frame_end = max(animation.frame_count - 1, 1e-3)  # Blender wants end > start

@@ -26,13 +26,10 @@ from ....core import transforms
 from ....core.errors import FormatError
 from ....core.nif import NifFile
 from ....core.nif.blocks.nodes import NiNode
-from ... import armature_edit
+from ... import armature_edit, schema
 from ...datablocks import remove_all
 from ...nif.node_transform import local_matrix
 
-BONES = "hkx_bones"
-SKELETON_NAME = "hkx_skeleton"
-GAME = "hkx_game"
 SKELETON_FILE = "skeleton.hkx"
 SKELETON_FOLDERS = ("", "character assets", "characterassets")  # where the games keep it, beside animations' folders
 BONE_LENGTH_FRACTION = 0.02  # of the skeleton's extent: small enough not to hide fingers
@@ -143,6 +140,7 @@ def build_armature(skeleton, collection):
     try:
         obj = bpy.data.objects.new(skeleton.name, data)
         created.append(obj)
+        schema.stamp(obj)
         with armature_edit.edit_bones(data):
             bones = []
             for name, rest in zip(skeleton.names, rests):
@@ -158,9 +156,9 @@ def build_armature(skeleton, collection):
             if name != wanted or data.bones.get(name) is None:  # a name Blender cut, or a rest it dropped
                 raise FormatError(f"bone {wanted!r} cannot be held by a Blender armature (name or rest pose)")
         if skeleton.havok:
-            obj[BONES] = json.dumps(skeleton.names)
-            obj[SKELETON_NAME] = skeleton.name
-            obj[GAME] = skeleton.game
+            obj[schema.HKX_BONES] = json.dumps(skeleton.names)
+            obj[schema.HKX_SKELETON] = skeleton.name
+            obj[schema.HKX_GAME] = skeleton.game
         collection.objects.link(obj)
     except BaseException:
         remove_all(created)

@@ -12,6 +12,7 @@ from ....core.havok.animation import read_hkx
 from ...datablocks import remove_all
 from ...file_import import import_files
 from . import action_import, armature
+from ... import schema
 
 
 def _collection(context, name):
@@ -76,9 +77,9 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
 def track_bones(target, animation, path):
     """The bone name each track drives: from the Havok skeleton the armature was made from, else
     from the skeleton .hkx beside the animation."""
-    stored = target.get(armature.BONES)
+    stored = target.get(schema.HKX_BONES)
     if stored is not None:
-        names, skeleton_name = json.loads(stored), target.get(armature.SKELETON_NAME)
+        names, skeleton_name = json.loads(stored), target.get(schema.HKX_SKELETON)
     else:
         found = armature.havok_skeleton_near(path)
         if found is None:
