@@ -217,7 +217,7 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
         if chosen == EXTERNAL:
             raise FormatError("a new cell cannot keep its geometry in a .csg file: export with the inline layout")
         block = build_block(records, holders, chosen)
-        root = NiNode("BSFadeNode", name=schema.PRECOMBINED, extra_data=[1])
+        root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
         return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
     indices = [index for index, _ in template.blocks_of(BSPackedCombinedGeomDataExtra)]
     for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
