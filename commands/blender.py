@@ -42,9 +42,10 @@ def command_import(args):
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or ()) as import_nif:
-        def import_one(context, path, progress):
+        def import_one(context, path, progress, rollback):
             havok = Path(path).suffix.lower() == ".hkx"
-            return (import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif)(context, path, progress)
+            importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
+            return importer(context, path, progress, rollback=rollback)
 
         for imported, messages in each_file(bpy.context, paths, import_one):
             if imported is None:  # then its one message is its error
@@ -226,7 +227,8 @@ def export_each(bpy, args):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from .batch import failure_text, summary
+    from .batch import summary
+    from ..core.errors import failure_text
     from ..io import schema
     from ..io.collection_objects import objects_in
 

@@ -5,19 +5,12 @@ from pathlib import Path
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..io.bsm2.exporter import export_file, find_mesh
 from ..io.file_import import import_bsm2, import_files
 from .file_import import DropImport, MultiFileImport, report_import
 
 EXTENSION = ".bsm2"
-
-
-def _failure(error, path):
-    """One line for a file that could not be read or written."""
-    if isinstance(error, FormatError):
-        return str(error.located(path=path))
-    return f"{path}: {error.strerror or error}"
 
 
 class IMPORT_SCENE_OT_bsm2(bpy.types.Operator, MultiFileImport):
@@ -64,7 +57,7 @@ class EXPORT_SCENE_OT_bsm2(bpy.types.Operator, ExportHelper):
         try:
             bsm, warnings = export_file(context, self.filepath)
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, _failure(error, self.filepath))
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in warnings:
             self.report({"WARNING"}, message)

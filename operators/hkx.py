@@ -5,7 +5,7 @@ from pathlib import Path
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..io.havok.animation.action_export import export_animation
 from ..io.havok.animation.importer import import_animations
 from .file_import import DropImport, MultiFileImport, report_import
@@ -77,11 +77,8 @@ class EXPORT_SCENE_OT_hkx(bpy.types.Operator, ExportHelper):
         try:
             animation, _game = export_animation(context, self.filepath, armature, compressed=self.compression == "SPLINE",
                                                 game=self.game)
-        except FormatError as error:
-            self.report({"ERROR"}, str(error.located(path=self.filepath)))
-            return {"CANCELLED"}
-        except OSError as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error.strerror or error}")
+        except (FormatError, OSError) as error:
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Exported {animation.track_count} tracks, {animation.frame_count} frames to {Path(self.filepath).name}")
         return {"FINISHED"}

@@ -2,7 +2,7 @@
 
 import bpy
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..core.nif.blocks.precombined import cell_totals
 from ..io.precombined.exporter import cell_scale, export_cell
 from .nif_export import NifExport
@@ -51,7 +51,7 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
                 plugin=self.plugin or None,
             )
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         records, instances = cell_totals(nif)
         written = f"; geometry in {geometry.name}" if geometry else ""

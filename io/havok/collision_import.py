@@ -175,7 +175,7 @@ def _shape_object(builder, shape, name, within=()):
 
 def new_collision_object(builder, name, mesh, kind):
     if mesh is not None:
-        builder.created.append(mesh)
+        builder.rollback.add(mesh)
     obj = builder.link(bpy.data.objects.new(name, mesh))
     obj[schema.HAVOK_SHAPE] = kind
     obj.hide_render = True

@@ -45,7 +45,6 @@ from ...core.nif.blocks.legacy_havok import (
 )
 from ...core.nif.legacy_packed_mesh import damaged_mopps
 from ...core.nif import versions
-from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import capsule_mesh, material_text, new_collision_object, place_body, set_ranges
 from .. import schema
@@ -93,14 +92,14 @@ def build_collision(builder, owner_index, owner_block, owner):
     if body is None or body.later_info:
         builder.warn(f"{label}: collision block {index} is not a bhkCollisionObject with a rigid body; its collision is left out")
         return
-    start = len(builder.created)
+    start = builder.rollback.savepoint()
     units = havok_scale(builder.nif.header.bs_version)
     try:
         check_shape(blocks, body.shape)
         obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision", units)
         offset = body_matrix(body, units) @ offset
     except FormatError as error:
-        _remove(builder, start)
+        builder.rollback.undo(start)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
     for mopp_index, why in damaged_mopps(blocks, body.shape):
@@ -112,11 +111,6 @@ def build_collision(builder, owner_index, owner_block, owner):
     obj[schema.HAVOK_LAYER] = body.havok_filter[0]
     set_ranges(obj)
     place_body(builder, obj, owner, offset, index)
-
-
-def _remove(builder, start):
-    remove_all(builder.created[start:])
-    del builder.created[start:]
 
 
 def shown_body(blocks, index):

@@ -102,7 +102,7 @@ class SequenceImport:
             action, slot = compat.new_action(self.name, id_type)
             if slot is not None:
                 slot.name_display = owner.name  # each slot named after what it animates
-            self.builder.created.append(action)
+            self.builder.rollback.add(action)
             self._describe(action)
             self.channels[action] = []
         self.slots[owner] = (action, slot)

@@ -166,7 +166,7 @@ class SkinImport:
         root_name = blocks[armature.root].name or f"{blocks[armature.root].type_name}:{armature.root}"
         name = f"{root_name} skeleton" + (f" {number}" if number else "")
         data = bpy.data.armatures.new(name)
-        builder.created.append(data)
+        builder.rollback.add(data)
         if any(a.root == armature.root for a in self.armatures[:number]):
             obj = builder.link(bpy.data.objects.new(name, data))
             obj[schema.NIF_ROOT] = armature.root

@@ -2,6 +2,8 @@
 placed instance sharing it (linked duplicates), the rest of the file through the general NIF
 path. Knows core objects and bpy, never file bytes."""
 
+from dataclasses import dataclass, field
+
 import bpy
 import numpy as np
 
@@ -124,6 +126,20 @@ class GeometrySource:
             geometry.close()
 
 
+@dataclass
+class PlacedCopies:
+    """What a cell's build placed, handed to the passes after it (io.plugin.references names the
+    copies, io.precombined.breakers marks those overridden): the objects standing for one copy
+    each, with their stored placements (18 floats: grayscale, rotation rows, translation, scale,
+    bound centre, bound radius); the geometry-nodes instancers with their points' placements
+    ((n, 18) arrays); the geometry file name hashes of the records."""
+
+    objects: list = field(default_factory=list)
+    placements: list = field(default_factory=list)
+    instancers: list = field(default_factory=list)
+    geometry_hashes: set = field(default_factory=set)
+
+
 class CellBuilder(SceneBuilder):
     def __init__(self, nif, collection, *, lod=0, geometry=None, instancing="OBJECTS", **options):
         if instancing not in INSTANCING:  # a caller's mistake: never quietly taken for objects
@@ -136,6 +152,7 @@ class CellBuilder(SceneBuilder):
         self.placeholder_records = 0
         self.lod_fallbacks = 0  # records shown at another LOD: the chosen one has no triangles
         self.missing_geometry = []
+        self.copies = PlacedCopies()
 
     @property
     def keeps_source(self):
@@ -202,7 +219,7 @@ class CellBuilder(SceneBuilder):
             colors=vertices.colors,
             scale=self.scale,
         )
-        self.created.append(mesh)
+        self.rollback.add(mesh)
         keep_for_export(mesh, vertices, record, lod)
         if lod != self.lod:
             self.lod_fallbacks += 1
@@ -231,7 +248,7 @@ class CellBuilder(SceneBuilder):
             # in single precision (1e-4 off): a quaternion keeps it to float rounding, so an
             # untouched copy still reads back as its stored placement.
             obj.rotation_mode = "QUATERNION"
-            self.created.append(obj)
+            self.rollback.add(obj)
             self.collection.objects.link(obj)
             copies.append(obj)
             obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
@@ -239,7 +256,9 @@ class CellBuilder(SceneBuilder):
             obj[schema.PRECOMBINED_OBJECT] = index
             obj[schema.PRECOMBINED_INSTANCE] = number
             obj[schema.PRECOMBINED_GRAYSCALE_SCALE] = float(instance["grayscale_scale"])
-            obj[schema.PRECOMBINED_INSTANCE_RAW] = instance_values(instance)
+            obj[schema.PRECOMBINED_INSTANCE_RAW] = placement = instance_values(instance)
+            self.copies.objects.append(obj)
+            self.copies.placements.append(placement)
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) * self.scale / max(float(instance["scale"]), 1e-6)
@@ -255,6 +274,7 @@ class CellBuilder(SceneBuilder):
             holder[schema.PRECOMBINED_OBJECT] = index
         if block.shared:
             entry = block.objects[index]
+            self.copies.geometry_hashes.add(int(entry["filename_hash"]))
             for holder in holders:
                 holder[schema.PRECOMBINED_HASH] = f"{int(entry['filename_hash']):08X}"
                 holder[schema.PRECOMBINED_OFFSET] = to_int32(entry["data_offset"])
@@ -262,7 +282,7 @@ class CellBuilder(SceneBuilder):
     def _build_instancer(self, name, block_index, index, record, mesh, matrices):
         """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
         source = bpy.data.objects.new(f"{name} source", mesh)
-        self.created.append(source)
+        self.rollback.add(source)
         self.collection.objects.link(source)
         source.hide_viewport = True  # the modifier still reads its geometry
         source.hide_render = True
@@ -270,18 +290,20 @@ class CellBuilder(SceneBuilder):
         scales = np.asarray(record.instances["scale"], np.float64)
         rotations = matrices[:, :3, :3] / scales[:, None, None]
         points = points_mesh(f"{name} instances", matrices[:, :3, 3], rotations, scales)
-        self.created.append(points)
-        points[schema.PRECOMBINED_INSTANCES_RAW] = np.array([instance_values(i) for i in record.instances]).ravel()
+        self.rollback.add(points)
+        placements = np.array([instance_values(i) for i in record.instances])
+        points[schema.PRECOMBINED_INSTANCES_RAW] = placements.ravel()
         obj = bpy.data.objects.new(f"{name} instances", points)
-        self.created.append(obj)
+        self.rollback.add(obj)
         self.collection.objects.link(obj)
         obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
         obj[schema.PRECOMBINED_BLOCK] = block_index
         obj[schema.PRECOMBINED_OBJECT] = index
+        self.copies.instancers.append((obj, placements.reshape(-1, 18)))
         new_group = NODE_GROUP not in bpy.data.node_groups
         attach_instancer(obj, source)
         if new_group:
-            self.created.append(bpy.data.node_groups[NODE_GROUP])
+            self.rollback.add(bpy.data.node_groups[NODE_GROUP])
 
     def warnings(self):
         """One warning for every copy that has no geometry, with the first reason a file gave,

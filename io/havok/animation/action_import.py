@@ -26,7 +26,6 @@ import numpy as np
 from ....core import transforms
 from ....core.errors import FormatError
 from ... import compat, sampled_keys, schema
-from ...datablocks import remove_all
 
 STILL = 1e-5  # what a track may change over its frames and still hold still (decoded float noise)
 
@@ -53,11 +52,11 @@ def armature_bones(armature, names):
     return [name if armature.data.bones.get(name) is not None else by_case.get(name.lower(), name) for name in names]
 
 
-def import_action(armature, animation, bones, *, name, game, root_motion=False, path=None):
+def import_action(armature, animation, bones, *, name, game, rollback, root_motion=False, path=None):
     """A new action of ``animation`` (its tracks driving the armature's bones named ``bones``, in
-    any case) on ``armature``, made its active action (the one it had is stashed in the NLA, not lost).
-    Every track's bone must be in the armature: else an error naming the first missing one, and
-    nothing is made."""
+    any case) on ``armature``, made its active action (the one it had is stashed in the NLA, not lost),
+    and added to ``rollback``. Every track's bone must be in the armature: else an error naming the
+    first missing one, and nothing is made."""
     bones = armature_bones(armature, bones)
     kept = np.array([armature.data.bones.get(bone) is not None for bone in bones], bool)
     moving = _moving(animation)
@@ -81,19 +80,16 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
     rotation = sampled_keys.continuous(rotation)
     frames = np.arange(animation.frame_count, dtype=np.float64)
     action, slot = compat.new_action(name)
-    try:
-        for track, bone_name in enumerate(bones):
-            prefix = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"].'
-            for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
-                for axis in range(values.shape[-1]):
-                    fcurve = compat.new_fcurve(action, slot, prefix + channel, axis, bone_name)
-                    sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
-        if root_motion and animation.root_motion is not None:
-            _root_motion(action, slot, armature, animation)
-        _describe(action, animation, bones, kept, game)
-    except BaseException:
-        remove_all([action])
-        raise
+    rollback.add(action)
+    for track, bone_name in enumerate(bones):
+        prefix = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"].'
+        for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
+            for axis in range(values.shape[-1]):
+                fcurve = compat.new_fcurve(action, slot, prefix + channel, axis, bone_name)
+                sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
+    if root_motion and animation.root_motion is not None:
+        _root_motion(action, slot, armature, animation)
+    _describe(action, animation, bones, kept, game)
     for pose_bone in (armature.pose.bones[bone] for bone in bones):
         pose_bone.rotation_mode = "QUATERNION"
     if root_motion and animation.root_motion is not None:
