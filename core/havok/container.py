@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..stream import ReadStream, WriteStream
-from .classnames import BASE_CLASSES, SIGNATURES, TAG, ClassNames
+from .classnames import BASE_CLASSES, ClassNames
 from .fixups import GLOBAL, LOCAL, VIRTUAL, read_table, write_table
 from .header import FileHeader, SectionHeader
 from .objects import HavokObject, ObjectReader, RawObject, typed_class
@@ -33,7 +33,7 @@ class Packfile:
         self.header = FileHeader()
         self.section_names = [CLASSNAMES, "__types__", DATA]
         self.raw_sections = {1: b""}  # sections other than class names and data: their bytes
-        self.classnames = ClassNames((SIGNATURES[name], TAG, name) for name in BASE_CLASSES)
+        self.classnames = ClassNames.listing(self.header.file_version, BASE_CLASSES)
         self.root = root
         self.contents_class = None  # the header's contents class name; None: the root's class
 
@@ -140,7 +140,7 @@ class Packfile:
             global_rows += [
                 (base + src, data_index, offsets[id(target)] + delta) for src, target, delta in global_fixups
             ]
-            virtual_rows.append((base, names_index, self.classnames.offset_of(obj.class_name)))
+            virtual_rows.append((base, names_index, self.classnames.offset_of(obj.class_name, self.header.file_version)))
         body = b"".join(raw for _, (raw, _, _) in order)
         tables = [write_table(local_rows, LOCAL), write_table(global_rows, GLOBAL), write_table(virtual_rows, VIRTUAL)]
 
@@ -148,7 +148,8 @@ class Packfile:
         header.num_sections = len(self.section_names)
         header.contents_offset = 0
         header.contents_class_section = names_index
-        header.contents_class_offset = self.classnames.offset_of(self.contents_class or self.root.class_name)
+        header.contents_class_offset = self.classnames.offset_of(self.contents_class or self.root.class_name,
+                                                                 header.file_version)
         contents = {names_index: self.classnames.to_bytes()}
         for index in range(len(self.section_names)):
             if index not in (names_index, data_index):
