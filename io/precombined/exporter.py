@@ -19,7 +19,7 @@ from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from .geometry_target import GeometryTarget, default_plugin, geometry_files, to_external
 from .instancing import instancer_matrices, instancer_source
-from .records import DEFAULT_DESC, LITTLE, StoredGeometry, placeholder_record, placement, record_from_mesh
+from .records import DEFAULT_DESC, LITTLE, RecordSource, StoredGeometry, placeholder_record, placement, record_from_mesh
 from ..havok import collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
@@ -90,47 +90,39 @@ def is_placeholder(obj):
 
 
 def cell_groups(objects):
-    """{block index or None (new): {mesh or (block, record) for placeholders: [(key, name, copies)]}}."""
+    """{block index or None (new): {RecordSource: [(key, name, copies)]}}."""
     blocks = {}
     for obj in objects:
         if not (obj.type == "MESH" and obj.data is not None or is_placeholder(obj)):
             continue
         mesh, copies, key = copies_of(obj)
         if mesh is None:
-            block, holder = obj[schema.PRECOMBINED_BLOCK], ("placeholder", obj[schema.PRECOMBINED_BLOCK], obj[schema.PRECOMBINED_OBJECT])
+            block = obj[schema.PRECOMBINED_BLOCK]
+            source = RecordSource(block=block, index=obj[schema.PRECOMBINED_OBJECT])
         else:
-            block, holder = mesh.get(schema.PRECOMBINED_BLOCK), mesh
-        blocks.setdefault(block, {}).setdefault(holder, []).append((key, obj.name, copies))
+            block, source = mesh.get(schema.PRECOMBINED_BLOCK), RecordSource(mesh)
+        blocks.setdefault(block, {}).setdefault(source, []).append((key, obj.name, copies))
     if not blocks:
         raise FormatError("no mesh objects to export: select the instances of a precombined cell")
     return blocks
 
 
 def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC, stored=None):
-    """(records, holders) of one block: imported records in their order, then new ones by name
+    """The ExportedRecords of one block: imported records in their order, then new ones by name
     (``stored``: the StoredGeometry of the template the block comes from)."""
-
-    def order(item):
-        holder = item[0]
-        return (holder[2], "") if isinstance(holder, tuple) else (holder.get(schema.PRECOMBINED_OBJECT, 1 << 30), holder.name)
-
-    records, holders = [], []
-    for holder, entries in sorted(groups.items(), key=order):
-        if isinstance(holder, tuple):
-            if template_block is None or not holder[2] < len(template_block.records):
+    exported = []
+    for source, entries in sorted(groups.items(), key=lambda item: item[0].order()):
+        if source.placeholder:
+            if template_block is None or not source.index < len(template_block.records):
                 continue  # a placeholder of a file that is gone: nothing to write its record from
-            record = placeholder_record(template_block.records[holder[2]])
-            if template_block.shared:
-                entry = template_block.objects[holder[2]]
-                record.entry = (int(entry["filename_hash"]), int(entry["data_offset"]))
+            made = placeholder_record(source, template_block)
         else:
-            kept = stored.of(holder, template_block) if stored is not None else None
-            record = record_from_mesh(holder, scale, default_desc, kept)
+            kept = stored.of(source.mesh, template_block) if stored is not None else None
+            made = record_from_mesh(source, scale, default_desc, kept)
         copies = [copy for _, _, group in sorted(entries, key=lambda e: (e[0], e[1])) for copy in group]
-        record.instances = np.array([placement(*copy, scale, record) for copy in copies], instance_dtype(LITTLE))
-        records.append(record)
-        holders.append(holder)
-    return records, holders
+        made.record.instances = np.array([placement(*copy, scale, made) for copy in copies], instance_dtype(LITTLE))
+        exported.append(made)
+    return exported
 
 
 def record_counts(records):
@@ -145,26 +137,29 @@ def signature(records):
     return [((r.vertex_count or r.num_vertices), tuple(r.lod_counts), len(r.instances)) for r in records]
 
 
-def objects_entries(records, holders):
-    """The shared block's (filename hash, data offset) per record."""
+def objects_entries(exported):
+    """The shared block's (filename hash, data offset) per ExportedRecord."""
     entries, offset = [], 0
-    for record, holder in zip(records, holders):
-        if hasattr(record, "entry"):  # a placeholder's, or where an edited record was written
-            entries.append(record.entry)
+    for made in exported:
+        if made.entry is not None:  # a placeholder's, or where an edited record was written
+            entries.append(made.entry)
             continue
-        known = holder.get(schema.PRECOMBINED_HASH)
-        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(holder.get(schema.PRECOMBINED_OFFSET, offset))))
-        offset += record.geometry_size()
+        known = made.source.mesh.get(schema.PRECOMBINED_HASH)
+        stored_offset = made.source.mesh.get(schema.PRECOMBINED_OFFSET, offset)
+        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(stored_offset)))
+        offset += made.record.geometry_size()
     return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
 
 
-def build_block(records, holders, layout, template_block=None, geometry=None):
+def build_block(exported, layout, template_block=None, geometry=None):
+    records = [made.record for made in exported]
     block = BSPackedCombinedGeomDataExtra(BAKED_TYPE if layout == BAKED else SHARED_TYPE, records=records, layout=layout)
+    placeholders = sum(made.source.placeholder for made in exported)
     if layout == EXTERNAL:
-        to_external(records, holders, geometry)
-    elif any(isinstance(holder, tuple) for holder in holders):
+        to_external(exported, geometry)
+    elif placeholders:
         raise FormatError(
-            f"{sum(isinstance(h, tuple) for h in holders)} records were imported without geometry (no .csg): "
+            f"{placeholders} records were imported without geometry (no .csg): "
             f"the {layout} layout needs every record's geometry"
         )
     if template_block is not None:
@@ -178,7 +173,7 @@ def build_block(records, holders, layout, template_block=None, geometry=None):
     else:
         block.num_vertices, block.num_triangles = record_counts(records)
     if layout != BAKED:
-        block.objects = objects_entries(records, holders)
+        block.objects = objects_entries(exported)
     return block
 
 
@@ -209,39 +204,40 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
     is kept; without one the cell is a BSFadeNode root holding one block."""
     blocks = cell_groups(objects)
     if template is None:
-        groups = {holder: entries for group in blocks.values() for holder, entries in group.items()}
-        records, holders = block_records(groups, scale)
-        if not records:
+        groups = {source: entries for group in blocks.values() for source, entries in group.items()}
+        exported = block_records(groups, scale)
+        if not exported:
             raise FormatError("no mesh objects to export: the cell's placeholders need the file they came from")
         chosen = layout or INLINE
         if chosen == EXTERNAL:
             raise FormatError("a new cell cannot keep its geometry in a .csg file: export with the inline layout")
-        block = build_block(records, holders, chosen)
+        block = build_block(exported, chosen)
         root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
         return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
     indices = [index for index, _ in template.blocks_of(BSPackedCombinedGeomDataExtra)]
-    for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
-        target = shape_for_material(template, holder) if not isinstance(holder, tuple) else None
-        blocks.setdefault(target if target is not None else indices[0], {})[holder] = entries
+    for source, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
+        target = shape_for_material(template, source.mesh)
+        blocks.setdefault(target if target is not None else indices[0], {})[source] = entries
     stored = StoredGeometry(template)
     try:
         for index in indices:
             old = template.blocks[index]
             first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
-            records, holders = block_records(blocks.get(index, {}), scale, old, first, stored)
-            block = build_block(records, holders, layout or old.layout, old, geometry)
+            exported = block_records(blocks.get(index, {}), scale, old, first, stored)
+            block = build_block(exported, layout or old.layout, old, geometry)
             template.blocks[index] = block
             shape = owner_of(template, index)
-            if shape is not None and changed(records, old):
+            if shape is not None and changed(exported, old):
                 update_host(shape, block, old)
     finally:
         stored.close()
     return template
 
 
-def changed(records, old):
+def changed(exported, old):
     """Whether a block's records differ from the file's: geometry, counts or placements."""
-    if signature(records) != signature(old.records) or not all(getattr(r, "kept", True) for r in records):
+    records = [made.record for made in exported]
+    if signature(records) != signature(old.records) or not all(made.kept for made in exported):
         return True
     return any(r.instances.tobytes() != o.instances.tobytes() for r, o in zip(records, old.records))
 

@@ -46,19 +46,21 @@ class GeometryTarget:
         return None
 
 
-def to_external(records, holders, geometry):
-    """Records written as headers only: untouched ones keep their geometry where the import
-    found it, edited and new ones get theirs written to ``geometry``."""
-    for record, holder in zip(records, holders):
-        record.inline = False
-        if isinstance(holder, tuple):
+def to_external(exported, geometry):
+    """Records (io.precombined.records.ExportedRecord) written as headers only: untouched ones
+    keep their geometry where the import found it, edited and new ones get theirs written to
+    ``geometry``."""
+    for made in exported:
+        made.record.inline = False
+        mesh = made.source.mesh
+        if made.source.placeholder:
             continue
-        if record.kept:
-            record.vertex_desc = int(holder.get(schema.PRECOMBINED_RECORD_DESC, holder[schema.PRECOMBINED_VERTEX_DESC]), 16)
+        if made.kept:
+            made.record.vertex_desc = int(mesh.get(schema.PRECOMBINED_RECORD_DESC, mesh[schema.PRECOMBINED_VERTEX_DESC]), 16)
         elif geometry is None:
-            raise FormatError(f"the geometry of {holder.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
+            raise FormatError(f"the geometry of {mesh.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
         else:
-            record.entry = geometry.place(record)
+            made.entry = geometry.place(made.record)
 
 
 def geometry_files(objects):

@@ -11,6 +11,7 @@ from ...core.errors import FormatError
 from ...core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.packed_vertices import PackedVertices
+from ...core.precombined.csg import GeometryFiles
 from ...core.precombined.names import find_geometry_file
 from .instancing import NODE_GROUP, attach_instancer, points_mesh
 from ..integers import to_int32
@@ -80,7 +81,7 @@ class GeometrySource:
         self.geometry_path = geometry_path
         self.data_folders = [data_folder] if data_folder else []
         self.cache_folder = cache_folder
-        self.files = {}
+        self.files = GeometryFiles()
         self.found = {}  # (filename hash, number of folders) -> geometry file path or None
 
     def also_look_in(self, data_folder):
@@ -89,8 +90,6 @@ class GeometrySource:
             self.data_folders.append(data_folder)
 
     def file_for(self, filename_hash):
-        from ...core.precombined.csg import GeometryFile
-
         key = (filename_hash, len(self.data_folders))
         if key not in self.found:  # looked up once per hash (and per folder list)
             path = self.geometry_path
@@ -100,11 +99,7 @@ class GeometrySource:
                     break
             self.found[key] = path
         path = self.found[key]
-        if path is None:
-            return None
-        if path not in self.files:
-            self.files[path] = GeometryFile(path)
-        return self.files[path]
+        return self.files.open(path) if path is not None else None
 
     def _archived(self, folder, filename_hash):
         """A geometry file packed in one of the folder's archives, extracted once into the cache."""
@@ -122,8 +117,7 @@ class GeometrySource:
         return None
 
     def close(self):
-        for geometry in self.files.values():
-            geometry.close()
+        self.files.close()
 
 
 @dataclass
