@@ -58,8 +58,6 @@ class Rollback:
 
     def __exit__(self, kind, error, traceback):
         if kind is not None:
-            if bpy.context.mode != "OBJECT":  # data in edit mode is not removed cleanly
-                bpy.ops.object.mode_set(mode="OBJECT")
             self.undo()
         return False
 
