@@ -176,7 +176,7 @@ def _read_rotation(data, pos, flags, quant):
 
 
 def independent_frames(obj_bytes, data_at, frames_wanted):
-    """{frame: (translations, rotations)} read from the object's bytes (as stored in the file)."""
+    """{frame: (translations, rotations, scales)} read from the object's bytes (as stored in the file)."""
     tracks, floats = struct.unpack_from("<ii", obj_bytes, 0x18)
     frame_count, blocks, per_block, mask_size = struct.unpack_from("<4i", obj_bytes, 0x38)
     offsets_at, = struct.unpack_from("<I", obj_bytes, 0x58 + 8)  # size
@@ -190,15 +190,16 @@ def independent_frames(obj_bytes, data_at, frames_wanted):
         u = frame - block * (per_block - 1)
         start = block_offsets[block]
         pos = _align(start + mask_size, 4)
-        translations, rotations = [], []
+        translations, rotations, scales = [], [], []
         for track in range(tracks):
             quant, position_flags, rotation_flags, scale_flags = data[start + 4 * track : start + 4 * track + 4]
             pos, position = _read_vector(data, pos, position_flags, quant & 3, 0.0)
             pos = _align(pos, 4)
             pos, rotation = _read_rotation(data, pos, rotation_flags, (quant >> 2) & 15)
-            pos, _ = _read_vector(data, pos, scale_flags, quant >> 6, 1.0)
+            pos, scale = _read_vector(data, pos, scale_flags, quant >> 6, 1.0)
             translations.append(_spline_value(position, u) if isinstance(position, tuple) else position)
+            scales.append(_spline_value(scale, u) if isinstance(scale, tuple) else scale)
             q = _spline_value(rotation, u) if isinstance(rotation, tuple) else np.array(rotation)
             rotations.append(q / np.linalg.norm(q))
-        result[frame] = (np.array(translations), np.array(rotations))
+        result[frame] = (np.array(translations), np.array(rotations), np.array(scales, float))
     return result
