@@ -11,7 +11,7 @@ import struct
 import numpy as np
 import pytest
 from raw_hkx import data_objects, independent_frames, skeleton_fields
-from support import CORPUS, corpus_files
+from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok.animation import (
@@ -179,12 +179,6 @@ def test_corpus_counts(corpus):
 
 
 # -- files other tools wrote (realmods/) ------------------------------------------------------
-REALMODS = CORPUS / "realmods"
-SSE_CHARACTER = (REALMODS / "Pandora-Behaviour-Engine-Plus/Pandora Behaviour Engine/Pandora_Engine/Skyrim/Template"
-                 / "actors/character/character assets/skeleton.hkx")
-FO4_CREATURE = REALMODS / "UAP/006 Super_Mutant_Skeleton/Meshes/Actors/Supermutant/CharacterAssets/skeleton.hkx"
-FO4_MOD_ANIMATION = (REALMODS / "UAP/60 Addons/30 Fixes/Anim_Aligments/Meshes/Actors/Character/Animations/Brave"
-                     / "DCFemSitting3M0.hkx")
 
 
 def test_realmods_hkx_read_and_write_back(corpus):
@@ -192,18 +186,18 @@ def test_realmods_hkx_read_and_write_back(corpus):
     numbered, the Fallout 4 creature skeleton whose ragdoll another exporter laid out (one
     parent more than its bones), the Fallout 4 animation whose ``__types__`` section has fixups."""
     paths = corpus_files("realmods/**/*.hkx")
-    assert sorted(paths) == sorted([SSE_CHARACTER, FO4_CREATURE, FO4_MOD_ANIMATION])
+    assert sorted(paths) == sorted([SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION])
     for path in paths:
         data = path.read_bytes()
         hkx = read_hkx(path)
         assert hkx.skeletons or hkx.animations
         assert hkx.packfile.to_bytes() == data
-    assert read_hkx(SSE_CHARACTER).packfile.object_numbers == 8
+    assert read_hkx(SSE_CHARACTER_SKELETON).packfile.object_numbers == 8
     section, kept = read_hkx(FO4_MOD_ANIMATION).packfile.raw_sections[1]
     assert section.name == "__types__" and section.local == 18784 and len(kept) == section.end
 
 
-@pytest.mark.parametrize("path, counts", [(SSE_CHARACTER, [(99, 99), (18, 18)]), (FO4_CREATURE, [(101, 102), (17, 17)])],
+@pytest.mark.parametrize("path, counts", [(SSE_CHARACTER_SKELETON, [(99, 99), (18, 18)]), (FO4_CREATURE_SKELETON, [(101, 102), (17, 17)])],
                          ids=["SSE character", "FO4 creature"])
 def test_realmods_skeletons_against_their_bytes(corpus, path, counts):
     """Names, parents and reference pose as struct reads them from the file's objects (each
@@ -223,7 +217,7 @@ def test_realmods_skeletons_against_their_bytes(corpus, path, counts):
 def test_sse_character_skeleton_is_the_games(corpus):
     """The numbered file holds the skeletons PyNifly's Skyrim SE skeleton.hkx holds: the same
     bones, their values to the six decimals of the Havok XML it was converted from."""
-    numbered, plain = read_hkx(SSE_CHARACTER), read_hkx(TESTS / "SkyrimSE/skeleton.hkx")
+    numbered, plain = read_hkx(SSE_CHARACTER_SKELETON), read_hkx(TESTS / "SkyrimSE/skeleton.hkx")
     for a, b in zip(numbered.skeletons, plain.skeletons, strict=True):
         assert (a.name, a.bone_names, a.parents.tolist(), a.float_slots) == (b.name, b.bone_names, b.parents.tolist(), b.float_slots)
         for field in ("translation", "rotation", "scale", "reference_floats"):
@@ -461,7 +455,7 @@ def test_skeleton_missing_bones_is_refused(corpus):
 
 @pytest.mark.parametrize("name, message", [
     ("Skyrim/skeleton_xml.hkx", "XML Havok file"),
-    ("Skyrim/SOSMale.hkx", "a project file, not an animation or skeleton: `info` lists the files it names"),
+    ("Skyrim/SOSMale.hkx", "a project file, not an animation or skeleton \\(`cli.py info` lists the files it names\\)"),
 ])
 def test_unsupported_files_are_refused(corpus, name, message):
     with pytest.raises(FormatError, match=message):

@@ -4,7 +4,7 @@ classes cover every hknp object of the game's files."""
 
 import pytest
 from packfiles import nif_systems
-from support import CORPUS, corpus_files
+from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
@@ -43,7 +43,6 @@ def test_every_packfile_reserialises_identical(corpus):
     assert not differing
 
 
-UAP_CREATURE = "realmods/UAP/006 Super_Mutant_Skeleton/Meshes/Actors/Supermutant/CharacterAssets/skeleton.hkx"
 
 
 def test_hkx_physics_decodes_typed_too(corpus):
@@ -53,7 +52,7 @@ def test_hkx_physics_decodes_typed_too(corpus):
     typed capsule refuses; the .hkx reader carries them as they are."""
     for path in binary_hkx():
         data = path.read_bytes()
-        if path.relative_to(CORPUS).as_posix() == UAP_CREATURE:
+        if path == FO4_CREATURE_SKELETON:
             with pytest.raises(FormatError, match="8 items of 16 bytes need 128 bytes but only 112 remain") as caught:
                 Packfile.from_bytes(data)
             assert caught.value.offset == 0x4B50  # the first capsule's planes, 0x120 into it
@@ -61,16 +60,12 @@ def test_hkx_physics_decodes_typed_too(corpus):
         assert Packfile.from_bytes(data).to_bytes() == data, path
 
 
-PANDORA_SKELETON = ("realmods/Pandora-Behaviour-Engine-Plus/Pandora Behaviour Engine/Pandora_Engine/Skyrim/Template/"
-                    "actors/character/character assets/skeleton.hkx")
-
-
 def test_rebuilt_unless_unchanged(corpus):
     """A file another writer laid out (the UAP creature skeleton: its objects' blocks in another
     order) is written back as read while nothing changed; changed, it is rebuilt in Havok's
     layout, which reads back to the same objects. The Skyrim SE skeleton whose objects carry a
     converter's numbers is written back only unchanged."""
-    data = (CORPUS / UAP_CREATURE).read_bytes()
+    data = FO4_CREATURE_SKELETON.read_bytes()
     packfile = Packfile.from_bytes(data, CLASSES)
     assert packfile.to_bytes() == data and packfile._build() != data
     packfile.root.find("hkaAnimationContainer").skeletons[0].name = "renamed"
@@ -80,7 +75,7 @@ def test_rebuilt_unless_unchanged(corpus):
     assert [obj.class_name for obj, _ in again.objects()] == [obj.class_name for obj, _ in packfile.objects()]
     assert again.to_bytes() == rebuilt
 
-    data = (CORPUS / PANDORA_SKELETON).read_bytes()
+    data = SSE_CHARACTER_SKELETON.read_bytes()
     packfile = Packfile.from_bytes(data)
     assert packfile.object_numbers == 8 and packfile.to_bytes() == data
     packfile.root.find("hkaAnimationContainer").skeletons[0].name = "renamed"

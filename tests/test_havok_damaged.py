@@ -12,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from packfiles import nif_systems
-from support import CORPUS
+from support import CORPUS, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile
@@ -33,10 +33,8 @@ SOURCES = {
 FILES = {
     "hkx": "pynifly/tests/tests/FO4/skeleton_vanilla.hkx",
     "hk_2010 32-bit": "pynifly/tests/tests/Skyrim/skeleton.hkx",
-    "numbered objects": "realmods/Pandora-Behaviour-Engine-Plus/Pandora Behaviour Engine/Pandora_Engine/Skyrim/Template/"
-                        "actors/character/character assets/skeleton.hkx",
-    "types with fixups": "realmods/UAP/60 Addons/30 Fixes/Anim_Aligments/Meshes/Actors/Character/Animations/Brave/"
-                         "DCFemSitting3M0.hkx",
+    "numbered objects": SSE_CHARACTER_SKELETON,
+    "types with fixups": FO4_MOD_ANIMATION,
 }
 
 

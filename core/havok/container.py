@@ -50,6 +50,7 @@ class Packfile:
         self.contents_class = None  # the header's contents class name; None: the root's class
         self.source = None  # (bytes, classes) the packfile was read from and with
         self.object_numbers = 0  # bytes of a converter's number before each object, as read
+        self._numbered_state = None  # such a file's state as read: it is only ever written back as read
 
     # -- reading -------------------------------------------------------------------------
     @classmethod
@@ -111,6 +112,8 @@ class Packfile:
             raise FormatError(f"no object starts at the contents offset {header.contents_offset}", offset=0x1C)
         packfile.root = objects[root]
         packfile.source = (source, classes)
+        if packfile.object_numbers:
+            packfile._numbered_state = packfile._state()
         return packfile
 
     def _index_of(self, name):
@@ -145,7 +148,7 @@ class Packfile:
         built = None if self.object_numbers else self._build()
         if self.source is not None:
             data, classes = self.source
-            if built == data or self._state() == Packfile.from_bytes(data, classes)._state():
+            if built == data or self._state() == (self._numbered_state or Packfile.from_bytes(data, classes)._state()):
                 return data
         if built is None:
             raise FormatError("this file's objects carry a converter's numbers: it is written back only unchanged")
@@ -158,7 +161,7 @@ class Packfile:
         head = WriteStream()
         self.header.sync(head)
         return (
-            bytes(head.out), self.section_names, self.classnames.entries, self.contents_class,
+            bytes(head.out), list(self.section_names), list(self.classnames.entries), self.contents_class,
             {index: raw for index, (_, raw) in self.raw_sections.items()},
             [
                 (obj.class_name, raw, local, [(src, position[id(target)], delta) for src, target, delta in global_])

@@ -7,7 +7,7 @@ file's quantisation; the command line; bad input leaving the scene as it was."""
 import numpy as np
 import pytest
 from raw_nodes import NODE_TYPES, read_nodes, world_matrices
-from support import CORPUS, unavailable
+from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, unavailable
 
 FO4 = CORPUS / "pynifly/tests/tests/FO4"
 FO4_SKELETON_HKX = FO4 / "Animations/skeleton.hkx"
@@ -545,12 +545,6 @@ def test_failure_while_keying_removes_the_action(clean_scene, addon, monkeypatch
 
 
 # -- files other tools wrote (realmods/) --------------------------------------------------------
-REALMODS = CORPUS / "realmods"
-SSE_CHARACTER = (REALMODS / "Pandora-Behaviour-Engine-Plus/Pandora Behaviour Engine/Pandora_Engine/Skyrim/Template"
-                 / "actors/character/character assets/skeleton.hkx")
-FO4_CREATURE = REALMODS / "UAP/006 Super_Mutant_Skeleton/Meshes/Actors/Supermutant/CharacterAssets/skeleton.hkx"
-FO4_MOD_ANIMATION = (REALMODS / "UAP/60 Addons/30 Fixes/Anim_Aligments/Meshes/Actors/Character/Animations/Brave"
-                     / "DCFemSitting3M0.hkx")
 
 
 def struct_skeleton(path):
@@ -571,7 +565,7 @@ def composed(parents, local):
     return world
 
 
-@pytest.mark.parametrize("path", [SSE_CHARACTER, FO4_CREATURE], ids=["SSE character (numbered objects)", "FO4 creature"])
+@pytest.mark.parametrize("path", [SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON], ids=["SSE character (numbered objects)", "FO4 creature"])
 def test_realmods_skeleton_bones_where_the_reference_pose_puts_them(clean_scene, path):
     """Every bone has the file's parent and rests where the file's reference pose (read and
     composed here) puts it."""

@@ -109,7 +109,7 @@ def hkx_from_packfile(packfile, path=None):
     if container is None:
         kind = behavior_file_kind(packfile)
         if kind is not None:
-            raise FormatError(f"a {kind} file, not an animation or skeleton: `info` lists the files it names")
+            raise FormatError(f"a {kind} file, not an animation or skeleton (`cli.py info` lists the files it names)")
         held = sorted({v.object.class_name for v in root.variants if v.object}) if isinstance(root, RootLevelContainer) else [root.class_name]
         raise FormatError(f"not an animation or skeleton file: no hkaAnimationContainer (it holds {', '.join(held) or 'nothing'})")
     skeletons = [skeleton_from(obj) for obj in container.skeletons if isinstance(obj, SkeletonObject)]
