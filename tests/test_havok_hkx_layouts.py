@@ -185,33 +185,29 @@ def test_types_section_with_fixups_is_kept():
     hkx = hkx_from_bytes(with_types)
     assert hkx.skeletons[0].bone_names == written[0][1]
     assert hkx.packfile.to_bytes() == with_types
-    hkx.skeletons_object = hkx.packfile.root.find("hkaAnimationContainer").skeletons[0]
-    hkx.skeletons_object.name = "changed"  # rebuilt: the kept section goes along, tables included
-    again = Packfile.from_bytes(hkx.packfile.to_bytes())
+    hkx.packfile.root.find("hkaAnimationContainer").skeletons[0].name = "changed"
+    again = Packfile.from_bytes(hkx.packfile.to_bytes())  # rebuilt: the kept section goes along, tables included
     assert again.raw_sections[1][1] == hkx.packfile.raw_sections[1][1]
+    assert again.root.find("hkaAnimationContainer").skeletons[0].name == "changed"
 
 
-@pytest.mark.parametrize("table, row, value, message", [
-    (1, 0, 400, "local fixup leads outside the section"),
-    (2, 0, 2, "global fixup leads outside the section"),  # into the data section
-    (2, 0, 9, "global fixup leads outside the section"),  # a section that does not exist
-    (3, 0, 3, "virtual fixup names no class"),
+@pytest.mark.parametrize("table, field, value, message", [
+    ("local", 0, 0xFFFF, "a fixup's pointer lies outside the section"),
+    ("local", 1, 400, "a local fixup leads outside the section"),
+    ("global", 1, 2, "a global fixup leads outside the section"),  # into the data section
+    ("global", 1, 9, "a global fixup leads outside the section"),  # a section that does not exist
+    ("global", 2, 1000, "a global fixup leads outside the section"),
+    ("virtual", 0, 4000, "a virtual fixup lies outside the section"),
+    ("virtual", 2, 3, "a virtual fixup names no class"),
 ])
-def test_types_section_fixups_checked(table, row, value, message):
-    raw, local, global_, virtual = types_section()
-    tables = [local, global_, virtual]
-    rows = [list(r) for r in tables[table - 1]]
-    field = {1: 1, 2: 1 if value in (2, 9) else 2, 3: 2}[table]
-    rows[row][field] = value
-    if table == 3:
-        rows[row][field] = "hkClass"
-    tables[table - 1] = [tuple(r) for r in rows]
-    data = packfile(root_container([]), types=(raw, *tables))
-    if table == 3:  # a class name offset that names nothing: patch the table's bytes
-        start, local_at, _g, virtual_at = struct.unpack_from("<4I", data, 0x40 + 0x30 + 20)
-        data = _put(data, start + virtual_at + 8, value, 4)
+def test_types_section_fixups_checked(table, field, value, message):
+    """The loader applies a kept section's fixups too: ones patching or leading outside it, or
+    naming no class, are refused."""
+    data = packfile(root_container([]), types=types_section())
+    start, local, global_, virtual = struct.unpack_from("<4I", data, 0x40 + 0x30 + 20)  # __types__ header
+    at = start + {"local": local, "global": global_, "virtual": virtual}[table] + 4 * field
     with pytest.raises(FormatError, match=message):
-        Packfile.from_bytes(data)
+        Packfile.from_bytes(_put(data, at, value, 4))
 
 
 # -- behaviour, character and project files ---------------------------------------------------
