@@ -145,18 +145,22 @@ class Packfile:
         """The file: the bytes it was read from while nothing in it changed, else rebuilt. A
         file whose objects carry a converter's numbers is written back only unchanged: its
         objects kept as bytes are laid out around their numbers, which a rebuild would shift."""
-        built = None if self.object_numbers else self._build()
+        if self.root is None:
+            raise FormatError("a packfile needs a contents object")
+        order = self.objects()
+        built = None if self.object_numbers else self._build(order)
         if self.source is not None:
             data, classes = self.source
-            if built == data or self._state() == (self._numbered_state or Packfile.from_bytes(data, classes)._state()):
+            if built == data or self._state(order) == (self._numbered_state or Packfile.from_bytes(data, classes)._state()):
                 return data
         if built is None:
             raise FormatError("this file's objects carry a converter's numbers: it is written back only unchanged")
         return built
 
-    def _state(self):
-        """Everything a written file is made of, objects named by their position in the file."""
-        order = self.objects()
+    def _state(self, order=None):
+        """Everything a written file is made of, objects named by their position in the file;
+        ``order``: ``objects()``, when known."""
+        order = order or self.objects()
         position = {id(obj): index for index, (obj, _) in enumerate(order)}
         head = WriteStream()
         self.header.sync(head)
@@ -169,14 +173,11 @@ class Packfile:
             ],
         )  # fmt: skip
 
-    def _build(self):
-        if self.root is None:
-            raise FormatError("a packfile needs a contents object")
+    def _build(self, order):
         names_index = self._index_of(CLASSNAMES)
         data_index = self.header.contents_section
         if data_index >= len(self.section_names) or data_index == names_index:
             raise FormatError(f"contents section {data_index} is not a data section")
-        order = self.objects()
         offsets = {}
         position = 0
         for obj, (raw, _, _) in order:
