@@ -4,10 +4,10 @@
 Reading decodes the animation, skeleton and behaviour string classes (``CLASSES``); the rest of a
 file (a skeleton's ragdoll and mappers) is carried as it is. It takes the hkaAnimationContainer
 named by the root-level container: its skeletons, and its animations decoded with the binding
-that names each. Building makes the object graph the
-games' files carry (root-level container with the animation container and an empty memory
-resource container; animation, binding, optional reference frame) for hk_2010 (Skyrim SE) or
-hk_2014 (Fallout 4), with those files' class signatures.
+that names each. Building makes the object graph the games' files carry (root-level container
+with the animation container and an empty memory resource container; animation, binding,
+optional reference frame) for hk_2010 (Skyrim SE) or hk_2014 (Fallout 4), with those files'
+class signatures.
 """
 
 from pathlib import Path

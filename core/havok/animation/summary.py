@@ -3,6 +3,7 @@ the files a behaviour, character or project file names."""
 
 from collections import Counter
 
+from ...errors import FormatError
 from .behavior import behavior_file_kind, behavior_names
 from .hkx import game_of, hkx_from_packfile, read_packfile
 from .spline import SplineAnimation
@@ -11,7 +12,13 @@ GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim
 
 
 def hkx_info(path):
-    packfile = read_packfile(path)
+    try:
+        return _info(read_packfile(path), path)
+    except FormatError as error:
+        raise error.located(path=path) from None
+
+
+def _info(packfile, path):
     kind = behavior_file_kind(packfile)
     if kind is not None:
         return {**_packfile_info(packfile), "kind": kind, "names": behavior_names(packfile)}
