@@ -270,10 +270,10 @@ REFERENCES = {  # FormID: (base, flags, extra fields, verdict, what the reasons 
 LINKING = 0x2017  # links to 0x200C
 
 
-def expected_group(model_path, position, angles, scale, non_occluder=False):
-    """The group computed here from the model's bytes: shapes' spheres (struct) through their
-    nodes (raw_nodes), merged, placed as the REFR says (Rx(-x) Ry(-y) Rz(-z)), keyed as bacup's
-    crc.rs describes (floor, & 0xFFFFFE00 as u32, as floats, CRC-32 >> 2)."""
+def expected_bound(model_path, position, angles, scale):
+    """The bound computed here from the model's bytes: shapes' spheres (struct) through their
+    nodes (raw_nodes), merged into the smallest sphere holding both, placed as the REFR says
+    (Rx(-x) Ry(-y) Rz(-z), then scale and position)."""
     nodes, roots = read_nodes(model_path)
     worlds = world_matrices(nodes, roots)
     nif = ck_meshes.RawNif.read(model_path)
@@ -291,8 +291,12 @@ def expected_group(model_path, position, angles, scale, non_occluder=False):
     rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
     ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
     rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
-    placed = rx @ ry @ rz @ center * scale + np.array(position)
-    values = [float((math.floor(v) & 0xFFFFFFFF) & 0xFFFFFE00) for v in placed]
+    return rx @ ry @ rz @ center * scale + np.array(position), radius * scale
+
+
+def expected_group(center, non_occluder=False):
+    """The key as bacup's crc.rs describes it: floor, & 0xFFFFFE00 as u32, as floats, CRC-32 >> 2."""
+    values = [float((math.floor(v) & 0xFFFFFFFF) & 0xFFFFFE00) for v in center]
     key = (zlib.crc32(struct.pack("<3f", *values), 0xFFFFFFFF) ^ 0xFFFFFFFF) >> 2
     return key | (0x80000000 if non_occluder else 0)
 
@@ -355,11 +359,13 @@ def test_each_reference_rule_of_a_built_cell(load_order):
 def test_a_combined_reference_lands_in_the_group_of_its_bound(load_order):
     plan = cell_plan(load_order, f"{CELL:08X}")
     items = {item["reference"]: item for item in plan["references"]}
-    want = expected_group(load_order / "meshes/Test/Good.nif", PLACE, ANGLES, SCALE)
+    center, radius = expected_bound(load_order / "meshes/Test/Good.nif", PLACE, ANGLES, SCALE)
+    assert np.allclose(items["00002000"]["bound"], [*center, radius], atol=1e-3)
+    want = expected_group(center)
     assert items["00002000"]["group"] == f"{want:08X}"
     assert items["00002014"]["group"] == f"{want:08X}"  # the same model, from the archive
     assert items["00002016"]["group"] == f"{want | 0x80000000:08X}"  # a non-occluder base: its own class
-    assert want != expected_group(load_order / "meshes/Test/Good.nif", (0, 0, 0), (0, 0, 0), 1.0)
+    assert want != expected_group((0, 0, 0))
 
 
 def test_a_mod_without_its_master_needs_it(load_order, tmp_path):

@@ -140,7 +140,7 @@ class CellPlan:
     def _item(self, key, entry, record):
         return {"reference": self.order.form_id(key), "type": record.type if record else None,
                 "plugin": entry.name if entry else None, "base": None, "base_type": None, "editor_id": None,
-                "model": None, "verdict": None, "reasons": [], "needs": [], "notes": [], "group": None,
+                "model": None, "verdict": None, "reasons": [], "needs": [], "notes": [], "group": None, "bound": None,
                 "xcri_group": f"{self.xcri[key]:08X}" if key in self.xcri else None}
 
     def _verdict(self, key, entry, record, moved_by):
@@ -227,7 +227,7 @@ class CellPlan:
             item["verdict"] = rules.NEEDS
         else:
             item["verdict"] = rules.COMBINED
-            item["group"] = self._group(record, base)
+            self._group(item, record, base)
 
     def _components(self, item, entry, scol):
         """(model, STAT Record) of each component of a SCOL; what is missing goes to the item."""
@@ -245,20 +245,20 @@ class CellPlan:
                 found.append((component[1].text("MODL"), component[1]))
         return found
 
-    def _group(self, record, base):
-        """The group (``%08X``) of a combined reference, or None where it is not known: outside,
-        or a model without shapes."""
-        if not self.interior:
-            return None
+    def _group(self, item, record, base):
+        """The bound (centre and radius) of a combined reference and its group (``%08X``), left
+        None where not known: a model without shapes; outside, the group."""
         data = record.field("DATA")
         model = base.text("MODL")
         check = self.models.check(model) if model else None
         if data is None or len(data) < 24 or check is None or not check.bounds:
-            return None
+            return
         scale = record.field("XSCL")
         values = struct.unpack_from("<6f", data)
-        bound = placed_bound(check.bounds, values[:3], values[3:], struct.unpack("<f", scale)[0] if scale else 1.0)
-        return f"{interior_group(bound[0], bool(base.flags & BASE_NON_OCCLUDER)):08X}"
+        center, radius = placed_bound(check.bounds, values[:3], values[3:], struct.unpack("<f", scale)[0] if scale else 1.0)
+        item["bound"] = [*map(float, center), float(radius)]
+        if self.interior:
+            item["group"] = f"{interior_group(center, bool(base.flags & BASE_NON_OCCLUDER)):08X}"
 
     def as_dict(self):
         references = self.verdicts()
