@@ -203,6 +203,20 @@ def check_nif(nif):
     return MeshVerdict(findings, notes=notes)
 
 
+def static_model(nif):
+    """Whether a NifFile is a Fallout 4 model a STAT could place: no skinned shape, not a cell."""
+    return (nif.header.game == "FO4" and not any(shape.skinned for _, shape in nif.blocks_of(BSTriShape))
+            and not any(block.type_name in CELL_BLOCKS for block in nif.blocks))
+
+
+def export_warnings(nif):
+    """What an exporter of a static Fallout 4 model warns of: one line a reason the CK would crash
+    on it or leave it uncombined, naming the block and the rule."""
+    if not static_model(nif):
+        return []
+    return [f"Creation Kit precombines: {finding.text()}" for finding in check_nif(nif).findings]
+
+
 def read_and_check(data, path=None):
     """(NifFile or None, MeshVerdict) of a NIF's bytes: a block the reader refuses is a corrupt
     block (the CK crashes on it), any other refusal makes the file unreadable."""
