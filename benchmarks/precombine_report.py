@@ -17,17 +17,14 @@ their ratio, in wall and in CPU seconds (the latter steadier on cores shared wit
 """
 
 import json
-import resource
 import statistics
 import struct
-import subprocess
 import sys
-import tempfile
-import time
 import zlib
 from pathlib import Path
 
 import numpy as np
+from processes import generated, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 3
@@ -203,14 +200,7 @@ def cell_files(folder, count, top=0):
 
 
 def data_folder(total):
-    folder = Path(tempfile.gettempdir()) / f"precombine-bench-{total}-v{VERSION}"
-    if not (folder / "done").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        generate(folder, total)
-        (folder / "done").write_text("")
-        print(f"  generated in {time.perf_counter() - started:.1f} s")
-    return folder
+    return generated(f"precombine-bench-{total}-v{VERSION}", generate, total)
 
 
 FLOOR = """
@@ -221,20 +211,6 @@ for path in sorted(Path(sys.argv[1]).glob("*.esm")):
         while handle.read(16 << 20):
             pass
 """
-
-
-def timed(args):
-    """(wall seconds, CPU seconds, stdout) of a process: CPU time too, since cores shared with
-    other work stretch the wall time."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(args, capture_output=True)
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode:
-        sys.exit(result.stderr.decode(errors="replace"))
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return seconds, cpu, result.stdout
 
 
 def main():

@@ -18,7 +18,7 @@ import pytest
 from archive_writer import write_ba2_gnrl
 from plugin_writer import cell_with_children, group, interior_cells, plugin, record, zstring
 from raw_nodes import read_nodes, world_matrices
-from support import CODE_FREE_PACKAGES, ROOT, corpus_files
+from support import CODE_FREE_PACKAGES, ROOT, corpus_files, corpus_plugin_folder
 
 from precombined_nif.core.plugin.references import cell_instances
 from precombined_nif.core.precombined.ck_rules import meshes
@@ -163,11 +163,7 @@ def test_every_copy_of_the_corpus_cell_keys_to_its_combined_mesh(corpus):
 
 # -- the corpus cell's plan --------------------------------------------------------------------
 def corpus_data(corpus, tmp_path):
-    folder = tmp_path / "Data"
-    folder.mkdir()
-    for name in ("AlootHomePlate.esp", "AlootHomePlate - Geometry.csg", "Meshes"):
-        os.symlink(corpus / "ck-precombined" / name, folder / name)
-    return folder
+    return corpus_plugin_folder(corpus, tmp_path / "Data")
 
 
 def tally(items):
@@ -193,7 +189,7 @@ def test_the_corpus_cell_plan_agrees_with_its_xcri(corpus, tmp_path):
     assert all(item["reasons"] for item in others if item["verdict"] == "excluded")
     reasons = {reason for item in others for reason in item["reasons"]}
     assert {"initially disabled", "an enable parent (XESP)", "a primitive (XPRM)", "another reference links to it (XLKR)",
-            "its base is a CONT: only STAT and SCOL bases are combined"} <= reasons
+            "its base is of type CONT: only STAT and SCOL bases are combined"} <= reasons
     waiting = {need.split(" ", 1)[0] for item in others if item["verdict"] == "needs" for need in item["needs"]}
     assert waiting == {"Fallout4.esm"} | {need for item in others for need in item["needs"] if need.startswith("meshes")}
 
@@ -261,7 +257,7 @@ REFERENCES = {  # FormID: (base, flags, extra fields, verdict, what the reasons 
     0x200F: (0x803, 0, (), "needs", "meshes\\Test\\Missing.nif"),
     0x2010: (0x804, 0, (), "excluded", "its base has a forced location ref type (FTYP)"),
     0x2011: (0x805, 0, (), "excluded", "its base is flagged a marker"),
-    0x2012: (0x808, 0, (), "excluded", "its base is a CONT: only STAT and SCOL bases are combined"),
+    0x2012: (0x808, 0, (), "excluded", "its base is of type CONT: only STAT and SCOL bases are combined"),
     0x2013: (0x809, 0, (), "combined", None),
     0x2014: (0x80A, 0, (), "combined", None),
     0x2015: (0x807, 0, (), "combined", None),

@@ -1,6 +1,7 @@
 """Object properties > Precombined: where a record object came from (cell, block, record,
-copy) and an operator marking new meshes as precombined, so the cell exporter takes them as
-records (it refuses meshes that neither came from a cell nor are marked)."""
+copy), an operator marking new meshes as precombined, so the cell exporter takes them as
+records (it refuses meshes that neither came from a cell nor are marked), and the Creation
+Kit's verdict on the object (io.precombined.creation_kit)."""
 
 from pathlib import Path
 

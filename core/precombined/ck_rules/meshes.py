@@ -24,6 +24,7 @@ AnimInteractionMarker, FurnitureMarker) are not kept: the CK leaves them out (ba
 from typing import NamedTuple
 
 from ...errors import FormatError
+from ...nif import NifFile
 from ...nif import vertex_format as vf
 from ...nif.blocks.extra_data import NiIntegerExtraData
 from ...nif.blocks.nodes import NiNode
@@ -220,8 +221,6 @@ def export_warnings(nif):
 def read_and_check(data, path=None):
     """(NifFile or None, MeshVerdict) of a NIF's bytes: a block the reader refuses is a corrupt
     block (the CK crashes on it), any other refusal makes the file unreadable."""
-    from ...nif import NifFile
-
     try:
         nif = NifFile.from_bytes(bytearray(data), path=path)
     except FormatError as error:

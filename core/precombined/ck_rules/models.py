@@ -1,6 +1,8 @@
 """Models as a Data folder has them (loose files win, then the archives in load order), each
 read and judged once however many bases use it."""
 
+from pathlib import Path
+
 from ...archives.data import DataFiles
 from ...errors import FormatError
 from .groups import shape_bounds
@@ -50,7 +52,7 @@ class Models:
             return ModelCheck()
         where = self.files.name(found)
         try:
-            data = found.read_bytes() if hasattr(found, "read_bytes") else found[0].read(found[1])
+            data = found.read_bytes() if isinstance(found, Path) else found[0].read(found[1])
         except (FormatError, OSError) as error:
             return ModelCheck(where, MeshVerdict(verdict=UNREADABLE, error=str(error)))
         nif, verdict = read_and_check(data, where)

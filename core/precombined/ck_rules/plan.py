@@ -207,7 +207,7 @@ class CellPlan:
         models = [(base.text("MODL"), base)] if base.type == "STAT" else self._components(item, base_entry, base)
         for model, owner in models:
             if not model:
-                item["reasons"].append(f"{owner.type} {owner.text('EDID') or ''} has no model (MODL)".replace("  ", " "))
+                item["reasons"].append(f"{owner.type} {owner.text('EDID') or '(no EditorID)'} has no model (MODL)")
                 continue
             check = self.models.check(model)
             if check.verdict is None:

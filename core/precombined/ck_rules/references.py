@@ -39,7 +39,7 @@ def reference_reasons(record):
     """Why the CK leaves a placed reference's winning record out, from the record alone."""
     reasons = []
     if record.type != "REFR":
-        reasons.append(f"a {record.type}: only REFRs are combined")
+        reasons.append(f"a placed {record.type}, not a REFR: only REFRs are combined")
     if record.flags & DELETED:
         reasons.append("deleted")
     if record.flags & INITIALLY_DISABLED:
@@ -71,7 +71,7 @@ def link_reason(keyword_editor_id, keyword_text):
 def base_reasons(base):
     """Why the CK leaves out every reference to this base record."""
     if base.type not in COMBINED_BASES:
-        return [f"its base is a {base.type}: only STAT and SCOL bases are combined"]
+        return [f"its base is of type {base.type}: only STAT and SCOL bases are combined"]
     reasons = []
     if base.field("FTYP") is not None:
         reasons.append("its base has a forced location ref type (FTYP)")
