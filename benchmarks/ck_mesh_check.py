@@ -18,11 +18,10 @@ work), and the check's verdict counts.
 """
 
 import json
-import statistics
 import sys
 from pathlib import Path
 
-from processes import generated, timed
+from processes import alternating, generated, print_ratios
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -94,20 +93,14 @@ def main():
         folder = data_folder(count)
         check = [sys.executable, str(ROOT / "cli.py"), "precombines", str(folder), "--meshes", "--json", "--jobs", jobs]
         floor = [sys.executable, "-c", FLOOR, str(folder / "Fallout4 - Meshes.ba2"), str(ROOT)]
-        runs = {"check": [], "floor": []}
-        for _ in range(RUNS):
-            runs["floor"].append(timed(floor))
-            runs["check"].append(timed(check))
+        runs = alternating(RUNS, {"floor": floor, "check": check})
         verdicts = {}
         for line in runs["check"][-1][2].splitlines():
             verdict = json.loads(line)["verdict"]
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
         size = (folder / "Fallout4 - Meshes.ba2").stat().st_size
         print(f"  archive {size / 1e6:.0f} MB; verdicts: {verdicts}")
-        for what, at in (("wall", 0), ("CPU", 1)):
-            base = statistics.median(run[at] for run in runs["floor"])
-            whole = statistics.median(run[at] for run in runs["check"])
-            print(f"  {what:4s} floor (inflate every model): {base:.1f} s   check: {whole:.1f} s   ratio {whole / base:.1f}x")
+        print_ratios(runs, "floor", "inflate every model", "check")
 
 
 if __name__ == "__main__":

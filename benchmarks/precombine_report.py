@@ -17,14 +17,13 @@ their ratio, in wall and in CPU seconds (the latter steadier on cores shared wit
 """
 
 import json
-import statistics
 import struct
 import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
-from processes import generated, timed
+from processes import alternating, generated, print_ratios
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 3
@@ -221,17 +220,11 @@ def main():
         size = sum(p.stat().st_size for p in folder.glob("*.esm"))
         report = [sys.executable, str(ROOT / "cli.py"), "precombines", str(folder), "--json"]
         floor = [sys.executable, "-c", FLOOR, str(folder)]
-        runs = {"report": [], "floor": []}
-        for _ in range(RUNS):
-            runs["floor"].append(timed(floor))
-            runs["report"].append(timed(report))
+        runs = alternating(RUNS, {"floor": floor, "report": report})
         cells = json.loads(runs["report"][-1][2])
         print(f"  {size / 1e6:.0f} MB in {len(cells['load_order'])} plugins; {len(cells['cells'])} cells with "
               f"precombines, {cells['broken']} broken")
-        for what, at in (("wall", 0), ("CPU", 1)):
-            base = statistics.median(run[at] for run in runs["floor"])
-            whole = statistics.median(run[at] for run in runs["report"])
-            print(f"  {what:4s} floor (read every byte): {base:.2f} s   report: {whole:.2f} s   ratio {whole / base:.1f}x")
+        print_ratios(runs, "floor", "read every byte", "report")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ whole processes timed in wall and CPU seconds (the latter steadier on cores shar
 work)."""
 
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,3 +35,21 @@ def timed(args):
         sys.exit(result.stderr.decode(errors="replace"))
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     return seconds, cpu, result.stdout
+
+
+def alternating(runs, commands):
+    """{name: [timed result]} of ``commands`` ({name: args}) run one after the other ``runs``
+    times, alternating (a slow spell of the machine falls on each alike)."""
+    results = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, args in commands.items():
+            results[name].append(timed(args))
+    return results
+
+
+def print_ratios(results, floor, floor_label, subject):
+    """Median wall and CPU seconds of ``floor`` and ``subject`` and their ratio, a line each."""
+    for what, at in (("wall", 0), ("CPU", 1)):
+        base = statistics.median(run[at] for run in results[floor])
+        whole = statistics.median(run[at] for run in results[subject])
+        print(f"  {what:4s} floor ({floor_label}): {base:.2f} s   {subject}: {whole:.2f} s   ratio {whole / base:.1f}x")
