@@ -101,6 +101,15 @@ def convert_task(source, target, as_json):
     return f"{target}: PC file written from an Xbox 360 (big-endian) file, {unpacked} shape(s) unpacked"
 
 
+def ck_mesh_task(path, label, as_json):
+    """Whether the Creation Kit can combine the model at ``path`` (``label``: how to name it);
+    an unreadable model is a verdict, not a failure."""
+    from ..core.precombined.ck_rules.meshes import check_path
+
+    verdict = check_path(path)
+    return {"model": label, "file": str(path), **verdict.as_dict()} if as_json else f"{label}: {verdict.line()}"
+
+
 def _run_one(job):
     """(ok, line to print, error text or None) of one file."""
     task, path, arguments, as_json = job

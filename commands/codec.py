@@ -103,6 +103,16 @@ def run_batch(task, jobs_list, args, given):
 
 
 def command_precombines(args):
+    if args.meshes is not None:
+        from .creation_kit import command_meshes
+
+        return command_meshes(args)
+    if args.data_folder is None:
+        raise UsageError("precombines: give the game's Data folder")
+    if args.plan:
+        from .creation_kit import command_plan
+
+        return command_plan(args)
     from ..core.precombined.status import precombine_report, render_report
 
     report = precombine_report(args.data_folder, args.plugins, args.cell, args.geometry or None)

@@ -15,10 +15,16 @@ class Parser(argparse.ArgumentParser):
 
 
 def form_id(text):
+    """A FormID as the reports print one: hexadecimal, or ``Plugin.esm:XXXXXX`` (a record of a
+    plugin the Data folder lacks); checked again against the load order."""
+    name, colon, number = text.rpartition(":")
     try:
-        return int(text, 16)
+        value = int(number, 16)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a hexadecimal FormID") from None
+        value = -1
+    if not 0 <= value <= (0xFFFFFF if colon else 0xFFFFFFFF) or colon and not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a FormID: hexadecimal (00001E58), or Plugin.esm:XXXXXX")
+    return text
 
 
 def add_jobs(parser):
@@ -96,13 +102,21 @@ def build_parser():
     precombines = commands.add_parser(
         "precombines", help="Fallout 4: which precombined cells of a load order the game draws, and what breaks the others"
     )
-    precombines.add_argument("data_folder", help="the game's Data folder")
+    precombines.add_argument("data_folder", nargs="?", help="the game's Data folder")
     precombines.add_argument("--plugins", help="the load order's plugins.txt (default: the game's masters, then the "
                              "folder's other plugins, masters first, by name)")
-    precombines.add_argument("--cell", type=form_id, help="only this cell (its load-order FormID, hexadecimal)")
+    precombines.add_argument("--cell", type=form_id, help="only this cell: its load-order FormID (hexadecimal), or "
+                             "Plugin.esm:XXXXXX as the report names a cell of a plugin the folder lacks")
     precombines.add_argument("--geometry", action="store_true", help="also open every cell's meshes to check their "
                              "geometry files (always done with --cell)")
-    precombines.add_argument("--json", action="store_true", help="print the report as JSON")
+    precombines.add_argument("--plan", action="store_true", help="with --cell: which references of the cell the "
+                             "Creation Kit will combine, into which group, and the rule keeping each other one out")
+    precombines.add_argument("--meshes", nargs="*", metavar="NIF", help="whether the Creation Kit can combine each "
+                             "model the load order's STAT and SCOL bases use (loose or archived), or each NIF given "
+                             "(files, folders, archives; no Data folder needed): the rule and block when it cannot")
+    precombines.add_argument("--json", action="store_true", help="print the report as JSON (--meshes: one JSON object "
+                             "a model)")
+    add_jobs(precombines)
     precombines.set_defaults(run=command_precombines)
 
     load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")

@@ -30,11 +30,14 @@ def _ba2(kind, version, records, blobs, names):
 
 def write_ba2_gnrl(path, files, *, version=1, packed=True):
     """``files``: {inner path: bytes}; each is zlib-packed when ``packed`` (then stored when
-    packing would not shrink it, as the CK does)."""
-    names, blobs, fields = list(files), [], []
+    packing would not shrink it, as the CK does); the same bytes object given for several paths
+    is packed once."""
+    names, blobs, fields, packs = list(files), [], [], {}
     for name in names:
         raw = files[name]
-        blob = zlib.compress(raw, 6) if packed else raw
+        if packed and id(raw) not in packs:
+            packs[id(raw)] = zlib.compress(raw, 6)
+        blob = packs[id(raw)] if packed else raw
         stored = blob if len(blob) < len(raw) else raw
         blobs.append(stored)
         fields.append((len(stored) if stored is not raw else 0, len(raw)))

@@ -1,11 +1,13 @@
 """Object properties > Precombined: where a record object came from (cell, block, record,
-copy) and an operator marking new meshes as precombined, so the cell exporter takes them as
-records (it refuses meshes that neither came from a cell nor are marked)."""
+copy), an operator marking new meshes as precombined, so the cell exporter takes them as
+records (it refuses meshes that neither came from a cell nor are marked), and the Creation
+Kit's verdict on the object (io.precombined.creation_kit)."""
 
 from pathlib import Path
 
 import bpy
 
+from ..io.precombined.creation_kit import verdict_lines
 from ..io.precombined.exporter import MARK, is_record_object
 from .object_panel import ObjectPanel
 
@@ -51,6 +53,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
             if obj.data is not None and "precombined_lod" in obj.data:
                 layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
             draw_precombine_state(layout, obj)
+            draw_lines(layout, verdict_lines(obj))
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -58,6 +61,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
         else:
             layout.label(text="Not part of a precombined cell")
             layout.operator(OBJECT_OT_precombined_mark.bl_idname)
+        draw_lines(layout, verdict_lines(obj))
 
 
 SHOWN_CAUSES = 6
@@ -82,9 +86,13 @@ def precombine_state_lines(obj):
     return lines
 
 
-def draw_precombine_state(layout, obj):
-    for text, icon in precombine_state_lines(obj):
+def draw_lines(layout, lines):
+    for text, icon in lines:
         layout.label(text=text, icon=icon)
+
+
+def draw_precombine_state(layout, obj):
+    draw_lines(layout, precombine_state_lines(obj))
 
 
 CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)

@@ -56,6 +56,17 @@ def split_archive_path(text):
     return None
 
 
+def data_folder_of(path):
+    """The Data folder a game file belongs to, as its path names it (a linked-in file belongs to
+    the folder it is linked into): its archive's folder, or the folder holding the ``meshes``
+    folder it lies in; None when neither."""
+    inside = split_archive_path(path)
+    if inside is not None:
+        return Path(os.path.abspath(inside.data_folder))
+    absolute = Path(os.path.abspath(path))
+    return next((parent.parent for parent in absolute.parents if parent.name.lower() == "meshes"), None)
+
+
 def load_order_key(archive_name, plugins=None):
     """Sort key of an archive in load order: the games' own first, in their order, then those of
     the folder's other plugins (``plugins``: {lower-case stem: suffix}) as the games sort plugin

@@ -78,9 +78,13 @@ class Record:
         return None if data is None else decode_text(bytes(data).split(b"\0", 1)[0])
 
 
+CELL_CHILDREN = (8, 9, 10)  # persistent, temporary and visible-when-distant children groups: label the CELL
+
+
 class Plugin:
     """A plugin file opened read-only: its masters and where each record is. ``records`` maps
-    a FormID as stored in this file to (type, offset of the record header)."""
+    a FormID as stored in this file to (type, offset of the record header); ``cell_of`` maps
+    the FormID of a record inside a cell's children groups to that CELL's FormID."""
 
     def __init__(self, path):
         self.path = str(path)
@@ -96,7 +100,8 @@ class Plugin:
             self.header = header
             self.masters = [decode_text(bytes(data).rstrip(b"\0")) for kind, data in header.fields if kind == "MAST"]
             self.records = {}
-            self._index(HEADER_SIZE + self._header(0)[1], len(self._data))
+            self.cell_of = {}
+            self._index(HEADER_SIZE + self._header(0)[1], len(self._data), None)
         except FormatError as error:
             raise error.located(path=self.path) from None
 
@@ -113,18 +118,24 @@ class Plugin:
             raise FormatError(f"record header at {at} runs past the end of the file ({len(self._data)} bytes)")
         return HEADER.unpack_from(self._data, at)
 
-    def _index(self, at, end):
+    def _index(self, at, end, cell):
         while at < end:
             kind, size, flags, form_id, _, _ = self._header(at)
             if kind == GROUP:
                 if size < HEADER_SIZE or at + size > end:
                     raise FormatError(f"group at {at} has a size of {size} that does not fit its parent")
-                self._index(at + HEADER_SIZE, at + size)
+                # A group header's label and type sit where a record's flags and FormID do; the label
+                # of a cell's children groups is the CELL.
+                label, group_type = flags, form_id
+                self._index(at + HEADER_SIZE, at + size, label if group_type in CELL_CHILDREN else cell)
                 at += size
                 continue
             if at + HEADER_SIZE + size > end:
                 raise FormatError(f"record {form_id:08X} at {at}: its {size} bytes run past its group")
-            self.records.setdefault(form_id, (kind.decode("ascii", "replace"), at))
+            if form_id not in self.records:
+                self.records[form_id] = (kind.decode("ascii", "replace"), at)
+                if cell is not None:
+                    self.cell_of[form_id] = cell
             at += HEADER_SIZE + size
 
     def record(self, form_id):

@@ -172,16 +172,10 @@ def find_cell_plugin(cell_path, hashes):
     """The plugin of a cell file found in its Data folder (the folder holding its ``meshes``
     folder): the one whose geometry hash (``<plugin> - geometry``) is among ``hashes``, those
     the cell's records carry. None when not found."""
+    from ..archives.data import data_folder_of
     from ..precombined.names import geometry_hash
 
-    from ..archives.data import split_archive_path
-
-    inside = split_archive_path(cell_path)
-    if inside is not None:
-        data = inside.data_folder.resolve()
-    else:
-        path = Path(cell_path).resolve()
-        data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)
+    data = data_folder_of(cell_path)
     if data is None or not hashes:
         return None
     for candidate in sorted(data.iterdir()):

@@ -19,6 +19,7 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import reachable, remove_blocks
+from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
@@ -418,7 +419,9 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
-    per game unit, by default the import's. Returns (NifFile, messages)."""
+    per game unit, by default the import's. Returns (NifFile, messages): what did not go as
+    asked, and for a static Fallout 4 model why the Creation Kit would crash on it or leave it
+    uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -437,7 +440,7 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     else:
         nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
     nif.write(path)
-    return nif, messages + more
+    return nif, messages + more + export_warnings(nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):
