@@ -268,19 +268,20 @@ def fingerprint(obj):
 
 
 def shape_fingerprint(obj):
-    """``fingerprint`` of one shape object of a body, with where it sits in the body (its
-    collision ancestors' placements): equal digests mean the shape is as imported, in place."""
+    """``fingerprint`` of one shape object of a body (the body's own fields left out), with
+    where it sits in the body (its collision ancestors' placements): equal digests mean the
+    shape is as imported, in place."""
     digest = hashlib.sha1()
     parent = obj.parent
     while parent is not None and SHAPE in parent:
         digest.update(np.array(parent.matrix_parent_inverse @ parent.matrix_basis, np.float32).tobytes())
         parent = parent.parent
-    _digest(digest, obj)
+    _digest(digest, obj, body=False)
     return digest.hexdigest()
 
 
-def _digest(digest, obj):
-    values = {key: obj[key] for key in (SHAPE, MATERIAL, RADIUS, MOPP_TREE, *BODY_FIELDS) if key in obj}
+def _digest(digest, obj, body=True):
+    values = {key: obj[key] for key in (SHAPE, MATERIAL, RADIUS, MOPP_TREE, *(BODY_FIELDS if body else ())) if key in obj}
     digest.update(repr(sorted(values.items())).encode())
     local = obj.matrix_parent_inverse @ obj.matrix_basis
     digest.update(np.array(local, np.float32).tobytes())
@@ -301,4 +302,4 @@ def _digest(digest, obj):
             digest.update(values.tobytes())
     for child in collision_children(obj):
         digest.update(child.name.encode())
-        _digest(digest, child)
+        _digest(digest, child, body)
