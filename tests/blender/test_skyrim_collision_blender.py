@@ -276,7 +276,10 @@ def test_bodies_sit_where_the_bytes_put_them(clean_scene, path):
 
 def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus, tmp_path):
     """rocks01.nif with MOPP code that jumps outside itself: the import shows the mesh and
-    warns, the export writes new code that finds every triangle."""
+    warns, the export writes new code that finds every triangle, and nothing else (the
+    compressed mesh was written anew from Blender's mesh)."""
+    from raw_havok import block_bytes
+
     from precombined_nif.core.nif import NifFile
 
     nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
@@ -291,6 +294,9 @@ def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus,
     export_bytes(imported(path), out)
     (tree, _, data), = compressed_blocks(out)
     assert_mopp_finds_every_triangle(tree, data)
+    before, after = block_bytes(path.read_bytes()), block_bytes(out.read_bytes())
+    changed = [index for index in before if before[index] != after[index]]
+    assert [before[index][0] for index in changed] == ["bhkMoppBvTreeShape"]
 
 
 # -- real files of other tools; MOPP trees over lists; convex shapes of degenerate points -------
