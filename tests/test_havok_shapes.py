@@ -356,3 +356,18 @@ def test_spanned_hull_of_points_short_of_a_volume():
 
 
 TETRA_POINTS = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.1, 0.1, 0.1]]
+
+
+def test_hull_planes_of_flat_points_are_the_polygons_sides_and_edges():
+    from precombined_nif.core.havok.shapes.hull import hull_planes
+
+    vertices, planes = hull_planes([[0, 0, 2], [3, 0, 2], [3, 1, 2], [0, 1, 2], [1, 0.5, 2]])
+    assert sorted(map(tuple, vertices.tolist())) == [(0, 0, 2), (0, 1, 2), (3, 0, 2), (3, 1, 2)]
+    heights = vertices @ planes[:, :3].T + planes[:, 3]
+    assert len(planes) == 6 and heights.max() < 1e-12  # every corner on or inside every plane
+    outside = np.array([[1.5, 0.5, 2.5], [1.5, 0.5, 1.5], [4, 0.5, 2], [1.5, -1, 2]])
+    assert ((outside @ planes[:, :3].T + planes[:, 3]) > 0).any(axis=1).all()  # each point outside beyond a plane
+    vertices, planes = hull_planes(TETRA_POINTS)
+    assert len(vertices) == 4 and len(planes) == 4
+    with pytest.raises(FormatError, match="lie on a line"):
+        hull_planes([[0, 0, 0], [1, 1, 1], [2, 2, 2], [0, 0, 0]])

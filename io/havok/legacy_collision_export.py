@@ -14,21 +14,22 @@ Shapes are taken in the body's space (a bhkRigidBodyT's translation and rotation
 written in Havok units (the file's havok_scale): a box mesh as a bhkBoxShape of its bounds (in a
 bhkConvexTransformShape when its centre or axes are not the body's), a sphere empty as a
 bhkSphereShape, a capsule mesh as the bhkCapsuleShape around it, a convex mesh as the
-bhkConvexVerticesShape of its hull, lists as bhkListShape / bhkConvexListShape (one marked ``havok_mopp`` under a MOPP tree whose
-code is built over its children's boxes), a triangle mesh
-(packed, strips or compressed) as a MOPP tree (bhkMoppBvTreeShape, its code built by
-core.havok.mopp) over: in FO3/FNV a bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its
-face ``havok_material`` values become sub shapes), in Skyrim a bhkCompressedMeshShape whose data
-is built anew (core/nif/compressed_mesh_build: a material per triangle, the filters of the data
-it replaces). A dynamic body's centre of mass and inertia are computed from its convex pieces
-(solid, the mass spread evenly, a sphere as a 26-point hull, flat pieces weightless).
+bhkConvexVerticesShape of its hull (of a flat mesh, its polygon), lists as bhkListShape /
+bhkConvexListShape (one marked ``havok_mopp`` under a MOPP tree whose code is built over its
+children's boxes), a triangle mesh (packed, strips or compressed) as a MOPP tree
+(bhkMoppBvTreeShape, its code built by core.havok.mopp) over: in FO3/FNV a
+bhkPackedNiTriStripsShape (core/nif/legacy_packed_mesh; its face ``havok_material`` values
+become sub shapes), in Skyrim a bhkCompressedMeshShape whose data is built anew
+(core/nif/compressed_mesh_build: a material per triangle, the filters of the data it replaces).
+A dynamic body's centre of mass and inertia are computed from its convex pieces (solid, the mass
+spread evenly, a sphere as a 26-point hull, flat pieces weightless).
 """
 
 import numpy as np
 from mathutils import Matrix
 
 from ...core.errors import FormatError
-from ...core.havok.shapes.hull import convex_hull
+from ...core.havok.shapes.hull import hull_planes
 from ...core.havok.shapes.inertia import combine_parts
 from ...core.havok.shapes.mass import solid_properties
 from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape
@@ -208,7 +209,7 @@ def write_shape(exporter, obj, matrix, replaced=None, imported=False):
                                                 first=tuple(first / units), first_radius=radius / units,
                                                 second=tuple(second / units), second_radius=radius / units))
         if kind == "convex":
-            points, _, planes = convex_hull(placed / units)
+            points, planes = hull_planes(placed / units)
             planes = planes[np.lexsort(planes.T[::-1])]  # sorted as the game's files keep them
             return exporter.add(bhkConvexVerticesShape(
                 material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,

@@ -540,3 +540,31 @@ def test_convex_shape_of_degenerate_points_is_shown_and_kept(clean_scene, corpus
     (body_written,) = read_bodies(out).values()
     assert body_written["friction"] == pytest.approx(0.8) and written[body_written["shape"]] == raw[shape]
 
+
+
+def test_edited_flat_convex_shape_is_written_as_its_polygon(clean_scene, corpus, tmp_path):
+    """The weapon's flat convex shape moved up by 7: written as the square's four corners (the
+    centre point inside it left out) with six planes, its two sides and its four edges, each
+    holding the corners (read with struct)."""
+    import struct
+
+    from raw_havok import block_bytes
+
+    path, _ = weapon_with_points(corpus, tmp_path, "flat")
+    collection = imported(path)
+    (owner, body), = bodies_of(collection).items()
+    body.location.z += 7.0
+    out = tmp_path / "out.nif"
+    export_bytes(collection, out)
+    (written,) = read_bodies(out).values()
+    type_name, payload = block_bytes(out.read_bytes())[written["shape"]]
+    assert type_name == "bhkConvexVerticesShape"
+    (count,) = struct.unpack_from("<I", payload, 32)
+    vertices = np.array(struct.unpack_from(f"<{4 * count}f", payload, 36)).reshape(-1, 4)[:, :3]
+    (planes_count,) = struct.unpack_from("<I", payload, 36 + 16 * count)
+    planes = np.array(struct.unpack_from(f"<{4 * planes_count}f", payload, 40 + 16 * count)).reshape(-1, 4)
+    expected = degenerate_points("flat", corpus)[:4] + (0, 0, 7.0 / SKYRIM_UNITS)
+    assert sorted(map(tuple, np.round(vertices, 5).tolist())) == sorted(map(tuple, np.round(expected, 5).tolist()))
+    heights = vertices @ planes[:, :3].T + planes[:, 3]
+    assert planes_count == 6 and np.abs(heights).max(axis=0).min() < 1e-5 and heights.max() < 1e-5
+    assert sorted(np.round(np.abs(planes[:, 2]), 5).tolist()) == [0, 0, 0, 0, 1, 1]

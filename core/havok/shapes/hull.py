@@ -40,6 +40,29 @@ def convex_hull(points):
     return points[used], np.split(inverse, sizes), planes
 
 
+def hull_planes(points):
+    """(vertices, planes (f, 4)) of the hull the points span: a polytope's; for points in one
+    plane, the polygon round them with its two sides and its edges as planes (a flat convex
+    shape, which the games' files hold too)."""
+    points = _distinct(points)
+    grid = _on_grid(points)
+    corners = _frame(grid) if len(points) else ()
+    if len(corners) == 4:
+        vertices, _, planes = convex_hull(points)
+        return vertices, planes
+    if len(corners) < 3:
+        raise FormatError("the points lie on a line: a convex shape needs them to span a plane at least")
+    loop = _polygon(grid, corners)
+    normal = np.cross(grid[corners[1]] - grid[corners[0]], grid[corners[2]] - grid[corners[0]]).astype(np.float64)
+    normal /= np.linalg.norm(normal)
+    vertices = points[loop]
+    outward = np.cross(np.roll(vertices, -1, axis=0) - vertices, normal)  # counter-clockwise round the normal
+    outward /= np.linalg.norm(outward, axis=1, keepdims=True)
+    sides = np.array([normal, -normal])
+    planes = np.c_[np.vstack([sides, outward]), -np.r_[sides @ vertices[0], np.einsum("ij,ij->i", outward, vertices)]]
+    return vertices, planes
+
+
 def spanned_hull(points):
     """(points (n, 3): every distinct finite point, faces [index arrays]): the convex hull's
     faces; for points in one plane, the polygon around them; none for points on a line."""
