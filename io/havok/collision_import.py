@@ -15,7 +15,10 @@ id as hex text) and ``havok_radius`` (convex radius, game units) per shape; per-
 Bethesda materials of a compressed mesh in the int face attribute ``havok_material`` (the u32
 ids as int32 bit patterns). A polytope's mesh is its core: the game adds the convex radius around it.
 ``nif_collision`` and the ``havok_source`` fingerprint of what was built let the exporter
-write an untouched collision back unchanged.
+write an untouched collision back unchanged. An owner whose collision the import did not show
+(a body it cannot build) keeps that collision block's index in ``nif_collision_left_out`` (on
+the owner's object or bone), so the exporter keeps it as stored instead of taking it for
+deleted.
 
 Ragdoll systems (skeletons' bhkRagdollSystem) are kept in the file but not built.
 """
@@ -47,6 +50,8 @@ SOURCE = "havok_source"
 BLOCK = "nif_collision"
 MATERIAL = "havok_material"  # object property and face attribute
 RADIUS = "havok_radius"
+LEFT_OUT = "nif_collision_left_out"
+MOPP_TREE = "havok_mopp"  # FO3 to Skyrim: a list of shapes under a MOPP tree (legacy_collision_import)
 BODY_FIELDS = ("havok_motion", "havok_mass", "havok_friction", "havok_restitution", "havok_layer")
 CAPSULE_SEGMENTS = 16  # around the axis
 CAPSULE_RINGS = 4  # per half sphere
@@ -90,13 +95,16 @@ def build_collision(builder, owner_index, owner_block, owner):
     index = owner_block.collision_object
     collision = blocks[index] if index < len(blocks) else None
     if not isinstance(collision, bhkNPCollisionObject):
+        leave_out(owner, index)
         builder.warn(f"{label}: collision block {index} is not a bhkNPCollisionObject; its collision is left out")
         return
     system_block = blocks[collision.data] if 0 <= collision.data < len(blocks) else None
     if not isinstance(system_block, bhkSystem):
+        leave_out(owner, index)
         builder.warn(f"{label}: its collision object has no physics system; left out")
         return
     if system_block.kind == "ragdoll":
+        leave_out(owner, index)
         builder.warn("ragdoll collision (bhkRagdollSystem) is kept in the file but not shown")
         return
     try:
@@ -108,9 +116,25 @@ def build_collision(builder, owner_index, owner_block, owner):
         body = system.bodies[collision.body_id]
         obj, offset = _body_object(builder, system, body, f"{label} collision")
     except FormatError as error:
+        leave_out(owner, index)
         builder.warn(f"{label}: collision not shown ({error})")
         return
     place_body(builder, obj, owner, offset, index)
+
+
+def _holder(owner):
+    """Where an owner's properties live: its object, or its bone for (armature, bone name)."""
+    return owner[0].data.bones[owner[1]] if isinstance(owner, tuple) else owner
+
+
+def leave_out(owner, index):
+    """Remember that the import did not show the owner's collision block ``index``."""
+    _holder(owner)[LEFT_OUT] = index
+
+
+def left_out(owner):
+    """The owner's collision block index the import did not show, or None."""
+    return _holder(owner).get(LEFT_OUT)
 
 
 def place_body(builder, obj, owner, offset, index):
@@ -243,8 +267,21 @@ def fingerprint(obj):
     return digest.hexdigest()
 
 
-def _digest(digest, obj):
-    values = {key: obj[key] for key in (SHAPE, MATERIAL, RADIUS, *BODY_FIELDS) if key in obj}
+def shape_fingerprint(obj):
+    """``fingerprint`` of one shape object of a body (the body's own fields left out), with
+    where it sits in the body (its collision ancestors' placements): equal digests mean the
+    shape is as imported, in place."""
+    digest = hashlib.sha1()
+    parent = obj.parent
+    while parent is not None and SHAPE in parent:
+        digest.update(np.array(parent.matrix_parent_inverse @ parent.matrix_basis, np.float32).tobytes())
+        parent = parent.parent
+    _digest(digest, obj, body=False)
+    return digest.hexdigest()
+
+
+def _digest(digest, obj, body=True):
+    values = {key: obj[key] for key in (SHAPE, MATERIAL, RADIUS, MOPP_TREE, *(BODY_FIELDS if body else ())) if key in obj}
     digest.update(repr(sorted(values.items())).encode())
     local = obj.matrix_parent_inverse @ obj.matrix_basis
     digest.update(np.array(local, np.float32).tobytes())
@@ -265,4 +302,4 @@ def _digest(digest, obj):
             digest.update(values.tobytes())
     for child in collision_children(obj):
         digest.update(child.name.encode())
-        _digest(digest, child)
+        _digest(digest, child, body)
