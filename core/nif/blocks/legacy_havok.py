@@ -41,7 +41,19 @@ def sync_filter(s, value):
     return (s.u8(layer), s.u8(flags), s.u16(group))
 
 
-@block_class("bhkCollisionObject")
+def sync_world_object(s, block):
+    """bhkWorldObject's fields (a rigid body's or a phantom's): shape, filter, construction info
+    (padding kept as its bytes, broad phase type, property)."""
+    block.shape = s.ref(block.shape)
+    block.havok_filter = sync_filter(s, block.havok_filter)
+    block.unused_world_1 = s.raw(block.unused_world_1, 4)
+    block.broad_phase = s.u8(block.broad_phase)
+    block.unused_world_2 = s.raw(block.unused_world_2, 3)
+    block.world_property = sync_property(s, block.world_property)
+
+
+# Phantoms' (bhkPCollisionObject, bhkSPCollisionObject) have a phantom for a body (legacy_constraints).
+@block_class("bhkCollisionObject", "bhkPCollisionObject", "bhkSPCollisionObject")
 class bhkCollisionObject(Block):
     target = -1
     flags = 1
@@ -125,12 +137,7 @@ class bhkRigidBody(Block):
     later_big_endian = False
 
     def sync(self, s):
-        self.shape = s.ref(self.shape)
-        self.havok_filter = sync_filter(s, self.havok_filter)
-        self.unused_world_1 = s.raw(self.unused_world_1, 4)
-        self.broad_phase = s.u8(self.broad_phase)
-        self.unused_world_2 = s.raw(self.unused_world_2, 3)
-        self.world_property = sync_property(s, self.world_property)
+        sync_world_object(s, self)
         self.collision_response = s.u8(self.collision_response)
         self.unused_entity = s.u8(self.unused_entity)
         self.callback_delay = s.u16(self.callback_delay)
