@@ -86,36 +86,36 @@ def test_extra_data_and_their_controllers(corpus):
         interpolator, name = struct.unpack_from("<ii", data, 26)
         assert (block.interpolator, block.extra_data_name) == (interpolator, strings[name])
         assert block.extra_data_name in names and nif.blocks[block.interpolator].type_name == "NiFloatInterpolator"
-    for path in NIFS:
-        data = path.read_bytes()
-        if b"BSBehaviorGraphExtraData" not in data:
-            continue
-        raw, nif = RawNif(data), NifFile.from_bytes(data)
-        for block_bytes, block in blocks_of(raw, nif, "BSBehaviorGraphExtraData"):
-            name, graph, controls = struct.unpack("<iiB", block_bytes)
-            assert (block.name, block.behavior_graph_file, block.controls_base_skeleton) == (strings_of(raw, name), strings_of(raw, graph), controls)
-            assert block.behavior_graph_file.lower().endswith(".hkx")
+    for raw, block_bytes, block in corpus_blocks("BSBehaviorGraphExtraData"):
+        name, graph, controls = struct.unpack("<iiB", block_bytes)
+        assert (block.name, block.behavior_graph_file, block.controls_base_skeleton) == (strings_of(raw, name), strings_of(raw, graph), controls)
+        assert block.behavior_graph_file.lower().endswith(".hkx")
 
 
 def strings_of(raw, index):
     return raw.strings[index] if index >= 0 else None
 
 
+def corpus_blocks(type_name):
+    """(RawNif, bytes, decoded block) of every corpus block of a type."""
+    for path in NIFS:
+        data = path.read_bytes()
+        if type_name.encode() in data:
+            raw, nif = RawNif(data), NifFile.from_bytes(data)
+            for block_bytes, block in blocks_of(raw, nif, type_name):
+                yield raw, block_bytes, block
+
+
 def test_blend_interpolators_of_the_corpus_and_a_built_file(corpus):
     """Manager-controlled blend interpolators (flags bit 0) hold flags, array size, threshold and
     their value; the built file's other one its blend array of interpolators."""
     checked = 0
-    for path in NIFS:
-        data = path.read_bytes()
-        if b"NiBlendFloatInterpolator" not in data:
-            continue
-        raw, nif = RawNif(data), NifFile.from_bytes(data)
-        for block_bytes, block in blocks_of(raw, nif, "NiBlendFloatInterpolator"):
-            flags, size, threshold = struct.unpack_from("<BBf", block_bytes)
-            assert (block.flags, block.array_size, block.weight_threshold) == (flags, size, threshold)
-            if flags & 1:
-                assert block.value == struct.unpack_from("<f", block_bytes, 6)[0] and len(block_bytes) == 10
-                checked += 1
+    for _, block_bytes, block in corpus_blocks("NiBlendFloatInterpolator"):
+        flags, size, threshold = struct.unpack_from("<BBf", block_bytes)
+        assert (block.flags, block.array_size, block.weight_threshold) == (flags, size, threshold)
+        if flags & 1:
+            assert block.value == struct.unpack_from("<f", block_bytes, 6)[0] and len(block_bytes) == 10
+            checked += 1
     assert checked
     built = AnimatedFile(corpus)
     nif = NifFile.from_bytes(built.to_bytes())

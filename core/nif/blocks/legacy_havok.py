@@ -41,15 +41,24 @@ def sync_filter(s, value):
     return (s.u8(layer), s.u8(flags), s.u16(group))
 
 
-def sync_world_object(s, block):
-    """bhkWorldObject's fields (a rigid body's or a phantom's): shape, filter, construction info
-    (padding kept as its bytes, broad phase type, property)."""
-    block.shape = s.ref(block.shape)
-    block.havok_filter = sync_filter(s, block.havok_filter)
-    block.unused_world_1 = s.raw(block.unused_world_1, 4)
-    block.broad_phase = s.u8(block.broad_phase)
-    block.unused_world_2 = s.raw(block.unused_world_2, 3)
-    block.world_property = sync_property(s, block.world_property)
+class bhkWorldObject(Block):
+    """What rigid bodies and phantoms start with: shape, filter, construction info (padding kept
+    as its bytes, broad phase type, property)."""
+
+    shape = -1
+    havok_filter = (0, 0, 0)
+    unused_world_1 = b"\0" * 4
+    broad_phase = 1
+    unused_world_2 = b"\0" * 3
+    world_property = EMPTY_PROPERTY
+
+    def sync(self, s):
+        self.shape = s.ref(self.shape)
+        self.havok_filter = sync_filter(s, self.havok_filter)
+        self.unused_world_1 = s.raw(self.unused_world_1, 4)
+        self.broad_phase = s.u8(self.broad_phase)
+        self.unused_world_2 = s.raw(self.unused_world_2, 3)
+        self.world_property = sync_property(s, self.world_property)
 
 
 # Phantoms' (bhkPCollisionObject, bhkSPCollisionObject) have a phantom for a body (legacy_constraints).
@@ -82,18 +91,12 @@ class bhkBlendCollisionObject(bhkCollisionObject):
 
 
 @block_class("bhkRigidBody", "bhkRigidBodyT")
-class bhkRigidBody(Block):
+class bhkRigidBody(bhkWorldObject):
     """bhkWorldObject (shape, filter, world object info), bhkEntity (response, callback delay),
     bhkRigidBodyCInfo550_660 (FO3/FNV) or bhkRigidBodyCInfo2010 (Skyrim: the ``unknown_int_1``,
     time and gravity factor, rolling friction and the four bytes before the padding more),
     constraints and body flags (u16 from bs 76)."""
 
-    shape = -1
-    havok_filter = (0, 0, 0)
-    unused_world_1 = b"\0" * 4
-    broad_phase = 1
-    unused_world_2 = b"\0" * 3
-    world_property = EMPTY_PROPERTY
     collision_response = 1
     unused_entity = 0
     callback_delay = 0xFFFF
@@ -137,7 +140,7 @@ class bhkRigidBody(Block):
     later_big_endian = False
 
     def sync(self, s):
-        sync_world_object(s, self)
+        super().sync(s)
         self.collision_response = s.u8(self.collision_response)
         self.unused_entity = s.u8(self.unused_entity)
         self.callback_delay = s.u16(self.callback_delay)

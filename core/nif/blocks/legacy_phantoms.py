@@ -2,23 +2,17 @@
 enters them (a skeleton's bhkSPCollisionObject holds one). Import does not show them; decoded for
 their shape reference (core.nif.refs) and written back as they were."""
 
-from ..block import Block, block_class
-from .legacy_havok import EMPTY_PROPERTY, sync_world_object
+from ..block import block_class
+from .legacy_havok import bhkWorldObject
 
 
-class bhkPhantom(Block):
+class bhkPhantom(bhkWorldObject):
     """bhkWorldObject's fields, then eight unused bytes (kept)."""
 
-    shape = -1
-    havok_filter = (0, 0, 0)
-    unused_world_1 = b"\0" * 4
-    broad_phase = 1
-    unused_world_2 = b"\0" * 3
-    world_property = EMPTY_PROPERTY
     unused_phantom = b"\0" * 8
 
     def sync(self, s):
-        sync_world_object(s, self)
+        super().sync(s)
         self.unused_phantom = s.raw(self.unused_phantom, 8)
 
 
