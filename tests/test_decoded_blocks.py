@@ -156,3 +156,27 @@ def test_grouped_shapes_round_trip(corpus, type_name):
     data = (corpus / LOD_SOURCE).read_bytes() if type_name == "BSLODTriShape" else landscape_lod_file(corpus)[0]
     nif = NifFile.from_bytes(data)
     assert nif.to_bytes() == data and not nif.warnings
+
+
+def test_no_corpus_block_falls_back_to_its_bytes():
+    for path in NIFS:
+        nif = NifFile.read(path)
+        assert not [w for w in nif.warnings if "kept as its bytes" in w], path.name
+
+
+def test_bytes_that_do_not_fit_a_layout_proven_by_no_file_are_kept_as_they_are(corpus):
+    """A BSAnimNote of type 1 with a gain and state after its arm (as some readers expect):
+    more bytes than nif.xml's layout reads, so the block stays raw bytes, named in a warning;
+    a blend interpolator whose blend array runs past its block likewise. The file still reads and
+    writes back byte for byte."""
+    built = AnimatedFile(corpus)
+    raw = built.nif
+    (note,) = raw.indices_of("BSAnimNote")
+    raw.blocks[note] += struct.pack("<fI", 0.5, 1)
+    (blend,) = raw.indices_of("NiBlendFloatInterpolator")
+    raw.blocks[blend][1] = 9  # an array of 9 items of 17 bytes in a block holding 2
+    data = raw.to_bytes()
+    nif = NifFile.from_bytes(data)
+    assert isinstance(nif.blocks[note], RawBlock) and isinstance(nif.blocks[blend], RawBlock)
+    assert [w.split(")")[0] for w in nif.warnings] == [f"block {note} (BSAnimNote", f"block {blend} (NiBlendFloatInterpolator"]
+    assert nif.to_bytes() == data

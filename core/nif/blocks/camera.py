@@ -5,7 +5,7 @@ from ..block import block_class
 from .objects import NiAVObject
 
 
-@block_class("NiCamera")
+@block_class("NiCamera", fallback_raw=True)
 class NiCamera(NiAVObject):
     camera_flags = 0
     frustum = (-0.63707, 0.63707, 0.385714, -0.385714, 1.0, 5000.0)  # left, right, top, bottom, near, far

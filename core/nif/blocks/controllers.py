@@ -10,7 +10,7 @@ from ..block import Block, block_class
 from .animation import KeyGroup, NiSingleInterpController, NiTimeController
 
 
-@block_class("NiMaterialColorController", "NiLightColorController")
+@block_class("NiMaterialColorController", "NiLightColorController", fallback_raw=True)
 class NiPoint3InterpController(NiSingleInterpController):
     """A material's or light's colour (``target_color``: which one) from a point3 interpolator."""
 
@@ -21,7 +21,7 @@ class NiPoint3InterpController(NiSingleInterpController):
         self.target_color = s.u16(self.target_color)
 
 
-@block_class("NiTextureTransformController")
+@block_class("NiTextureTransformController", fallback_raw=True)
 class NiTextureTransformController(NiSingleInterpController):
     shader_map = 0
     texture_slot = 0
@@ -34,7 +34,7 @@ class NiTextureTransformController(NiSingleInterpController):
         self.operation = s.u32(self.operation)
 
 
-@block_class("NiFlipController")
+@block_class("NiFlipController", fallback_raw=True)
 class NiFlipController(NiSingleInterpController):
     """Swaps a texture slot's image through ``sources`` (NiSourceTexture blocks)."""
 
@@ -47,7 +47,7 @@ class NiFlipController(NiSingleInterpController):
         self.sources = s.ref_list(self.sources)
 
 
-@block_class("NiFloatExtraDataController", "NiColorExtraDataController")
+@block_class("NiFloatExtraDataController", "NiColorExtraDataController", fallback_raw=True)
 class NiExtraDataController(NiSingleInterpController):
     """Animates the extra data of its target named ``extra_data_name``."""
 
@@ -58,7 +58,7 @@ class NiExtraDataController(NiSingleInterpController):
         self.extra_data_name = s.string(self.extra_data_name)
 
 
-@block_class("NiFloatsExtraDataController", "NiFloatsExtraDataPoint3Controller")
+@block_class("NiFloatsExtraDataController", "NiFloatsExtraDataPoint3Controller", fallback_raw=True)
 class NiFloatsExtraDataController(NiExtraDataController):
     """One value (or point) of a NiFloatsExtraData's array."""
 
@@ -69,7 +69,7 @@ class NiFloatsExtraDataController(NiExtraDataController):
         self.floats_extra_data_index = s.i32(self.floats_extra_data_index)
 
 
-@block_class("BSKeyframeController")
+@block_class("BSKeyframeController", fallback_raw=True)
 class BSKeyframeController(NiSingleInterpController):
     data_2 = -1
 
@@ -87,7 +87,7 @@ class MorphWeight:
         self.weight = s.f32(self.weight)
 
 
-@block_class("NiGeomMorpherController")
+@block_class("NiGeomMorpherController", fallback_raw=True)
 class NiGeomMorpherController(NiTimeController):
     """Blends the morph targets of its NiMorphData, one interpolator (and weight) each."""
 
@@ -119,7 +119,7 @@ class Morph:
         self.vectors = s.array(self.vectors, np.dtype((s.dtype("f4"), (3,))), self.num_vertices)
 
 
-@block_class("NiMorphData")
+@block_class("NiMorphData", fallback_raw=True)
 class NiMorphData(Block):
     num_vertices = 0
     relative_targets = 1
@@ -132,7 +132,7 @@ class NiMorphData(Block):
         self.morphs = s.items(self.morphs, lambda: Morph(self.num_vertices), n, min_size=4 + 12 * self.num_vertices)
 
 
-@block_class("NiUVController")
+@block_class("NiUVController", fallback_raw=True)
 class NiUVController(NiTimeController):
     texture_set = 0
     data = -1
@@ -143,7 +143,7 @@ class NiUVController(NiTimeController):
         self.data = s.ref(self.data)
 
 
-@block_class("NiUVData")
+@block_class("NiUVData", fallback_raw=True)
 class NiUVData(Block):
     """U and V translation, U and V tiling keys."""
 
@@ -156,7 +156,7 @@ class NiUVData(Block):
             group.sync(s)
 
 
-@block_class("bhkBlendController")
+@block_class("bhkBlendController", fallback_raw=True)
 class bhkBlendController(NiTimeController):
     """Blends a skeleton's ragdoll with its animation (bhkBlendCollisionObject)."""
 
@@ -167,7 +167,7 @@ class bhkBlendController(NiTimeController):
         self.keys = s.u32(self.keys)
 
 
-@block_class("BSLagBoneController")
+@block_class("BSLagBoneController", fallback_raw=True)
 class BSLagBoneController(NiTimeController):
     linear_velocity = 0.0
     linear_rotation = 0.0
@@ -180,7 +180,7 @@ class BSLagBoneController(NiTimeController):
         self.maximum_distance = s.f32(self.maximum_distance)
 
 
-@block_class("NiLookAtController")
+@block_class("NiLookAtController", fallback_raw=True)
 class NiLookAtController(NiTimeController):
     look_at_flags = 0
     look_at = -1
@@ -213,7 +213,7 @@ class PathFollowing(Block):
         self.percent_data = s.ref(self.percent_data)
 
 
-@block_class("NiPathController")
+@block_class("NiPathController", fallback_raw=True)
 class NiPathController(NiTimeController, PathFollowing):
     def sync(self, s):
         NiTimeController.sync(self, s)
@@ -227,7 +227,7 @@ class NodeSet:
         self.nodes = s.ref_list(self.nodes)
 
 
-@block_class("NiBSBoneLODController")
+@block_class("NiBSBoneLODController", fallback_raw=True)
 class NiBSBoneLODController(NiTimeController):
     """The bones (node sets, one per LOD level) a skeleton animates at each distance."""
 

@@ -45,7 +45,7 @@ class BSBound(NiExtraData):
         self.dimensions = s.vec3(self.dimensions)
 
 
-@block_class("NiFloatExtraData")
+@block_class("NiFloatExtraData", fallback_raw=True)
 class NiFloatExtraData(NiExtraData):
     float_data = 0.0
 
@@ -54,7 +54,7 @@ class NiFloatExtraData(NiExtraData):
         self.float_data = s.f32(self.float_data)
 
 
-@block_class("NiBooleanExtraData", "BSDistantObjectLargeRefExtraData")
+@block_class("NiBooleanExtraData", "BSDistantObjectLargeRefExtraData", fallback_raw=True)
 class NiBooleanExtraData(NiExtraData):
     """A byte: NiBooleanExtraData's value, or whether a BSDistantObjectLargeRefExtraData's object
     is a large reference."""
@@ -71,7 +71,7 @@ def sync_bytes(s, value):
     return s.raw(value, s.count(len(value), what="binary data"))
 
 
-@block_class("NiBinaryExtraData")
+@block_class("NiBinaryExtraData", fallback_raw=True)
 class NiBinaryExtraData(NiExtraData):
     binary_data = b""
 
@@ -80,7 +80,7 @@ class NiBinaryExtraData(NiExtraData):
         self.binary_data = sync_bytes(s, self.binary_data)
 
 
-@block_class("BSClothExtraData")
+@block_class("BSClothExtraData", fallback_raw=True)
 class BSClothExtraData(Block):
     """FO4 cloth: a Havok packfile, kept as its bytes. A BSExtraData: no name."""
 
@@ -90,7 +90,7 @@ class BSClothExtraData(Block):
         self.binary_data = sync_bytes(s, self.binary_data)
 
 
-@block_class("NiIntegersExtraData")
+@block_class("NiIntegersExtraData", fallback_raw=True)
 class NiIntegersExtraData(NiExtraData):
     integers = ()
     code = "u4"
@@ -100,12 +100,12 @@ class NiIntegersExtraData(NiExtraData):
         self.integers = s.counted_array(self.integers, self.code, what="integers")
 
 
-@block_class("BSWArray")
+@block_class("BSWArray", fallback_raw=True)
 class BSWArray(NiIntegersExtraData):
     code = "i4"
 
 
-@block_class("NiFloatsExtraData", "BSEyeCenterExtraData")
+@block_class("NiFloatsExtraData", "BSEyeCenterExtraData", fallback_raw=True)
 class NiFloatsExtraData(NiExtraData):
     floats = ()
 
@@ -114,7 +114,7 @@ class NiFloatsExtraData(NiExtraData):
         self.floats = s.counted_array(self.floats, "f4", what="floats")
 
 
-@block_class("NiStringsExtraData")
+@block_class("NiStringsExtraData", fallback_raw=True)
 class NiStringsExtraData(NiExtraData):
     strings = ()
 
@@ -124,7 +124,7 @@ class NiStringsExtraData(NiExtraData):
         self.strings = s.repeat(self.strings, n, s.sized_string)
 
 
-@block_class("BSBehaviorGraphExtraData")
+@block_class("BSBehaviorGraphExtraData", fallback_raw=True)
 class BSBehaviorGraphExtraData(NiExtraData):
     """The Havok behaviour graph (.hkx) an actor or animated object runs."""
 
@@ -149,7 +149,7 @@ class BoneLOD:
         self.bone_name = s.string(self.bone_name)
 
 
-@block_class("BSBoneLODExtraData")
+@block_class("BSBoneLODExtraData", fallback_raw=True)
 class BSBoneLODExtraData(NiExtraData):
     """Bones (by name) and the distances from which they stop being animated."""
 
@@ -174,7 +174,7 @@ class DecalVectors:
         self.normals = s.array(self.normals, vec3, n)
 
 
-@block_class("BSDecalPlacementVectorExtraData")
+@block_class("BSDecalPlacementVectorExtraData", fallback_raw=True)
 class BSDecalPlacementVectorExtraData(NiFloatExtraData):
     vector_blocks = ()
 

@@ -42,7 +42,7 @@ class NiTriBasedGeom(NiAVObject):
             self.alpha_property = s.ref(self.alpha_property)
 
 
-@block_class("BSLODTriShape")
+@block_class("BSLODTriShape", fallback_raw=True)
 class BSLODTriShape(NiTriBasedGeom):
     """Skyrim: a NiTriShape whose triangles are three consecutive groups the game shows or hides
     by distance; ``lod_sizes``: the triangles in each group, in order."""
@@ -59,7 +59,7 @@ def segment_dtype(s):
     return np.dtype([("flags", "u1"), ("start_index", s.dtype("u4")), ("num_triangles", s.dtype("u4"))])
 
 
-@block_class("BSSegmentedTriShape")
+@block_class("BSSegmentedTriShape", fallback_raw=True)
 class BSSegmentedTriShape(NiTriBasedGeom):
     """FO3 / New Vegas landscape LOD: a NiTriShape whose triangles are split into segments (a
     square grid of them, each a consecutive run the game culls on its own)."""

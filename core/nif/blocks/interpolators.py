@@ -59,12 +59,12 @@ class NiBlendInterpolator(Block):
         self.items = s.items(self.items, InterpBlendItem, self.array_size, min_size=17)
 
 
-@block_class("NiBlendTransformInterpolator")
+@block_class("NiBlendTransformInterpolator", fallback_raw=True)
 class NiBlendTransformInterpolator(NiBlendInterpolator):
     pass  # its pose lives in the blended interpolators from 10.1.0.110 on
 
 
-@block_class("NiBlendFloatInterpolator")
+@block_class("NiBlendFloatInterpolator", fallback_raw=True)
 class NiBlendFloatInterpolator(NiBlendInterpolator):
     value = -FLT_MAX
 
@@ -73,7 +73,7 @@ class NiBlendFloatInterpolator(NiBlendInterpolator):
         self.value = s.f32(self.value)
 
 
-@block_class("NiBlendBoolInterpolator")
+@block_class("NiBlendBoolInterpolator", fallback_raw=True)
 class NiBlendBoolInterpolator(NiBlendInterpolator):
     value = 2  # neither true nor false: unset
 
@@ -82,7 +82,7 @@ class NiBlendBoolInterpolator(NiBlendInterpolator):
         self.value = s.u8(self.value)
 
 
-@block_class("NiBlendPoint3Interpolator")
+@block_class("NiBlendPoint3Interpolator", fallback_raw=True)
 class NiBlendPoint3Interpolator(NiBlendInterpolator):
     value = (-FLT_MAX, -FLT_MAX, -FLT_MAX)
 
@@ -91,7 +91,7 @@ class NiBlendPoint3Interpolator(NiBlendInterpolator):
         self.value = s.vec3(self.value)
 
 
-@block_class("NiColorInterpolator")
+@block_class("NiColorInterpolator", fallback_raw=True)
 class NiColorInterpolator(Block):
     value = (-FLT_MAX,) * 4
     data = -1
@@ -101,7 +101,7 @@ class NiColorInterpolator(Block):
         self.data = s.ref(self.data)
 
 
-@block_class("NiPathInterpolator")
+@block_class("NiPathInterpolator", fallback_raw=True)
 class NiPathInterpolator(PathFollowing):
     pass
 
@@ -115,7 +115,7 @@ def sync_quat_transform(s, value):
 IDENTITY_TRANSFORM = ((0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), 1.0)
 
 
-@block_class("NiLookAtInterpolator")
+@block_class("NiLookAtInterpolator", fallback_raw=True)
 class NiLookAtInterpolator(Block):
     look_at_flags = 0
     look_at = -1
@@ -146,7 +146,7 @@ class TreadTransform:
         self.second = sync_quat_transform(s, self.second)
 
 
-@block_class("BSTreadTransfInterpolator")
+@block_class("BSTreadTransfInterpolator", fallback_raw=True)
 class BSTreadTransfInterpolator(Block):
     """A vehicle's tread links (named, two poses each) and the float keys moving them."""
 

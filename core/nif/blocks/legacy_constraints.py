@@ -112,6 +112,7 @@ class WrappedConstraint:
     "bhkRagdollConstraint",
     "bhkStiffSpringConstraint",
     "bhkMalleableConstraint",
+    fallback_raw=True,
 )
 class bhkConstraint(Block):
     KINDS = {
@@ -135,7 +136,7 @@ class bhkConstraint(Block):
         self.descriptor.sync(s)
 
 
-@block_class("bhkBreakableConstraint")
+@block_class("bhkBreakableConstraint", fallback_raw=True)
 class bhkBreakableConstraint(Block):
     """A constraint that stops holding past ``threshold``."""
 

@@ -16,7 +16,7 @@ class bhkPhantom(bhkWorldObject):
         self.unused_phantom = s.raw(self.unused_phantom, 8)
 
 
-@block_class("bhkSimpleShapePhantom")
+@block_class("bhkSimpleShapePhantom", fallback_raw=True)
 class bhkSimpleShapePhantom(bhkPhantom):
     """Its shape, placed by a 4x4 matrix (16 floats as stored)."""
 
@@ -27,7 +27,7 @@ class bhkSimpleShapePhantom(bhkPhantom):
         self.transform = s.floats(self.transform, 16)
 
 
-@block_class("bhkAabbPhantom")
+@block_class("bhkAabbPhantom", fallback_raw=True)
 class bhkAabbPhantom(bhkPhantom):
     """A box (hkAabb: min and max as four floats each)."""
 

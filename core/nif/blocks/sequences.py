@@ -103,7 +103,7 @@ class PaletteObject:
         self.block = s.ref(self.block)
 
 
-@block_class("NiStringPalette")
+@block_class("NiStringPalette", fallback_raw=True)
 class NiStringPalette(Block):
     """NUL-separated names (sequences of 10.2 to 20.1 point into it; kept for files that carry
     one): the text, then its length again."""
@@ -153,7 +153,7 @@ class NiTextKeyExtraData(NiExtraData):
         self.keys = s.items(self.keys, TextKey, n, min_size=8)
 
 
-@block_class("BSAnimNotes")
+@block_class("BSAnimNotes", fallback_raw=True)
 class BSAnimNotes(Block):
     """The notes a sequence's ``anim_notes`` / ``anim_note_arrays`` name."""
 
@@ -164,7 +164,7 @@ class BSAnimNotes(Block):
         self.notes = s.repeat(self.notes, n, s.ref)
 
 
-@block_class("BSAnimNote")
+@block_class("BSAnimNote", fallback_raw=True)
 class BSAnimNote(Block):
     """A moment of a sequence where an arm grabs (type 1, GRABIK: which arm) or the head looks
     (type 2, LOOKIK: gain and state)."""

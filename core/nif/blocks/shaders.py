@@ -56,7 +56,7 @@ class BSShaderPPLightingProperty(BSShaderProperty):
             self.emissive_color = s.vec4(self.emissive_color)
 
 
-@block_class("BSShaderNoLightingProperty")
+@block_class("BSShaderNoLightingProperty", fallback_raw=True)
 class BSShaderNoLightingProperty(BSShaderProperty):
     """FO3/FNV unlit surfaces (glow, UI, effects): one texture file named inline, and alpha
     falling off with the view angle (bs > 26)."""
