@@ -122,16 +122,18 @@ def _chunks(data, dxgi, width, height, mips, cube):
 
 
 # -- BSA --------------------------------------------------------------------------------------
-def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggled=()):
-    """``files``: {inner path: bytes}, version 104 (zlib) or 105 (LZ4 frames). Files in
-    ``toggled`` flip the archive's default compression (the size field's bit 30)."""
+def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggled=(), more_flags=0):
+    """``files``: {inner path: bytes}, version 103 / 104 (zlib) or 105 (LZ4 frames). Files in
+    ``toggled`` flip the archive's default compression (the size field's bit 30). ``more_flags``
+    are set in the header and change nothing written (Oblivion-era archives set 0x100 without
+    embedding names)."""
     folders = {}
     for name in files:
         folder, _, file = name.replace("/", "\\").lower().rpartition("\\")
         folders.setdefault(folder, []).append((file, name))
     folder_order = sorted(folders)
-    flags = 0x1 | 0x2 | (0x4 if compressed else 0) | (0x100 if embed_names else 0)
-    folder_record_size = 16 if version == 104 else 24
+    flags = 0x1 | 0x2 | (0x4 if compressed else 0) | (0x100 if embed_names else 0) | more_flags
+    folder_record_size = 24 if version == 105 else 16
     folder_names_length = sum(len(f) + 1 for f in folder_order)
     file_names = b"".join(file.encode() + b"\0" for f in folder_order for file, _ in folders[f])
     file_count = len(files)
@@ -145,7 +147,7 @@ def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggl
     for folder in folder_order:
         entries = folders[folder]
         # The folder record's offset counts the file names' length too (a quirk of the format).
-        if version == 104:
+        if version != 105:
             folder_records += struct.pack("<QII", _hash(folder), len(entries), block_at + len(file_names))
         else:
             folder_records += struct.pack("<QIIQ", _hash(folder), len(entries), 0, block_at + len(file_names))
@@ -158,7 +160,7 @@ def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggl
                 full = f"{folder}\\{file}".encode()
                 blob += bytes([len(full)]) + full
             if pack:
-                body = zlib.compress(raw) if version == 104 else lz4.frame.compress(raw)
+                body = lz4.frame.compress(raw) if version == 105 else zlib.compress(raw)
                 blob += struct.pack("<I", len(raw)) + body
             else:
                 blob += raw

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from archive_writer import DX10_ONLY, LEGACY_PIXEL_FORMATS, make_dds, write_ba2_dx10, write_ba2_gnrl, write_bsa
 
-from precombined_nif.core.archives import Ba2Archive, BsaArchive, archive_key, open_archive
+from precombined_nif.core.archives import Ba2Archive, BsaArchive, archive_key, extract, open_archive
+from precombined_nif.core.archives.data import DataFiles
 from precombined_nif.core.archives.archive import Archive
 from precombined_nif.core.errors import FormatError
 
 CORPUS_BA2 = "ck-precombined/ColterFix-Main-scripts.ba2"
+CORPUS_BSA_103 = "realmods/bethesda-structs/tests/static/bsa/JIP Companions Command & Control - Assets.bsa"
 
 
 def independent_gnrl(data):
@@ -43,6 +45,70 @@ def test_corpus_ba2_extracts_what_an_independent_reader_gets(corpus):
         assert archive.read(name.upper().replace("\\", "/")) == body
     # The corpus entries are zlib-packed: make sure packed entries were exercised.
     assert all(entry.location[1] > 0 for entry in archive.entries.values())
+
+
+def independent_bsa(data):
+    """{folder\\name: bytes} of a version 103 or 104 BSA, read with struct and zlib only, walking
+    the tables in order (folder records, each folder's name and file records, the file names).
+    Version 103's flag 0x100 embeds no names."""
+    magic, version, folder_offset, flags, folders, files, _, names_length = struct.unpack_from("<4sIIIIIII", data, 0)
+    assert magic == b"BSA\0" and version in (103, 104) and flags & 0x3 == 0x3
+    counts = [struct.unpack_from("<QII", data, folder_offset + 16 * i)[1] for i in range(folders)]
+    at, records = folder_offset + 16 * folders, []
+    for count in counts:
+        folder = data[at + 1 : at + data[at]].rstrip(b"\0").decode("cp1252")
+        at += 1 + data[at]
+        for _ in range(count):
+            records.append((folder, *struct.unpack_from("<QII", data, at)[1:]))
+            at += 16
+    names = data[at : at + names_length].split(b"\0")[:files]
+    embedded = version >= 104 and flags & 0x100
+    out = {}
+    for (folder, size, offset), name in zip(records, names):
+        packed = bool(flags & 0x4) != bool(size & 0x40000000)
+        blob = data[offset : offset + (size & 0x3FFFFFFF)]
+        if embedded:
+            blob = blob[1 + blob[0] :]
+        if packed:
+            body = zlib.decompress(blob[4:])
+            assert len(body) == struct.unpack_from("<I", blob)[0]
+        else:
+            body = blob
+        out[f"{folder}\\{name.decode('cp1252')}"] = body
+    return out
+
+
+def test_corpus_bsa_103_lists_and_extracts_what_an_independent_reader_gets(corpus, tmp_path):
+    """A New Vegas mod's archive in the Oblivion-era version 103: flag 0x100 set, no names
+    embedded in the data, zlib-packed entries."""
+    path = corpus / CORPUS_BSA_103
+    data = path.read_bytes()
+    expected = independent_bsa(data)
+    assert len(expected) == 215 and struct.unpack_from("<I", data, 12)[0] & 0x104 == 0x104
+    archive = open_archive(path)
+    assert isinstance(archive, BsaArchive) and archive.version == 103
+    assert sorted(map(archive_key, archive.names())) == sorted(map(archive_key, expected))
+    for name, body in expected.items():
+        assert archive.read(name) == body
+    extracted = extract(archive, "*", tmp_path / "out")
+    assert len(extracted) == len(expected)
+    for name, body in expected.items():
+        assert (tmp_path / "out" / name.replace("\\", "/")).read_bytes() == body
+
+
+def test_corpus_bsa_103_is_searched_in_a_data_folder(corpus, tmp_path):
+    data_folder = tmp_path / "Data"
+    data_folder.mkdir()
+    (data_folder / "JIP CCC - Assets.bsa").symlink_to(corpus / CORPUS_BSA_103)
+    files = DataFiles([data_folder])
+    meshes = files.archive_paths("meshes/*.nif")
+    assert [name.split(":", 1)[1] for name in meshes] == [
+        "meshes/jazzisparis/ccc/locationmarker.nif", "meshes/jazzisparis/ccc/screwdriver.nif"
+    ]
+    archive, inner = files.locate("jazzisparis\\ccc\\BGTile.dds", "textures")
+    assert inner == "textures/jazzisparis/ccc/bgtile.dds"
+    assert archive.read(inner) == independent_bsa((corpus / CORPUS_BSA_103).read_bytes())["textures\\jazzisparis\\ccc\\bgtile.dds"]
+    assert not files.problems
 
 
 def test_patterns_are_case_and_slash_insensitive(corpus):
@@ -103,9 +169,19 @@ def check_dx10_archive(tmp_path, dxgi, version):
         assert archive.read(name) == dds
 
 
-@pytest.mark.parametrize("version", [104, 105])
 @pytest.mark.parametrize("compressed", [True, False])
-@pytest.mark.parametrize("embed_names", [False, True])
+def test_built_bsa_103_with_flag_0x100_embeds_no_names(tmp_path, compressed):
+    files = sample_files(103)
+    path = tmp_path / "oblivion-era.bsa"
+    write_bsa(path, files, version=103, compressed=compressed, more_flags=0x100, toggled={"materials/test/random.bgem"})
+    archive = open_archive(path)
+    assert archive.version == 103 and archive.flags & 0x100
+    for name, body in files.items():
+        assert archive.read(name) == body
+
+
+@pytest.mark.parametrize("version, embed_names", [(103, False), (104, False), (104, True), (105, False), (105, True)])
+@pytest.mark.parametrize("compressed", [True, False])
 def test_built_bsa_extracts_exactly(tmp_path, version, compressed, embed_names):
     files = sample_files(version)
     files["textures/big/noise_d.dds"] = make_dds(77, 256, 256, 9)

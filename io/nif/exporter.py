@@ -24,7 +24,7 @@ from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from .extras import write_extras
@@ -329,6 +329,7 @@ class NifExporter:
             real = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
             face_ids = np.full(len(triangles), -1, np.int32)
             face_ids[real] = np.arange(int(real.sum()), dtype=np.int32)
+            triangle_groups.write_groups(self, index, mesh, face_ids)
             vertex_ids = np.arange(len(mesh.vertices))
             pieces = [(index, vertex_ids, triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
         else:
@@ -394,8 +395,9 @@ class NifExporter:
             material = mesh.materials[slot] if slot < len(mesh.materials) else None
             for used, local in split_triangles(arrays["triangles"][chosen]):
                 piece_index = index if not pieces and index is not None else None
-                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces))
+                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces), index)
                 shape_export.encode_geometry(self, block_index, arrays, used, local, skinned)
+                triangle_groups.write_groups(self, block_index, mesh, face_ids[: len(local)], index)
                 self._place(block_index, obj, matrix)
                 pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
                 face_ids = face_ids[len(local) :]
