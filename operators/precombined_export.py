@@ -4,7 +4,8 @@ import bpy
 
 from ..core.errors import FormatError
 from ..core.nif.blocks.precombined import cell_totals
-from ..io.precombined.exporter import cell_scale, export_cell
+from ..io.precombined.cell_outputs import PatchOptions
+from ..io.precombined.exporter import CELL, cell_scale, export_cell
 from .nif_export import NifExport
 
 
@@ -34,6 +35,17 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
         "the cell (empty: the plugin the records came from, else the file's name)",
     )
     use_selection: bpy.props.BoolProperty(name="Selected Only", default=True)
+    patch: bpy.props.StringProperty(
+        name="Patch Plugin", subtype="FILE_PATH",
+        description="Also write this plugin (.esp): REFR overrides for moved copies, disabled REFRs for deleted ones, "
+        "new REFRs for duplicated ones and the CELL's combined references, with its own geometry files "
+        "(empty: no patch)",
+    )
+    patch_light: bpy.props.BoolProperty(name="Light Plugin (ESL)", description="Flag the patch as a light plugin")
+    update_patch: bpy.props.BoolProperty(
+        name="Update Patch", description="The patch may exist already: keep its records and update them (an existing "
+        "patch is never overwritten otherwise)",
+    )
 
     def objects(self, context):
         return cell_objects(context, self.use_selection)
@@ -42,19 +54,24 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
         return cell_scale(self.objects(context))
 
     def execute(self, context):
+        patch = PatchOptions(bpy.path.abspath(self.patch), self.patch_light, self.update_patch) if self.patch else None
         try:
-            nif, geometry = export_cell(
+            plan = export_cell(
                 self.filepath,
                 self.objects(context),
                 layout=None if self.layout == "KEEP" else self.layout,
                 scale=self.export_scale(),
                 plugin=self.plugin or None,
+                patch=patch,
             )
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, f"{self.filepath}: {error}")
             return {"CANCELLED"}
-        records, instances = cell_totals(nif)
-        written = f"; geometry in {geometry.name}" if geometry else ""
+        for message in plan.messages:
+            self.report({"WARNING"}, message)
+        records, instances = cell_totals(plan.nif)
+        others = [path.name for path, what in plan.wrote if what != CELL]
+        written = f"; also {', '.join(others)}" if others else ""
         self.report({"INFO"}, f"Exported {records} records, {instances} instances{written}")
         return {"FINISHED"}
 

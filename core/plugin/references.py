@@ -36,6 +36,19 @@ def rotation_matrix(angles):
     return about_x @ about_y @ about_z
 
 
+def reference_angles(matrix):
+    """The DATA rotation (radians about x, y, z) whose rotation_matrix is ``matrix`` (a pure
+    rotation): its transpose is Rz(z) Ry(y) Rx(x), decomposed as such; at gimbal lock (y at
+    +-90 degrees) x is 0."""
+    m = np.asarray(matrix, np.float64).T
+    y = -np.arcsin(np.clip(m[2, 0], -1.0, 1.0))
+    if abs(m[2, 0]) < 1 - 1e-9:
+        x, z = np.arctan2(m[2, 1], m[2, 2]), np.arctan2(m[1, 0], m[0, 0])
+    else:
+        x, z = 0.0, np.arctan2(-m[0, 1], m[1, 1])
+    return float(x), float(y), float(z)
+
+
 class Reference:
     """A REFR: its FormID (as the cell lists it), placement, and its base record's EditorID,
     type and model path (None when the base lives in a master that was not given)."""
