@@ -2,10 +2,12 @@
 
 import bpy
 
+from ..core.archives.data import split_archive_path
 from ..core.errors import FormatError
 from ..core.nif.blocks.precombined import cell_totals
-from ..io.precombined.cell_outputs import PatchOptions
-from ..io.precombined.exporter import CELL, cell_scale, export_cell
+from ..io.collection_objects import objects_in
+from ..io.precombined.cell_outputs import PREVIEW, PatchOptions
+from ..io.precombined.exporter import CELL, cell_scale, export_cell, plan_cell
 from .nif_export import NifExport
 
 
@@ -76,4 +78,40 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
         return {"FINISHED"}
 
 
-CLASSES = (EXPORT_SCENE_OT_precombined,)
+class OBJECT_OT_precombined_preview(bpy.types.Operator):
+    """List what exporting the active object's cell over the file it came from would write: the
+    files, and the patch plugin's records when a patch is named"""
+
+    bl_idname = "object.precombined_export_preview"
+    bl_label = "Preview Export"
+    bl_options = {"REGISTER"}
+
+    patch: EXPORT_SCENE_OT_precombined.__annotations__["patch"]
+    patch_light: EXPORT_SCENE_OT_precombined.__annotations__["patch_light"]
+    update_patch: EXPORT_SCENE_OT_precombined.__annotations__["update_patch"]
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and "precombined_cell" in context.object
+
+    def invoke(self, context, event):
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context):
+        cell = str(context.object["precombined_cell"])
+        collection = next((c for c in bpy.data.collections if c.get("nif_path") == cell), None)
+        if collection is None:
+            self.report({"ERROR"}, f"the collection {cell} was imported into is gone")
+            return {"CANCELLED"}
+        patch = PatchOptions(bpy.path.abspath(self.patch), self.patch_light, self.update_patch) if self.patch else None
+        inside = split_archive_path(cell)  # a cell taken from an archive is written loose in its Data folder
+        target = str(inside.data_folder / inside.inner) if inside is not None else cell
+        try:
+            lines = plan_cell(target, objects_in(collection), patch=patch).lines()
+        except (FormatError, OSError) as error:
+            lines = [f"error: {error}"]
+        collection[PREVIEW] = "\n".join(lines)
+        return {"FINISHED"}
+
+
+CLASSES = (EXPORT_SCENE_OT_precombined, OBJECT_OT_precombined_preview)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import bpy
 
+from ..io.precombined.cell_outputs import PREVIEW
 from ..io.precombined.exporter import MARK, is_record_object
+from ..operators.precombined_export import OBJECT_OT_precombined_preview
 from .object_panel import ObjectPanel
 
 
@@ -51,6 +53,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
             if obj.data is not None and "precombined_lod" in obj.data:
                 layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
             draw_precombine_state(layout, obj)
+            draw_export_preview(layout, obj)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -80,6 +83,18 @@ def precombine_state_lines(obj):
     if "precombine_breaker" in obj:
         lines.append((f"Overridden by {obj['precombine_breaker']}: {obj.get('precombine_override', '')}", "ERROR"))
     return lines
+
+
+def export_preview_lines(obj):
+    """The lines of the last preview of the object's cell's export (files, patch records)."""
+    cell = next((c for c in obj.users_collection if PREVIEW in c), None)
+    return [line for line in str(cell[PREVIEW]).split("\n") if line] if cell is not None else []
+
+
+def draw_export_preview(layout, obj):
+    layout.operator(OBJECT_OT_precombined_preview.bl_idname)
+    for line in export_preview_lines(obj):
+        layout.label(text=line, icon="ERROR" if line.startswith(("error", "warning")) else "BLANK1")
 
 
 def draw_precombine_state(layout, obj):

@@ -7,6 +7,7 @@ second value is one of the meshes' hashes, 719 of 719); each REFR gives its base
 The game composes a reference's rotation as Rx(-x) Ry(-y) Rz(-z), the matrix a precombined
 instance stores (checked on the corpus cells: every copy at a reference's position has it)."""
 
+import os
 import re
 import struct
 from pathlib import Path
@@ -193,7 +194,7 @@ def find_cell_plugin(cell_path, hashes):
     if inside is not None:
         data = inside.data_folder.resolve()
     else:
-        path = Path(cell_path).resolve()
+        path = Path(os.path.abspath(cell_path))  # the folder it was opened in, not where a link leads
         data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)
     if data is None or not hashes:
         return None

@@ -22,14 +22,13 @@ import copy as shallow
 import numpy as np
 
 from ..errors import FormatError
-from ..havok import Packfile, PhysicsSystemData
+from ..havok import GAME_UNITS, Packfile, PhysicsSystemData
 from ..havok.shapes.compressed_mesh import CompressedMeshShape
 from ..havok.shapes.compressed_mesh_encode import build_compressed_mesh
 from ..nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ..nif.scene_graph import parents, world_matrix
 
-TOLERANCE = 1.0  # game units, plus RELATIVE of the merged mesh's size: its quantisation
-RELATIVE = 1e-3
+SLACK = 0.01  # game units beyond half a quantisation step: float rounding of the placements
 
 
 def placed(matrix, points):
@@ -82,26 +81,28 @@ class MergedMesh:
         vertices, self.triangles = self.shape.mesh()
         self.vertices = placed(self.matrix, vertices)
         self.materials = self.shape.triangle_materials()
-        corners = self.vertices[self.triangles]
-        self.centres = corners.mean(axis=1)
-        extent = float(np.ptp(self.vertices, axis=0).max()) if len(self.vertices) else 0.0
-        self.tolerance = TOLERANCE + RELATIVE * extent
-        self.cell = 4 * self.tolerance
+        # How far a stored corner may lie from the exact one: half its quantisation step, turned
+        # and scaled by the root's matrix.
+        steps = self.shape.data.vertex_steps() * GAME_UNITS * np.linalg.norm(self.matrix[:3, :3], axis=0).max()
+        self.slack = 0.5 * np.linalg.norm(steps, axis=1) + SLACK
+        self.cell = 4 * max(float(self.slack.max(initial=SLACK)), 1.0)
         self.buckets = {}
-        for index, key in enumerate(map(tuple, np.floor(self.centres / self.cell).astype(np.int64))):
+        centres = self.vertices[self.triangles].mean(axis=1)
+        for index, key in enumerate(map(tuple, np.floor(centres / self.cell).astype(np.int64))):
             self.buckets.setdefault(key, []).append(index)
 
     def find(self, triangles):
         """Per triangle (k, 3, 3) the merged triangle holding the same corners in the same turn,
         -1 where none does, -2 where several do."""
         out = np.full(len(triangles), -1, np.int64)
-        corners = self.vertices[self.triangles]
+        corners, slack = self.vertices[self.triangles], self.slack[self.triangles]
         for number, triangle in enumerate(triangles):
             base = np.floor(triangle.mean(axis=0) / self.cell).astype(np.int64)
             candidates = [i for dx in (-1, 0, 1) for dy in (-1, 0, 1) for dz in (-1, 0, 1)
                           for i in self.buckets.get((base[0] + dx, base[1] + dy, base[2] + dz), ())]
-            hits = [i for i in candidates if any(np.abs(np.roll(corners[i], turn, axis=0) - triangle).max() <= self.tolerance
-                                                 for turn in range(3))]
+            hits = [i for i in candidates
+                    if any((np.linalg.norm(np.roll(corners[i], turn, axis=0) - triangle, axis=1)
+                            <= np.roll(slack[i], turn)).all() for turn in range(3))]
             out[number] = hits[0] if len(hits) == 1 else -2 if hits else -1
         return out
 

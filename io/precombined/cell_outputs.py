@@ -25,6 +25,7 @@ from .geometry_target import IndexTarget
 from .instancing import instancer_matrices, instancer_source
 
 INDEX, PATCH, PHYSICS = "resource index (.cdx)", "patch plugin", "merged physics"
+PREVIEW = "precombined_export_preview"  # on a cell's collection: what its export would write, one line each
 
 
 class PatchOptions(NamedTuple):

@@ -204,3 +204,106 @@ def test_an_edited_record_appends_geometry_to_the_patchs_own_files(clean_scene, 
     assert not (data / "AlootHomePlate.cdx").resolve().is_relative_to(data)  # the plugin's own files untouched
     assert xcri_pairs(cell["fields"]["XCRI"][0]) == xcri_pairs(source["fields"]["XCRI"][0])
     assert set(records) == {0x1E58}  # no copy moved: the CELL alone
+
+
+def duplicate(obj, offset):
+    """A linked duplicate (Alt+D): the same mesh and properties, moved by ``offset``."""
+    import bpy
+
+    twin = obj.copy()
+    for collection in obj.users_collection:
+        collection.objects.link(twin)
+    twin.location = np.array(obj.location) + offset
+    bpy.context.view_layer.update()
+    return twin
+
+
+def test_duplicated_copies_get_new_refrs_and_a_second_cell_updates_the_patch(clean_scene, addon, data):
+    import bpy
+
+    path = data / "Meshes" / "PreCombined" / MOVED_CELL
+    collection = import_cell(addon, path)
+    source = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[2]
+    form_id = int(source["reference_form_id"], 16)
+    twin = duplicate(source, (0.0, 0.0, 150.0))
+    plan = export(addon, collection, path, data / PATCH, light=True)
+    masters, records = patch_records(data)
+    new = [r for r in records.values() if r["form_id"] >> 24 == 2]
+    assert len(new) == 1 and new[0]["form_id"] == 0x02000800  # the patch's first object id, ESL-sized
+    assert new[0]["fields"]["NAME"] == corpus_records()[form_id]["fields"]["NAME"]
+    np.testing.assert_allclose(struct.unpack("<6f", new[0]["fields"]["DATA"][0])[:3], np.array(twin.matrix_world)[:3, 3],
+                               atol=1e-3)
+    data_bytes = (data / PATCH).read_bytes()
+    assert struct.unpack_from("<I", data_bytes, 8)[0] & 0x200  # the TES4 record's light flag
+    cell = records[0x1E58]
+    _, pairs = xcri_pairs(cell["fields"]["XCRI"][0])
+    assert pairs[-1] == (0x02000800, int(MOVED_CELL.split("_")[1], 16)) and len(pairs) == 720
+    check_common(data, plan)
+    check_reimport(addon, data, MOVED_CELL, 11)  # the duplicate stands at its new REFR
+
+    # Another mesh of the cell exported with the same patch: refused unless asked to update it,
+    # then its records are added to the patch's and its earlier ones kept.
+    other = data / "Meshes" / "PreCombined" / "00001E58_0F5ED9F3_OC.NIF"
+    second = import_cell(addon, other)
+    moved = sorted((o for o in copies(second) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved.location.y -= 40.0
+    before = {p: p.read_bytes() for p in data.iterdir() if p.is_file()}
+    with pytest.raises(Exception, match="exists: a patch is never overwritten unless asked to update it"):
+        export(addon, second, other, data / PATCH)
+    assert {p: p.read_bytes() for p in data.iterdir() if p.is_file()} == before  # nothing half-written
+    plan = export(addon, second, other, data / PATCH, update=True)
+    _, records = patch_records(data)
+    assert 0x02000800 in records and int(moved["reference_form_id"], 16) in records
+    _, pairs = xcri_pairs(records[0x1E58]["fields"]["XCRI"][0])
+    assert len(pairs) == 720
+    check_common(data, plan)
+    bpy.data.objects.remove(twin)
+
+
+def test_the_panel_lists_what_the_export_would_write(clean_scene, addon, data):
+    import bpy
+    from scene import panel_drawn
+
+    path = data / "Meshes" / "PreCombined" / MOVED_CELL
+    collection = import_cell(addon, path)
+    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved.location.x += 100.0
+    bpy.context.view_layer.update()
+    bpy.context.view_layer.objects.active = moved
+    before = sorted(p.name for p in data.rglob("*"))
+    assert bpy.ops.object.precombined_export_preview("EXEC_DEFAULT", patch=str(data / PATCH)) == {"FINISHED"}
+    assert sorted(p.name for p in data.rglob("*")) == before  # a preview writes nothing
+    panel = importlib.import_module(f"{addon.__name__}.ui.precombined_panel")
+    labels = [text for kind, text in panel_drawn(panel.OBJECT_PT_precombined, moved) if kind == "label"]
+    assert any(text.startswith(f"{path}: precombined cell") and "(replaced)" in text for text in labels)
+    assert any(text.startswith(str(data / PATCH)) and "patch plugin" in text and "(new)" in text for text in labels)
+    assert any(text.strip().startswith(f"moved REFR {moved['reference_form_id']}") for text in labels)
+    assert any("collision left where it was" in text for text in labels)
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("truncated", "count 287 needs 4592 bytes"),
+    ("unsorted", "not sorted"),
+    ("no plugin", "the plugin of this cell was not found"),
+])
+def test_bad_input_is_refused_and_nothing_is_written(clean_scene, addon, data, damage, message):
+    path = data / "Meshes" / "PreCombined" / MOVED_CELL
+    collection = import_cell(addon, path)
+    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved.location.x += 100.0
+    index = data / "AlootHomePlate.cdx"
+    ck = (CK / "AlootHomePlate.cdx").read_bytes()
+    index.unlink()
+    if damage == "truncated":  # the count says more rows than the file holds
+        index.write_bytes(ck[:-16])
+    elif damage == "unsorted":
+        index.write_bytes(ck[:8] + ck[24:40] + ck[8:24] + ck[40:])
+    else:
+        index.write_bytes(ck)
+        (data / "AlootHomePlate.esp").unlink()
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    with pytest.raises(Exception, match=message) as caught:
+        export(addon, collection, path, data / PATCH)
+    if damage != "no plugin":
+        assert str(index) in str(caught.value)
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
