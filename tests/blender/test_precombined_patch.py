@@ -307,3 +307,46 @@ def test_bad_input_is_refused_and_nothing_is_written(clean_scene, addon, data, d
     if damage != "no plugin":
         assert str(index) in str(caught.value)
     assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+
+    import extension
+
+    python = str(extension.python(extension.VENVS["4.5"]))
+    return subprocess.run([python, str(extension.ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_cli_dry_run_lists_the_export_and_the_export_keeps_the_precombines(clean_scene, addon, data, tmp_path):
+    import bpy
+
+    path = data / "Meshes" / "PreCombined" / MOVED_CELL
+    collection = import_cell(addon, path)
+    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved.location.x += 100.0
+    blend = tmp_path / "edited.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    dry = run_cli("export", blend, path, "--patch", data / PATCH, "--object", moved.name, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+    lines = [line for line in dry.stdout.splitlines() if not line.startswith("Read blend")]
+    assert lines[0] == f"{path}: dry run, nothing written"
+    assert any(line.startswith(f"{path}: precombined cell") and line.endswith("(replaced)") for line in lines)
+    assert any(line.startswith(f"{data / 'HomePlatePatch.cdx'}: resource index (.cdx)") for line in lines)
+    assert any(line.startswith(f"{data / PATCH}: patch plugin") and line.endswith("(new)") for line in lines)
+    assert any(line.strip().startswith("CELL 00001E58 override: XCRI 38 meshes, 719 references") for line in lines)
+    assert any(line.strip().startswith(f"moved REFR {moved['reference_form_id']}") for line in lines)
+    run = run_cli("export", blend, path, "--patch", data / PATCH, "--object", moved.name)
+    assert run.returncode == 0, run.stderr
+    assert f"{data / PATCH}: patch plugin" in run.stdout and "collision left where it was" in run.stderr
+    report = run_cli("precombines", data, "--geometry", "--json")
+    import json
+
+    (state,) = json.loads(report.stdout)["cells"]
+    assert (state["plugin"], state["status"], state["causes"]) == (PATCH, "intact", [])
+    again = run_cli("export", blend, path, "--patch", data / PATCH, "--object", moved.name)
+    assert again.returncode == 2 and "a patch is never overwritten unless asked to update it" in again.stderr
