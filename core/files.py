@@ -5,6 +5,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .errors import FormatError
+
 
 def _umask():
     mask = os.umask(0)
@@ -17,6 +19,14 @@ def _mode(path):
         return stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
         return 0o666 & ~_umask()
+
+
+def read_bytes(path):
+    """A file's bytes; a file that cannot be read is a FormatError naming it."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise FormatError(f"cannot be read: {error.strerror}", path=str(path)) from None
 
 
 def write_replacing(path, data):

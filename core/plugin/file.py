@@ -10,10 +10,9 @@ records and groups, u32 next object id; MAST + DATA (u64) per master.
 """
 
 import struct
-from pathlib import Path
 
 from ..errors import FormatError
-from ..files import write_replacing
+from ..files import read_bytes, write_replacing
 from ..stream import decode_text, encode_text
 from .records import GROUP, HEADER, HEADER_SIZE, Record
 
@@ -86,11 +85,7 @@ class PluginFile:
 
     @classmethod
     def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=str(path)) from None
-        return cls.from_bytes(data, path)
+        return cls.from_bytes(read_bytes(path), path)
 
     @classmethod
     def _children(cls, data, at, end, depth):

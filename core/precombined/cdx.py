@@ -20,13 +20,12 @@ y in bits 8-19) over the kind without its 0x80 bit. A cell's key is therefore (C
 bits above the low byte).
 """
 
-from pathlib import Path
 
 import numpy as np
 
 from ..data_paths import data_relative
 from ..errors import FormatError
-from ..files import write_replacing
+from ..files import read_bytes, write_replacing
 from ..stream import ReadStream, WriteStream
 from .names import bscrc32
 
@@ -112,11 +111,7 @@ class CdxFile:
 
     @classmethod
     def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=str(path)) from None
-        return cls.from_bytes(data, path)
+        return cls.from_bytes(read_bytes(path), path)
 
     def check(self):
         """Rows sorted and unique, as the game looks them up; kinds known."""

@@ -14,7 +14,8 @@ So a copy's collision is found by its source: the collision of its base's model,
 copy's stored placement, must find every triangle in the merged mesh (within the compressed
 mesh's quantisation), each triangle found once and by no other edited copy. Where that holds the
 copy's triangles move with it (Δ = new placement x old placement⁻¹, as new unwelded vertices) or
-go with it; where it does not, the copy is named with the reason and its collision stays.
+go with it; where it does not, the copy is named with the reason and its collision stays. A new
+copy (duplicated from one whose model is known) adds its model's collision where it stands.
 """
 
 import copy as shallow
@@ -53,19 +54,28 @@ def mesh_bodies(nif):
     return out
 
 
+class Source:
+    """A base model's collision in model space: ``triangles`` (k, 3, 3) and their Bethesda
+    ``materials``."""
+
+    def __init__(self, triangles, materials):
+        self.triangles, self.materials = triangles, materials
+
+
 def source_triangles(model):
-    """(k, 3, 3) triangles of a base model's collision in model space, or a reason why not."""
-    found = []
+    """The Source of a base model's collision, or a reason why it is not known."""
+    found, materials = [], []
     for _, _, matrix, shape in mesh_bodies(model):
         if not isinstance(shape, CompressedMeshShape):
             return f"its model's collision holds a {type(shape).__name__}, not only triangle meshes"
         vertices, triangles = shape.mesh()
         found.append(placed(matrix, vertices)[triangles])
+        materials.append(shape.triangle_materials())
     if not found:
         return "its model has no collision"
     triangles = np.concatenate(found)
     area = np.linalg.norm(np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0]), axis=1)
-    return triangles[area > 1e-6]  # the CK drops degenerate triangles
+    return Source(triangles[area > 1e-6], np.concatenate(materials)[area > 1e-6])  # the CK drops degenerate triangles
 
 
 class MergedMesh:
@@ -108,9 +118,9 @@ class MergedMesh:
 
 
 class PhysicsEdit:
-    """A copy's collision to move (``after`` its new 4x4 placement) or remove (``after`` None):
-    ``name``, ``before`` (its stored placement), ``source`` (its model's triangles, or the reason
-    they are not known)."""
+    """A copy's collision to move (``after`` its new 4x4 placement), remove (``after`` None) or
+    add (``before`` None): ``name``, ``before`` (its stored placement), ``source`` (its model's
+    Source, or the reason it is not known)."""
 
     def __init__(self, name, before, after, source):
         self.name, self.before, self.after, self.source = name, before, after, source
@@ -120,12 +130,16 @@ def edit_physics(nif, edits):
     """(the physics NIF with the certain edits made, or None when none is; messages naming each
     copy whose collision stays and why)."""
     merged = MergedMesh(nif)
-    messages, claims = [], {}
+    messages, claims, added = [], {}, []
     for edit in edits:
         if isinstance(edit.source, str):
-            messages.append(f"{edit.name}: collision left where it was: {edit.source}")
+            messages.append(f"{edit.name}: collision {'not added' if edit.before is None else 'left where it was'}: "
+                            f"{edit.source}")
             continue
-        found = merged.find(placed(edit.before, edit.source.reshape(-1, 3)).reshape(-1, 3, 3))
+        if edit.before is None:
+            added.append(edit)
+            continue
+        found = merged.find(placed(edit.before, edit.source.triangles.reshape(-1, 3)).reshape(-1, 3, 3))
         if (found == -2).any() or (found == -1).any():
             missing, shared = int((found == -1).sum()), int((found == -2).sum())
             why = f"{missing} of its {len(found)} collision triangles are not in the cell's merged mesh" if missing else \
@@ -142,21 +156,26 @@ def edit_physics(nif, edits):
         if all(edit is not kept for kept, _ in certain):
             messages.append(f"{edit.name}: collision left where it was: another edited copy's collision takes the same "
                             f"triangles")
-    if not certain:
+    if not certain and not added:
         return None, messages
     keep = np.ones(len(merged.triangles), bool)
     vertices, triangles, materials = [merged.vertices], [], []
     count = len(merged.vertices)
+
+    def append(corners, kinds):
+        nonlocal count
+        vertices.append(corners)
+        triangles.append(count + np.arange(len(corners)).reshape(-1, 3))
+        materials.append(kinds)
+        count += len(corners)
+
     for edit, found in certain:
         keep[found] = False
-        if edit.after is None:
-            continue
-        delta = edit.after @ np.linalg.inv(edit.before)
-        moved = placed(delta, merged.vertices[merged.triangles[found]].reshape(-1, 3))
-        vertices.append(moved)
-        triangles.append(count + np.arange(len(moved)).reshape(-1, 3))
-        materials.append(merged.materials[found])
-        count += len(moved)
+        if edit.after is not None:
+            delta = edit.after @ np.linalg.inv(edit.before)
+            append(placed(delta, merged.vertices[merged.triangles[found]].reshape(-1, 3)), merged.materials[found])
+    for edit in added:
+        append(placed(edit.after, edit.source.triangles.reshape(-1, 3)), edit.source.materials)
     triangles = np.concatenate([merged.triangles[keep], *triangles])
     materials = np.concatenate([merged.materials[keep], *materials])
     return rebuilt(merged, np.concatenate(vertices), triangles, materials), messages

@@ -113,7 +113,7 @@ def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, in
             plan.add(index.path, data, INDEX)
     instances = {(b, r, n): instance for b, r, n, instance in copies_before}
     edits = classify(instances, scene_copies(objects, template, scale))
-    physics_file = physics_source(template, cell_id) if edits.moved or edits.deleted else None
+    physics_file = physics_source(template, cell_id) if edits else None
     if patch is None and physics_file is None:
         return
     opened = CellPlugins(template, plugins)
@@ -176,6 +176,10 @@ def plan_physics(plan, path, source, instances, edits, references, plugins):
                                      placement_matrix(instances[key]), None,
                                      model_triangles(references.get(key), models, instances[key]))
                  for key in edits.deleted]
+        jobs += [physics.PhysicsEdit(copy.name, None, copy.matrix(),
+                                     model_triangles(references.get(key), models, instances[key]) if key is not None
+                                     else "it was not duplicated from an imported copy")
+                 for key, copy in edits.new]
         try:
             edited, messages = physics.edit_physics(nif, jobs)
         except FormatError as error:

@@ -75,6 +75,11 @@ def copies(collection):
     return [o for o in collection.all_objects if "precombined_instance" in o]
 
 
+def named_copy(collection, number):
+    """The ``number``-th copy by name of those matched to a REFR of the plugin."""
+    return sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[number]
+
+
 def export(addon, collection, path, patch, **options):
     import bpy
 
@@ -144,7 +149,7 @@ def check_reimport(addon, folder, name, expected_named):
 def test_a_moved_copy_ships_with_its_refr_override(clean_scene, addon, data):
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved = named_copy(collection, 0)
     form_id = int(moved["reference_form_id"], 16)
     before = np.array(moved.matrix_world)
     moved.location.x += 100.0
@@ -164,7 +169,7 @@ def test_a_moved_copy_ships_with_its_refr_override(clean_scene, addon, data):
 def test_a_deleted_copy_is_disabled_and_leaves_the_combined_references(clean_scene, addon, data):
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    gone = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[1]
+    gone = named_copy(collection, 1)
     form_id = int(gone["reference_form_id"], 16)
     import bpy
 
@@ -223,7 +228,7 @@ def test_duplicated_copies_get_new_refrs_and_a_second_cell_updates_the_patch(cle
 
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    source = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[2]
+    source = named_copy(collection, 2)
     form_id = int(source["reference_form_id"], 16)
     twin = duplicate(source, (0.0, 0.0, 150.0))
     plan = export(addon, collection, path, data / PATCH, light=True)
@@ -245,7 +250,7 @@ def test_duplicated_copies_get_new_refrs_and_a_second_cell_updates_the_patch(cle
     # then its records are added to the patch's and its earlier ones kept.
     other = data / "Meshes" / "PreCombined" / "00001E58_0F5ED9F3_OC.NIF"
     second = import_cell(addon, other)
-    moved = sorted((o for o in copies(second) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved = named_copy(second, 0)
     moved.location.y -= 40.0
     before = {p: p.read_bytes() for p in data.iterdir() if p.is_file()}
     with pytest.raises(Exception, match="exists: a patch is never overwritten unless asked to update it"):
@@ -266,7 +271,7 @@ def test_the_panel_lists_what_the_export_would_write(clean_scene, addon, data):
 
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved = named_copy(collection, 0)
     moved.location.x += 100.0
     bpy.context.view_layer.update()
     bpy.context.view_layer.objects.active = moved
@@ -289,7 +294,7 @@ def test_the_panel_lists_what_the_export_would_write(clean_scene, addon, data):
 def test_bad_input_is_refused_and_nothing_is_written(clean_scene, addon, data, damage, message):
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved = named_copy(collection, 0)
     moved.location.x += 100.0
     index = data / "AlootHomePlate.cdx"
     ck = (CK / "AlootHomePlate.cdx").read_bytes()
@@ -325,7 +330,7 @@ def test_cli_dry_run_lists_the_export_and_the_export_keeps_the_precombines(clean
 
     path = data / "Meshes" / "PreCombined" / MOVED_CELL
     collection = import_cell(addon, path)
-    moved = sorted((o for o in copies(collection) if "reference_form_id" in o), key=lambda o: o.name)[0]
+    moved = named_copy(collection, 0)
     moved.location.x += 100.0
     blend = tmp_path / "edited.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)

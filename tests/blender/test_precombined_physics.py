@@ -1,8 +1,9 @@
 """The merged physics of a cell follows its copies where each copy's collision is known: three
 copies of a corpus crate placed by the REFRs of a plugin written here, the cell's _Physics.nif
 made as the Creation Kit makes it (every copy's collision placed where its reference stands, one
-compressed mesh around their centre, and a floor no copy owns); one copy moved, one deleted:
-the moved copy's triangles are where it now stands, the deleted one's are gone, the rest stay."""
+compressed mesh around their centre, and a floor no copy owns); one copy moved, one deleted, one
+duplicated: the moved copy's triangles are where it now stands, the deleted one's are gone, the
+duplicate's are added, the rest stay."""
 
 import importlib
 import shutil
@@ -47,7 +48,7 @@ def matrix(instance):
 
 
 def model_triangles():
-    return physics.source_triangles(NifFile.read(MODEL))
+    return physics.source_triangles(NifFile.read(MODEL)).triangles
 
 
 def placed(m, triangles):
@@ -121,6 +122,9 @@ def test_moved_and_deleted_copies_collision_follows_them(clean_scene, addon, dat
     assert sorted(copies) == list(REFRS)
     copies[REFRS[1]].location.x += 200.0
     bpy.data.objects.remove(copies[REFRS[2]])
+    twin = copies[REFRS[0]].copy()  # a linked duplicate (Alt+D)
+    collection.objects.link(twin)
+    twin.location.y -= 900.0
     bpy.context.view_layer.update()
     before = [matrix(i) for i in placements()["instances"]]
     after = before[1].copy()
@@ -130,8 +134,9 @@ def test_moved_and_deleted_copies_collision_follows_them(clean_scene, addon, dat
     assert not [m for m in plan.messages if "collision" in m], plan.messages
     written = merged_triangles(data / "Meshes" / "PreCombined" / f"{CELL:08X}_Physics.nif")
     model = model_triangles()
-    assert len(written) == 3 * len(model) - len(model) + len(FLOOR)  # one copy's triangles gone
+    assert len(written) == 3 * len(model) + len(FLOOR)  # one copy's triangles gone, a new one's added
     assert found(placed(before[0], model), written) == len(model)  # untouched
+    assert found(placed(np.array(twin.matrix_world), model), written) == len(model)  # the duplicate's
     assert found(placed(after, model), written) == len(model)  # moved with its copy
     assert found(placed(before[1], model), written) < len(model) / 4  # not left behind (a crate overlaps its shift)
     assert found(placed(before[2], model), written) == 0  # deleted
