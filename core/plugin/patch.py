@@ -87,7 +87,7 @@ class CellPatch:
         if existing is not None and not same_names(existing.masters, self.names):
             raise FormatError(f"its masters are {', '.join(existing.masters) or 'none'}, not {', '.join(self.names)} "
                               f"as a patch of {cell_plugin.name}'s cell needs", path=existing.path)
-        self.file = existing or PluginFile(new_header(self.names, self.header_version(), light))
+        self.file = existing or PluginFile(new_header(self.names, light=light))
         if light:
             self.file.header.flags |= 0x200
         self.light = bool(self.file.header.flags & 0x200)
@@ -105,10 +105,6 @@ class CellPatch:
         self.cell_id = cell_id
         self.meshes, self.pairs = read_xcri(self.cell.field("XCRI"))
         self.done = []  # (what, record) of each edit, for the report
-
-    def header_version(self):
-        hedr = self.cell_plugin.header.field("HEDR")
-        return struct.unpack_from("<f", hedr)[0] if hedr and len(hedr) >= 4 else 1.0
 
     # -- records --------------------------------------------------------------------------
     def _source(self, form_id):

@@ -110,19 +110,25 @@ class CellReferences:
             (self.references if reference is not None else self.unresolved).append(reference or form_id)
 
     def _resolve(self, plugin, form_id):
-        """(plugin, record) for a FormID as ``plugin`` stores it, looking in the given masters."""
+        """(plugin, record) for a FormID as ``plugin`` stores it: its own record, else the first
+        of the plugins given holding it (an override in a plugin given before the master that
+        defines the record wins, as later plugins' do in the game)."""
         record = plugin.record(form_id)
         if record is not None:
             return plugin, record
         index = form_id >> 24
-        if index < len(plugin.masters):
-            master_name = plugin.masters[index].lower()
-            for master in self.plugins:
-                if master.name.lower() == master_name:
-                    local = master.local_index() << 24 | form_id & 0xFFFFFF
-                    found = master.record(local)
-                    if found is not None:
-                        return master, found
+        origin = (plugin.masters[index] if index < len(plugin.masters) else plugin.name).lower()
+        for other in self.plugins:
+            names = [name.lower() for name in other.masters]
+            if other.name.lower() == origin:
+                local = other.local_index() << 24 | form_id & 0xFFFFFF
+            elif origin in names:
+                local = names.index(origin) << 24 | form_id & 0xFFFFFF
+            else:
+                continue
+            found = other.record(local)
+            if found is not None:
+                return other, found
         return None, None
 
     def _reference(self, form_id):

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..havok import GAME_UNITS, Packfile, PhysicsSystemData
-from ..havok.shapes.compressed_mesh import CompressedMeshShape
+from ..havok.shapes.compressed_mesh import CompressedMeshShape, CompressedMeshShapeData
 from ..havok.shapes.compressed_mesh_encode import build_compressed_mesh
 from ..nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ..nif.scene_graph import parents, world_matrix
@@ -88,6 +88,8 @@ class MergedMesh:
                               f"writes")
         self.nif = nif
         self.system_block, self.body, self.matrix, self.shape = bodies[0]
+        if not isinstance(self.shape.data, CompressedMeshShapeData):
+            raise FormatError("its compressed mesh has no data to decode")
         vertices, self.triangles = self.shape.mesh()
         self.vertices = placed(self.matrix, vertices)
         self.materials = self.shape.triangle_materials()

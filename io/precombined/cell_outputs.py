@@ -21,7 +21,6 @@ from ...core.precombined.cell_edits import Copy, classify, placement_matrix
 from ...core.precombined.cell_files import cell_file_ids, physics_file_name, read_sibling
 from ...core.precombined.cell_patch import copy_references, patch_edits, refuse_missing_plugin
 from ...core.precombined.status import stamp_date
-from .geometry_target import IndexTarget
 from .instancing import instancer_matrices, instancer_source
 
 INDEX, PATCH, PHYSICS = "resource index (.cdx)", "patch plugin", "merged physics"
@@ -76,6 +75,7 @@ class CellPlugins:
 
     def __init__(self, template, given=()):
         self.template, self.given, self.opened = template, list(given), None
+        self.others = []  # other plugins opened for lookups (an existing patch)
 
     def open(self, required):
         if self.opened is None:
@@ -91,8 +91,14 @@ class CellPlugins:
             self.opened = [Plugin(path) for path in paths]
         return self.opened
 
+    def lookup(self, patch):
+        """The plugins REFRs are looked up in: an existing patch first (its REFRs win)."""
+        if patch is not None and Path(patch.path).is_file():
+            self.others.append(Plugin(patch.path))
+        return [*self.others, *self.opened]
+
     def close(self):
-        for plugin in self.opened or ():
+        for plugin in [*(self.opened or ()), *self.others]:
             plugin.close()
 
 
@@ -121,20 +127,13 @@ def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, in
         found = opened.open(required=patch is not None)
         references, stored_cell = {}, None
         if found:
-            references, stored_cell = copy_references(copies_before, cell_form_id(template.path), existing_first(found, patch))
+            references, stored_cell = copy_references(copies_before, cell_form_id(template.path), opened.lookup(patch))
         if patch is not None:
             plan_patch(plan, patch, found, stored_cell, edits, references, mesh_id)
         if physics_file is not None:
             plan_physics(plan, path, physics_file, instances, edits, references, found)
     finally:
         opened.close()
-
-
-def existing_first(plugins, patch):
-    """The plugins REFRs are looked up in: an existing patch first (its REFRs win)."""
-    if patch is not None and Path(patch.path).is_file():
-        return [Plugin(patch.path), *plugins]
-    return plugins
 
 
 def plan_patch(plan, options, plugins, cell_id, edits, references, mesh_id):

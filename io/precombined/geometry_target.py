@@ -66,24 +66,23 @@ class IndexTarget:
                          if Path(f).stem.lower().endswith(GEOMETRY_SUFFIX)]
 
     def _start(self, key_of):
-        """(CdxFile, whether it is the plugin's own, what it started from)."""
+        """The CdxFile to start from, or None."""
         if self.path.is_file():
-            return cdx.CdxFile.read(self.path), True, self.path
+            return cdx.CdxFile.read(self.path)
         for source in self.sources:
             if source.is_file():
                 found = cdx.CdxFile.read(source)
                 if source.stem.lower() == self.plugin.lower():
-                    return found, True, source
+                    return found
                 key = key_of(found)
-                rows = found.rows[found.cell_mask(key)] if key is not None else None
-                return cdx.CdxFile(rows), False, source
-        return None, False, None
+                return cdx.CdxFile(found.rows[found.cell_mask(key)] if key is not None else None)
+        return None
 
     def update(self, cell_id, mesh_id, nif, places):
         """(bytes of the .cdx with the cell's rows made anew, messages); bytes None when it is
         not written. ``nif`` is the written mesh, ``places`` paths whose folders hold the cell's
         other meshes, searched in turn."""
-        found, _, source = self._start(lambda f: f.key_of_mesh(cell_id, mesh_id))
+        found = self._start(lambda f: f.key_of_mesh(cell_id, mesh_id))
         messages = []
         if found is None:
             if self.plugin.lower() in {p.lower() for p in KNOWN_PLUGINS + tuple(Path(m).stem for m in GAME_MASTERS)}:

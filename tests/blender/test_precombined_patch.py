@@ -192,6 +192,7 @@ def test_an_edited_record_appends_geometry_to_the_patchs_own_files(clean_scene, 
 
     path = data / "Meshes" / "PreCombined" / EDITED_CELL
     collection = import_cell(addon, path)
+    named = sum("reference_form_id" in o for o in copies(collection))
     mesh = sorted(copies(collection), key=lambda o: o.name)[0].data
     edit = bmesh.new()
     edit.from_mesh(mesh)
@@ -209,6 +210,8 @@ def test_an_edited_record_appends_geometry_to_the_patchs_own_files(clean_scene, 
     assert not (data / "AlootHomePlate.cdx").resolve().is_relative_to(data)  # the plugin's own files untouched
     assert xcri_pairs(cell["fields"]["XCRI"][0]) == xcri_pairs(source["fields"]["XCRI"][0])
     assert set(records) == {0x1E58}  # no copy moved: the CELL alone
+    assert named > 0
+    check_reimport(addon, data, EDITED_CELL, named)
 
 
 def duplicate(obj, offset):
@@ -316,7 +319,6 @@ def test_bad_input_is_refused_and_nothing_is_written(clean_scene, addon, data, d
 
 def run_cli(*args):
     import subprocess
-    import sys
 
     import extension
 
