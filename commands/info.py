@@ -131,7 +131,64 @@ def bsm2_info(bsm):
     }
 
 
+def cdx_info(path):
+    """A .cdx's rows by cell and kind, each named where the cell's combined meshes (under the
+    Data folder holding the .cdx, ``meshes\\precombined\\[<master>\\]``) tell."""
+    from ..core.archives.data import path_in_folder
+    from ..core.nif import NifFile
+    from ..core.plugin.load_order import GAME_MASTERS
+    from ..core.precombined import cdx
+    from ..core.precombined.cell_files import mesh_file_name, read_sibling
+
+    index = cdx.CdxFile.read(path)
+    folder = Path(path).parent
+    stem = Path(path).stem
+    plugins = [f"{stem}{suffix}" for suffix in (".esp", ".esm", ".esl")] + list(GAME_MASTERS)
+    places = [str(path_in_folder(folder, f"meshes/precombined/{sub}") / "x") for sub in ["", *plugins]]
+    cells, found = [], 0
+    keys = sorted({cdx.cell_key(row["cell"], row["kind"]) for row in index.rows})
+    for key in keys:
+        rows = index.rows[index.cell_mask(key)]
+        meshes = rows[(rows["kind"] & 0x7F | cdx.INTERIOR) == cdx.MESH]
+        cell_id = int(meshes["extra"][0]) if len(meshes) else (key[0] if not key[1] else None)
+        names = {}
+        for mesh in meshes["value"].tolist():
+            data, where = read_sibling(places, mesh_file_name(cell_id, mesh)) if cell_id is not None else (None, None)
+            if data is not None:
+                found += 1
+                try:
+                    names.update(cdx.resource_names(NifFile.from_bytes(bytearray(data), path=where)))
+                except FormatError:
+                    continue
+        kinds = {}
+        for row in rows:
+            kind = cdx.resource_kind(int(row["kind"]))
+            kinds.setdefault(cdx.KIND_NAMES[kind], []).append({
+                "value": f"{int(row['value']):08X}", "extra": f"{int(row['extra']):08X}",
+                "name": cdx.row_name(kind, cell_id, int(row["value"]), int(row["extra"]), names, plugins)})
+        location = {"world": f"{key[0]:08X}", "grid": list(cdx.grid_of(key[1]))} if key[1] else "interior"
+        cells.append({"cell": f"{cell_id:08X}" if cell_id is not None else None, "location": location,
+                      "rows": len(rows), "kinds": kinds})
+    return {"format": "cdx", "rows": len(index.rows), "cells": cells, "meshes_found": found}
+
+
+def render_cdx_text(path, info):
+    lines = [f"{path}: precombined resource index (.cdx), {info['rows']} rows, {len(info['cells'])} cells, "
+             f"{info['meshes_found']} combined meshes found to name them"]
+    for cell in info["cells"]:
+        where = "interior" if cell["location"] == "interior" else \
+            f"world {cell['location']['world']} at {tuple(cell['location']['grid'])}"
+        counts = ", ".join(f"{len(rows)} {kind}" for kind, rows in cell["kinds"].items())
+        lines.append(f"  CELL {cell['cell'] or '?'} ({where}): {counts}")
+        for kind, rows in cell["kinds"].items():
+            lines += [f"    {kind} {row['value']} {row['extra']}" + (f"  {row['name']}" if row["name"] else "")
+                      for row in rows]
+    return "\n".join(lines)
+
+
 def file_info(path):
+    if Path(path).suffix.lower() == ".cdx":
+        return cdx_info(path)
     if Path(path).suffix.lower() == ".hkx":
         return hkx_info(path)
     data = read_file(path)
@@ -149,6 +206,8 @@ GAME_NAMES = {
 
 
 def render_text(path, info):
+    if info["format"] == "cdx":
+        return render_cdx_text(path, info)
     if info["format"] == "hkx":
         return render_hkx_text(path, info)
     if info["format"] == "bsm2":

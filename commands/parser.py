@@ -155,6 +155,18 @@ def build_parser():
         help=".nif, precombined cells: the plugin whose '<Plugin> - Geometry.csg' receives edited records of cells "
         "keeping their geometry in a .csg (default: the plugin the records came from, else the output's stem)",
     )
+    save.add_argument("--cdx", help=".nif, precombined cells: the .cdx to start the plugin's resource index from "
+                      "(default: the one beside the .csg the import read)")
+    save.add_argument("--patch", metavar="OUT.esp", help=".nif, precombined cells: also write a patch plugin moving, "
+                      "disabling and adding the REFRs of the copies edited, and its own '<Patch> - Geometry.csg' and "
+                      "'<Patch>.cdx'")
+    save.add_argument("--esl", action="store_true", help="--patch: flag the patch as a light plugin (ESL)")
+    save.add_argument("--update-patch", action="store_true", help="--patch: the patch may exist; its records are kept "
+                      "and updated (it is never overwritten otherwise)")
+    save.add_argument("--cell-plugin", action="append", metavar="PLUGIN", help="--patch: the cell's plugin, then any "
+                      "of its masters (repeatable; default: found in the cell's Data folder)")
+    save.add_argument("--dry-run", action="store_true", help=".nif, precombined cells: list the files and the patch's "
+                      "records the export would write, and write nothing")
     save.add_argument(
         "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
         "its own NIF there, named after the file it came from"

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import bpy
 
+from ..io.precombined.cell_outputs import PREVIEW
 from ..io.precombined.creation_kit import verdict_lines
 from ..io.precombined.exporter import MARK, is_record_object
+from ..operators.precombined_export import OBJECT_OT_precombined_preview
 from .object_panel import ObjectPanel
 
 
@@ -54,6 +56,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
                 layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
             draw_precombine_state(layout, obj)
             draw_lines(layout, verdict_lines(obj))
+            draw_export_preview(layout, obj)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -84,6 +87,18 @@ def precombine_state_lines(obj):
     if "precombine_breaker" in obj:
         lines.append((f"Overridden by {obj['precombine_breaker']}: {obj.get('precombine_override', '')}", "ERROR"))
     return lines
+
+
+def export_preview_lines(obj):
+    """The lines of the last preview of the object's cell's export (files, patch records)."""
+    cell = next((c for c in obj.users_collection if PREVIEW in c), None)
+    return [line for line in str(cell[PREVIEW]).split("\n") if line] if cell is not None else []
+
+
+def draw_export_preview(layout, obj):
+    layout.operator(OBJECT_OT_precombined_preview.bl_idname)
+    draw_lines(layout, [(line, "ERROR" if line.startswith(("error", "warning")) else "BLANK1")
+                        for line in export_preview_lines(obj)])
 
 
 def draw_lines(layout, lines):
