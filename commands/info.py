@@ -142,6 +142,7 @@ GAME_NAMES = {
     "FO3": "Fallout 3 / New Vegas",
     "FO4": "Fallout 4",
     "FO76": "Fallout 76",
+    "SF": "Starfield",
     "SSE": "Skyrim Special Edition",
     "SKYRIM": "Skyrim",
     "unknown": "unknown game",
@@ -179,7 +180,7 @@ def render_text(path, info):
         points = ", ".join(f"{p['name']} on {p['parent'] or 'the root'}" for p in info["connect_points"])
         lines.append(f"  connect points: {points}")
     for system in info["havok"]:
-        state = system.get("error") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
+        state = system.get("error") or system.get("kept") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
         lines.append(f"  havok block {system['block']} ({system['kind']}): {state}")
     lines.extend(f"  warning: {warning}" for warning in info["warnings"])
     return "\n".join(lines)
