@@ -6,6 +6,7 @@ import numpy as np
 from .. import vertex_format as vf
 from .. import versions
 from ..block import Block, block_class
+from .extra_data import NiExtraData
 from ..packed_vertices import PackedVertices
 from .geometry import strips_to_triangles
 from .tri_shape import triangle_dtype
@@ -46,6 +47,36 @@ class BSSkinBoneData(Block):
         dtype = bone_transform_dtype(s)
         n = s.count(len(self.bones), item_size=dtype.itemsize, what="bones")
         self.bones = s.array(self.bones, dtype, n)
+
+
+@block_class("SkinAttach")
+class SkinAttach(NiExtraData):
+    """Starfield: the names of the bones of a shape's skin, in the skin's bone order (its
+    BSSkin::Instance names no bone nodes)."""
+
+    bones = ()
+
+    def sync(self, s):
+        super().sync(s)
+        count = s.count(len(self.bones), item_size=4, what="bone names")
+        self.bones = s.repeat(self.bones, count, s.sized_string)
+
+
+@block_class("BoneTranslations")
+class BoneTranslations(NiExtraData):
+    """Starfield: (bone name, translation) pairs."""
+
+    translations = ()
+
+    def sync(self, s):
+        super().sync(s)
+        count = s.count(len(self.translations), item_size=16, what="bone translations")
+        self.translations = s.repeat(self.translations, count, lambda pair: self._sync_pair(s, pair))
+
+    @staticmethod
+    def _sync_pair(s, pair):
+        name, translation = pair if pair is not None else (None, None)
+        return (s.sized_string(name), s.vec3(translation))
 
 
 def sync_transform(s, value):
