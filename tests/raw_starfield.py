@@ -57,6 +57,40 @@ def read_mesh(data):
     return mesh
 
 
+def count_offsets(kind, data):
+    """Where a file's u32 counts (and, in a .mesh, the weights per vertex) lie: ``kind`` "sf-mesh",
+    "sf-morphs" or "sf-material" (text: its first hundred line starts)."""
+    if kind == "sf-material":
+        return [i + 1 for i, byte in enumerate(data) if byte == 0x0A][:100]
+    r = Reader(data)
+    if kind == "sf-morphs":
+        found = [4, 8, 12]
+        r.at = 16
+        for _ in range(struct.unpack_from("<I", data, 12)[0]):
+            found.append(r.at)
+            r.at += 4 + r.u32()
+        return found + [r.at, r.at + 4]
+    found = []
+
+    def count(size):
+        found.append(r.at)
+        n = r.u32()
+        r.at += n * size
+        return n
+
+    r.at = 4
+    count(2)
+    found.append(r.at + 4)  # weights per vertex
+    r.at += 8
+    for size in (6, 4, 4, 4, 4, 4, 4):  # positions, UVs, second UVs, colours, normals, tangents, weights
+        count(size)
+    for _ in range(count(0)):  # LODs
+        count(2)
+    count(16)
+    count(24)
+    return found
+
+
 def write_mesh(version, triangles, scale, positions, normals, tangents, uvs=(), weights=(), per_vertex=0, lods=(),
                meshlets=(), culling=(), colors=(), uvs2=(), tail=True):
     """A .mesh from raw values: ``positions`` int16 triples, ``normals``/``tangents`` u32 UDEC3,

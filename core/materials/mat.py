@@ -27,8 +27,8 @@ MAX_DEPTH = 200
 
 
 class _Node:
-    """A parsed JSON value and where its text lies; ``children``: an object's [(key, node)] or
-    an array's [node]."""
+    """A parsed JSON value and where its text lies; ``children``: an object's [(key, where the
+    key starts, node)] or an array's [node]."""
 
     __slots__ = ("value", "start", "end", "children")
 
@@ -82,12 +82,13 @@ class _Parser:
                 if keyed:
                     if self.text[at:at + 1] != '"':
                         raise self.error("a member name was expected", at)
+                    key_start = at
                     key, at = self.string(at)
                     at = self.space(at)
                     if self.text[at:at + 1] != ":":
                         raise self.error("':' was expected", at)
                     node = self.value(at + 1, depth + 1)
-                    children.append((key, node))
+                    children.append((key, key_start, node))
                 else:
                     node = self.value(at, depth + 1)
                     children.append(node)
@@ -98,7 +99,7 @@ class _Parser:
                 if self.text[at:at + 1] != closing:
                     raise self.error(f"',' or '{closing}' was expected", at)
                 break
-        value = {key: node.value for key, node in children} if keyed else [node.value for node in children]
+        value = {key: node.value for key, _, node in children} if keyed else [node.value for node in children]
         return _Node(value, start, at + 1, children)
 
 
@@ -157,33 +158,44 @@ class MatFile:
         write_replacing(path, self.to_bytes())
 
     def _write(self, value, node):
-        """The text of ``value``, reusing ``node``'s text where they agree."""
-        if node is not None and _same(value, node.value):
+        """The text of ``value``, reusing ``node``'s text where they agree: equal values keep
+        their text; a container keeping its first members (an object its first keys, in order)
+        keeps their text and its own, members added after them laid out like the last one."""
+        if _same(value, node.value):
             return self._text[node.start:node.end]
-        children = node.children if node is not None else None
-        same_shape = children is not None and (
-            (isinstance(value, dict) and isinstance(node.value, dict) and list(value) == list(node.value))
-            or (isinstance(value, list) and isinstance(node.value, list) and len(value) == len(node.value))
-        )
-        if not same_shape:
-            return self._fresh(value, node)
+        if not node.children or type(value) is not type(node.value) or not isinstance(value, (dict, list)):
+            return self._fresh(value, self._indent_at(node.start))
+        keyed = isinstance(value, dict)
+        new = list(value.items()) if keyed else list(enumerate(value))
+        old = node.children
+        kept = min(len(new), len(old))
+        if not new or (keyed and [key for key, _ in new[:kept]] != [child[0] for child in old[:kept]]):
+            return self._fresh(value, self._indent_at(node.start))
+        starts = [child[1] if keyed else child.start for child in old]
+        nodes = [child[2] if keyed else child for child in old]
         parts, at = [], node.start
-        items = zip(value.values(), (n for _, n in children)) if isinstance(value, dict) else zip(value, children)
-        for item, child in items:
+        for (_, item), start, child in zip(new[:kept], starts, nodes):
             parts.append(self._text[at:child.start])
             parts.append(self._write(item, child))
             at = child.end
-        parts.append(self._text[at:node.end])
+        if len(new) > kept:
+            separator = self._text[nodes[-2].end:starts[-1]] if len(old) > 1 else "," + self.newline + self._indent_at(starts[-1])
+            base = self._indent_at(starts[-1])
+            for key, item in new[kept:]:
+                member = f"{json.dumps(key, ensure_ascii=False)}: " if keyed else ""
+                parts.append(separator + member + self._fresh(item, base))
+        parts.append(self._text[nodes[-1].end:node.end])
         return "".join(parts)
 
-    def _fresh(self, value, node):
-        """``value`` laid out as the file lays out its values, indented from the line it starts on."""
+    def _indent_at(self, at):
+        """The spaces starting the line holding offset ``at``."""
+        line_start = self._text.rfind("\n", 0, at) + 1
+        return re.match(r" *", self._text[line_start:at]).group()
+
+    def _fresh(self, value, base):
+        """``value`` laid out as the file lays out its values, its lines after the first indented by ``base``."""
         text = json.dumps(value, indent=self.indent, ensure_ascii=False)
-        if node is not None:
-            line_start = self._text.rfind("\n", 0, node.start) + 1
-            base = re.match(r" *", self._text[line_start:node.start]).group()
-            text = text.replace("\n", "\n" + base)
-        return text.replace("\n", self.newline)
+        return text.replace("\n", "\n" + base).replace("\n", self.newline)
 
     # -- what a material names ----------------------------------------------------------------
     def components(self, kind=None):
