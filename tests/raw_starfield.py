@@ -6,7 +6,10 @@ lacks; and NIF surgery turning a corpus NIF's external mesh into inline geometry
 
 import struct
 
+import pytest
 from nif_rewriter import RawNif
+
+from precombined_nif.core.errors import FormatError
 
 SF = "pynifly/tests/tests/SF"
 
@@ -133,3 +136,11 @@ def inline_geometry(corpus, name="naked_f.nif"):
     mesh = (corpus / SF / "geometries" / mesh_name.replace("\\", "/")).with_suffix(".mesh").read_bytes()
     raw.blocks[index] = block[:name_at] + mesh + block[name_at + 45:]
     return raw.to_bytes(), mesh
+
+
+def refusal(reader, path, data):
+    """The message of the FormatError ``reader.read`` raises for ``data`` written at ``path``."""
+    path.write_bytes(data)
+    with pytest.raises(FormatError) as caught:
+        reader.read(path)
+    return str(caught.value)

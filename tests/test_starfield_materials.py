@@ -7,11 +7,10 @@ import json
 
 import pytest
 from archive_writer import write_ba2_gnrl
-from raw_starfield import SF
-from support import CORPUS, corpus_files
+from raw_starfield import SF, refusal
+from support import corpus_files
 
 from precombined_nif.core.archives.data import DataFiles
-from precombined_nif.core.errors import FormatError
 from precombined_nif.core.materials.mat import MatFile
 
 MATERIALS = corpus_files(f"{SF}/materials/**/*.mat")
@@ -109,8 +108,5 @@ def test_textures_are_found_loose_or_archived_whatever_their_case(corpus, tmp_pa
     (b"[" * 5000, "values nest too deep"),
 ], ids=["member", "trailing", "string", "encoding", "depth"])
 def test_damaged_text_is_refused_naming_the_file(tmp_path, text, message):
-    path = tmp_path / "bad.mat"
-    path.write_bytes(text)
-    with pytest.raises(FormatError) as caught:
-        MatFile.read(path)
-    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+    refused = refusal(MatFile, tmp_path / "bad.mat", text)
+    assert refused.startswith(f"{tmp_path / 'bad.mat'}: ") and message in refused

@@ -27,7 +27,7 @@ from precombined_nif.core.nif.blocks.collision import bhkSystem
 from precombined_nif.core.nif.blocks.extra_data import NiIntegerExtraData
 from precombined_nif.core.nif.blocks.skin import BSSkinBoneData, BSSkinInstance, SkinAttach
 from precombined_nif.core.starfield.lods import MeshSource, lod_mesh, lod_meshes
-from precombined_nif.core.starfield.mesh import MeshData, mesh_path
+from precombined_nif.core.starfield.mesh import mesh_path
 
 NIFS = corpus_files(f"{SF}/**/*.nif")
 SHAPES = [path for path in NIFS if path.name != "skeleton.nif"]

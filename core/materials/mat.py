@@ -12,11 +12,10 @@ import json
 import re
 import zlib
 from json.decoder import scanstring
-from pathlib import Path
 
 from ..data_paths import data_relative
 from ..errors import FormatError
-from ..files import write_replacing
+from ..files import read_bytes, write_replacing
 
 TEXTURE_COMPONENT = "BSMaterial::MRTextureFile"
 BOM = "\ufeff"
@@ -143,11 +142,7 @@ class MatFile:
 
     @classmethod
     def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=path) from None
-        return cls.from_bytes(data, path)
+        return cls.from_bytes(read_bytes(path), path)
 
     # -- writing -------------------------------------------------------------------------------
     def to_bytes(self):

@@ -17,13 +17,11 @@ fork does; the corpus files bear their own SHA1 as their names.
 """
 
 import hashlib
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import FormatError
-from ..files import write_replacing
-from ..stream import Budget, ReadStream, WriteStream
+from ..files import SyncedFile
 
 VERSIONS = (0, 1, 2)
 POSITION_RANGE = 32767
@@ -50,7 +48,7 @@ def _empty(dtype):
     return np.zeros(0, dtype)
 
 
-class MeshData:
+class MeshData(SyncedFile):
     """The arrays of a .mesh as stored (``positions`` quantised, ``normals`` packed...); the
     methods below decode and encode them. ``meshlets`` and ``culling`` are None when a file
     ends after its LODs."""
@@ -101,7 +99,7 @@ class MeshData:
 
     def check(self, s=None):
         """Refuse arrays that do not describe the same vertices (``s``: the stream read, whose
-        offset the error names)."""
+        offset the error names; before writing, none)."""
         error = s.error if s is not None else (lambda message: FormatError(message))
         count = len(self.positions)
         for name in ("uvs", "uvs2", "colors", "normals", "tangents"):
@@ -121,33 +119,6 @@ class MeshData:
         named = self.weights["bone"][self.weights["weight"] > 0]
         if len(named) and int(named.max()) >= bone_count:
             raise FormatError(f"a vertex is weighted to bone {int(named.max())} of a skin of {bone_count} bones")
-
-    # -- bytes ---------------------------------------------------------------------------------
-    @classmethod
-    def from_bytes(cls, data, path=None):
-        mesh = cls()
-        try:
-            mesh.sync(ReadStream(memoryview(bytearray(data)), budget=Budget(len(data))))
-        except FormatError as error:
-            raise error.located(path=path) from None
-        return mesh
-
-    @classmethod
-    def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=path) from None
-        return cls.from_bytes(data, path)
-
-    def to_bytes(self):
-        self.check()
-        s = WriteStream()
-        self.sync(s)
-        return bytes(s.out)
-
-    def write(self, path):
-        write_replacing(path, self.to_bytes())
 
     # -- decoded values ------------------------------------------------------------------------
     @property

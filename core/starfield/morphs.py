@@ -8,13 +8,10 @@ target vertex colour as RGB565, normal and tangent deltas as UDEC3 u32s like a .
 per vertex its first row and a 128-bit mask of the morphs moving it (bit j: morph j), whose rows
 follow in morph order. Position deltas are in the .mesh's units."""
 
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import FormatError
-from ..files import write_replacing
-from ..stream import Budget, ReadStream, WriteStream
+from ..files import SyncedFile
 from .mesh import decode_udec3, encode_udec3
 
 MAGIC = b"MDAT"
@@ -31,7 +28,7 @@ def _morph_bits(vertices):
     return np.unpackbits(masks, axis=1, bitorder="little").astype(bool)
 
 
-class MorphFile:
+class MorphFile(SyncedFile):
     """``names``, ``rows`` (ROW array) and ``vertices`` (VERTEX array) as stored."""
 
     def __init__(self, names=(), rows=None, vertices=None, axes=3):
@@ -39,7 +36,6 @@ class MorphFile:
         self.names = list(names)
         self.rows = np.zeros(0, ROW) if rows is None else rows
         self.vertices = np.zeros(0, VERTEX) if vertices is None else vertices
-        self.path = None
 
     def sync(self, s):
         magic = s.raw(MAGIC, 4)
@@ -71,34 +67,6 @@ class MorphFile:
         if moved.any() and ends[moved].max() > len(self.rows):
             vertex = int(np.flatnonzero(moved & (ends > len(self.rows)))[0])
             raise FormatError(f"vertex {vertex}'s morph rows run past the {len(self.rows)} rows")
-
-    # -- bytes ---------------------------------------------------------------------------------
-    @classmethod
-    def from_bytes(cls, data, path=None):
-        morphs = cls()
-        morphs.path = path
-        try:
-            morphs.sync(ReadStream(memoryview(bytearray(data)), budget=Budget(len(data))))
-        except FormatError as error:
-            raise error.located(path=path) from None
-        return morphs
-
-    @classmethod
-    def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=path) from None
-        return cls.from_bytes(data, path)
-
-    def to_bytes(self):
-        self.check()
-        s = WriteStream()
-        self.sync(s)
-        return bytes(s.out)
-
-    def write(self, path):
-        write_replacing(path, self.to_bytes())
 
     # -- per morph -----------------------------------------------------------------------------
     def _placed(self, values):
