@@ -266,3 +266,19 @@ def test_broken_mesh_in_a_batch_fails_alone(corpus, tmp_path):
     result = run("info", tmp_path)
     assert result.returncode == 2 and "3 file(s), 1 failed" in result.stderr
     assert f"error: {broken}, offset" in result.stderr and np.sum([line.startswith("error") for line in result.stderr.splitlines()]) == 1
+
+
+def test_starfield_archive_on_the_command_line(corpus, tmp_path):
+    """A version 3 archive of LZ4 blocks: listed, extracted, and its meshes summarised."""
+    name = "geometries/022faa031bcfca93c813/0b3a78e1d720af51f83d.mesh"
+    mesh = (corpus / SF / name).read_bytes()
+    archive = tmp_path / "Starfield - Meshes01.ba2"
+    write_ba2_gnrl(archive, {name: mesh, "meshes/naked_f.nif": (corpus / SF / "naked_f.nif").read_bytes()},
+                   version=3, compression="lz4")
+    listing = run("ls", archive)
+    assert listing.returncode == 0 and f"{len(mesh):>10}  {name}" in listing.stdout
+    assert run("extract", archive, "*.mesh", tmp_path / "out").returncode == 0
+    assert (tmp_path / "out" / name).read_bytes() == mesh
+    info = run("info", archive)
+    assert info.returncode == 0 and "2 file(s), 0 failed" in info.stderr
+    assert f"{archive}:{name}: Starfield mesh version 2, 15370 vertices, 29708 triangles" in info.stdout
