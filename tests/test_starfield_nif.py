@@ -282,3 +282,20 @@ def test_starfield_archive_on_the_command_line(corpus, tmp_path):
     info = run("info", archive)
     assert info.returncode == 0 and "2 file(s), 0 failed" in info.stderr
     assert f"{archive}:{name}: Starfield mesh version 2, 15370 vertices, 29708 triangles" in info.stdout
+
+
+@pytest.mark.parametrize("path", SHAPES, ids=ids)
+def test_skinned_shapes_keep_their_bounds_unset(path):
+    """The game's skinned shapes: sphere zero, box FLT_MAX; setting bounds keeps them so."""
+    nif = NifFile.read(path)
+    (index, shape), = nif.blocks_of(BSGeometry)
+    shape.set_bounds(lod_mesh(nif, index, 0, MeshSource(path)).vertices)
+    assert nif.to_bytes() == path.read_bytes()
+
+
+def test_static_shape_bounds_hold_its_vertices():
+    shape = BSGeometry()
+    vertices = np.array([[0.0, 0.0, 0.0], [2.0, 1.0, 0.0], [1.0, -1.0, 4.0]])
+    shape.set_bounds(vertices)
+    assert shape.bound_box == (1.0, 0.0, 2.0, 1.0, 1.0, 2.0)
+    assert shape.bound_center == (1.0, 0.0, 2.0) and shape.bound_radius == pytest.approx(np.sqrt(6))

@@ -3,6 +3,8 @@ slots. A slot holds the LOD's index count, vertex count and flags, then the name
 (``<20 hex>\\<20 hex>``, under ``Data\\geometries``, no suffix) or, when the block's flags have
 0x200, the .mesh bytes themselves (core.starfield.mesh describes both)."""
 
+import numpy as np
+
 from ...starfield.mesh import MeshData, mesh_name
 from ..block import block_class
 from .objects import NiAVObject
@@ -73,6 +75,21 @@ class BSGeometry(NiAVObject):
     def lods(self):
         """(slot number, MeshSlot) of the used slots."""
         return [(number, slot) for number, slot in enumerate(self.meshes) if slot is not None]
+
+    def set_bounds(self, vertices):
+        """Bounds for new geometry (``vertices``: LOD 0's, in the shape's space). A skinned
+        shape's stay unset, as the game's skinned files have them (sphere zero, box FLT_MAX: its
+        BSSkin::BoneData spheres bound it, as NifSkope's fo76utils fork also writes); others get
+        the box of the vertices (centre, half extents) and the sphere about its centre."""
+        if self.skinned or len(vertices) == 0:
+            self.bound_center, self.bound_radius, self.bound_box = (0.0, 0.0, 0.0), 0.0, (FLT_MAX,) * 6
+            return
+        vertices = np.asarray(vertices, np.float64)
+        low, high = vertices.min(axis=0), vertices.max(axis=0)
+        center = (low + high) / 2
+        self.bound_center = tuple(center.tolist())
+        self.bound_radius = float(np.linalg.norm(vertices - center, axis=1).max())
+        self.bound_box = (*center.tolist(), *((high - low) / 2).tolist())
 
     def sync(self, s):
         super().sync(s)
