@@ -117,7 +117,7 @@ def test_skeleton_camera_matches_its_bytes(corpus):
 def test_inline_geometry_reads_writes_and_converts_both_ways(corpus):
     """The body with its mesh inside (flag 0x200): the slot holds the .mesh's bytes and writes
     back byte for byte; naming the slot after those bytes and clearing the flag gives the corpus
-    file again, as NifSkope's Convert to External Geometry would."""
+    file again, as NifSkope's Convert to External Geometry would, and back."""
     data, mesh_bytes = inline_geometry(corpus)
     nif = NifFile.from_bytes(data)
     (index, shape), = nif.blocks_of(BSGeometry)
@@ -127,6 +127,11 @@ def test_inline_geometry_reads_writes_and_converts_both_ways(corpus):
     shape.flags &= ~0x200
     assert slot.attach(slot.data.to_bytes()) == "8e80bdf6c020bc22765a\\9cfc9d401dba9c2dcfa1"
     assert nif.to_bytes() == (corpus / SF / "naked_f.nif").read_bytes()
+    shape.flags |= 0x200
+    with pytest.raises(FormatError, match="inline exactly when the block's flags have 0x200"):
+        nif.to_bytes()
+    slot.attach(mesh_bytes, inline=True)
+    assert nif.to_bytes() == data
 
 
 def test_damaged_inline_geometry_names_the_block(corpus):

@@ -34,6 +34,8 @@ class MeshSlot:
         self.indices_size = s.u32(self.indices_size)
         self.num_vertices = s.u32(self.num_vertices)
         self.flags = s.u32(self.flags)
+        if not s.reading and (self.data is None) == internal:
+            raise s.error("a LOD slot's mesh must be inline exactly when the block's flags have 0x200 (internal geometry)")
         if internal:
             if s.reading:
                 self.data = MeshData()
@@ -41,13 +43,14 @@ class MeshSlot:
         else:
             self.name = s.sized_string(self.name)
 
-    def attach(self, mesh_bytes):
-        """Name this slot after the .mesh ``mesh_bytes`` (a MeshData's ``to_bytes()``) and take its
-        counts; returns the name (the file goes to ``core.starfield.mesh.mesh_path(name)``)."""
+    def attach(self, mesh_bytes, inline=False):
+        """Make this slot the .mesh ``mesh_bytes`` (a MeshData's ``to_bytes()``): its counts and its
+        name, the SHA1 one (the file to write is ``core.starfield.mesh.mesh_path(name)``), or with
+        ``inline`` the mesh itself (its block's flags then need INTERNAL_GEOMETRY). Returns the name."""
         mesh = MeshData.from_bytes(mesh_bytes)
         self.indices_size, self.num_vertices = 3 * len(mesh.triangles), len(mesh.positions)
-        self.name, self.data = mesh_name(mesh_bytes), None
-        return self.name
+        self.name, self.data = (None, mesh) if inline else (mesh_name(mesh_bytes), None)
+        return mesh_name(mesh_bytes)
 
 
 @block_class("BSGeometry")

@@ -62,23 +62,6 @@ class SkinAttach(NiExtraData):
         self.bones = s.repeat(self.bones, count, s.sized_string)
 
 
-@block_class("BoneTranslations")
-class BoneTranslations(NiExtraData):
-    """Starfield: (bone name, translation) pairs."""
-
-    translations = ()
-
-    def sync(self, s):
-        super().sync(s)
-        count = s.count(len(self.translations), item_size=16, what="bone translations")
-        self.translations = s.repeat(self.translations, count, lambda pair: self._sync_pair(s, pair))
-
-    @staticmethod
-    def _sync_pair(s, pair):
-        name, translation = pair if pair is not None else (None, None)
-        return (s.sized_string(name), s.vec3(translation))
-
-
 def sync_transform(s, value):
     """NiTransform: rotation rows, translation, scale."""
     rotation, translation, scale = value
