@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from ..core.errors import FormatError
 
-SUFFIXES = (".nif", ".kf", ".bsm2")
-NIF_SUFFIXES = (".nif", ".kf")  # what game archives hold of these (a .bsm2 is never packed in one)
+SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh")
+NIF_SUFFIXES = (".nif", ".kf", ".mesh")  # what game archives hold of these (a .bsm2 is never packed in one)
 
 
 def expand(paths):

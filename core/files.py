@@ -1,4 +1,5 @@
-"""Writing files so that a failure never leaves a damaged one behind."""
+"""Reading and writing files: failures named by the file, and writes that never leave a damaged
+file behind; the common ends of the formats one ``sync`` describes whole."""
 
 import os
 import stat
@@ -6,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import FormatError
+from .stream import Budget, ReadStream, WriteStream
 
 
 def _umask():
@@ -62,3 +64,37 @@ def write_all(files):
     finally:
         for temporary, _ in staged:
             Path(temporary).unlink(missing_ok=True)
+
+
+class SyncedFile:
+    """A file format whose ``sync(s)`` describes the whole file (little-endian): reading from
+    bytes or a path, writing to bytes or a path. ``check()`` refuses what cannot be written."""
+
+    path = None
+
+    def check(self):
+        pass
+
+    @classmethod
+    def from_bytes(cls, data, path=None):
+        """Decoded from a private copy of ``data`` (the arrays are writable views of it)."""
+        decoded = cls()
+        decoded.path = path
+        try:
+            decoded.sync(ReadStream(memoryview(bytearray(data)), budget=Budget(len(data))))
+        except FormatError as error:
+            raise error.located(path=path) from None
+        return decoded
+
+    @classmethod
+    def read(cls, path):
+        return cls.from_bytes(read_bytes(path), path)
+
+    def to_bytes(self):
+        self.check()
+        s = WriteStream()
+        self.sync(s)
+        return bytes(s.out)
+
+    def write(self, path):
+        write_replacing(path, self.to_bytes())

@@ -153,7 +153,47 @@ def test_built_dx10_archives_of_the_later_versions(tmp_path, dxgi, version):
     check_dx10_archive(tmp_path, dxgi, version=version)
 
 
-def check_dx10_archive(tmp_path, dxgi, version):
+@pytest.mark.parametrize("version, compression", [(2, "zlib"), (3, "zlib"), (3, "lz4")])
+@pytest.mark.parametrize("dxgi", [71, 28, 98])
+def test_built_starfield_dx10_archives(tmp_path, dxgi, version, compression):
+    """Starfield's versions: a longer header (version 3 naming the packing), LZ4 blocks."""
+    check_dx10_archive(tmp_path, dxgi, version=version, compression=compression)
+
+
+@pytest.mark.parametrize("version, compression", [(2, "zlib"), (3, "zlib"), (3, "lz4")])
+@pytest.mark.parametrize("packed", [True, False])
+def test_built_starfield_gnrl_archives(tmp_path, version, compression, packed):
+    files = {**sample_files(), "geometries/0123456789abcdef0123/456789abcdef01234567.mesh": bytes(range(256)) * 40}
+    path = tmp_path / "Starfield - Meshes01.ba2"
+    write_ba2_gnrl(path, files, version=version, packed=packed, compression=compression)
+    archive = open_archive(path)
+    assert (archive.version, archive.compression) == (version, compression)
+    assert archive.names() == list(files)
+    for name, body in files.items():
+        assert archive.read(name) == body
+
+
+def test_starfield_archive_of_an_unknown_packing_is_refused(tmp_path):
+    path = tmp_path / "odd.ba2"
+    write_ba2_gnrl(path, sample_files(), version=3)
+    data = bytearray(path.read_bytes())
+    data[32:36] = struct.pack("<I", 2)
+    path.write_bytes(data)
+    with pytest.raises(FormatError, match="compression method 2 is not supported"):
+        open_archive(path)
+
+
+def test_damaged_lz4_piece_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "lz4.ba2"
+    write_ba2_gnrl(path, {"a/x.mesh": bytes(range(200)) * 20}, version=3, compression="lz4")
+    data = bytearray(path.read_bytes())
+    data[36 + 36:36 + 36 + 8] = b"\xff" * 8  # the packed piece's first bytes
+    path.write_bytes(data)
+    with pytest.raises(FormatError, match=r"a/x.mesh: (damaged LZ4 data|LZ4 data unpacks to)"):
+        open_archive(path).read("a/x.mesh")
+
+
+def check_dx10_archive(tmp_path, dxgi, version, compression="zlib"):
     textures = {
         "textures/a/square_d.dds": make_dds(dxgi, 64, 64, 7, seed=1),
         "textures/a/wide_n.dds": make_dds(dxgi, 32, 8, 6, seed=2),
@@ -161,7 +201,7 @@ def check_dx10_archive(tmp_path, dxgi, version):
         "textures/sky/cube_e.dds": make_dds(dxgi, 16, 16, 5, cube=True, seed=4),
     }
     path = tmp_path / "tex.ba2"
-    write_ba2_dx10(path, textures, version=version, packed=dxgi % 2 == 0)
+    write_ba2_dx10(path, textures, version=version, packed=dxgi % 2 == 0 or compression == "lz4", compression=compression)
     archive = open_archive(path)
     assert archive.type == "DX10"
     for name, dds in textures.items():

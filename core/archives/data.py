@@ -25,7 +25,8 @@ OFFICIAL_PLUGINS = (
     "fallout4", "dlcrobot", "dlcworkshop01", "dlccoast", "dlcworkshop02", "dlcworkshop03", "dlcnukaworld",
     "dlcultrahighresolution", "fallout3", "anchorage", "thepitt", "brokensteel", "pointlookout", "zeta", "fallout",
     "falloutnv", "deadmoney", "honesthearts", "oldworldblues", "lonesomeroad", "gunrunnersarsenal", "skyrim", "update",
-    "dawnguard", "hearthfires", "dragonborn", "seventysix",
+    "dawnguard", "hearthfires", "dragonborn", "seventysix", "starfield", "constellation", "oldmars",
+    "blueprintships-starfield",
 )
 
 

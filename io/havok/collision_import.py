@@ -41,6 +41,7 @@ from ...core.havok import (
     SphereShape,
     StaticCompoundShape,
 )
+from ...core.havok.tagfile import describe, is_tagfile
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.transforms import axis_frame
 from ..mesh_build import build_mesh
@@ -84,7 +85,10 @@ def set_ranges(obj):
 
 @functools.lru_cache(maxsize=4)
 def decoded_system(packfile):
-    """The physics system data of packfile bytes (systems are shared by several owners)."""
+    """The physics system data of packfile bytes (systems are shared by several owners); a
+    Havok tagfile (Starfield's) is refused saying it is kept unchanged."""
+    if is_tagfile(packfile):
+        raise FormatError(describe(packfile))
     return Packfile.from_bytes(packfile).root
 
 

@@ -12,6 +12,7 @@ from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
 from precombined_nif.core.havok.summary import body_summary
+from precombined_nif.core.havok.tagfile import MAGIC
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
 from precombined_nif.core.nif.blocks.nodes import NiNode
@@ -25,8 +26,9 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 
 
 def physics_files():
-    """Corpus NIFs holding a bhkPhysicsSystem (skeletons' ragdolls are not built)."""
-    return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in path.read_bytes()]
+    """Corpus NIFs holding a bhkPhysicsSystem packfile (skeletons' ragdolls are not built, nor
+    Starfield's tagfiles)."""
+    return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in (data := path.read_bytes()) and MAGIC not in data]
 
 
 def bodies_of(collection):
