@@ -34,17 +34,6 @@ class NiIntegerExtraData(NiExtraData):
         self.integer_data = s.u32(self.integer_data)
 
 
-@block_class("NiIntegersExtraData")
-class NiIntegersExtraData(NiExtraData):
-    """Starfield's AnimationFlagExtra on shapes, among others."""
-
-    integers = ()
-
-    def sync(self, s):
-        super().sync(s)
-        self.integers = s.counted_array(self.integers, "u4", what="integers")
-
-
 @block_class("BSBound")
 class BSBound(NiExtraData):
     center = (0.0, 0.0, 0.0)
@@ -103,6 +92,8 @@ class BSClothExtraData(Block):
 
 @block_class("NiIntegersExtraData", fallback_raw=True)
 class NiIntegersExtraData(NiExtraData):
+    """Starfield's AnimationFlagExtra on shapes, among others."""
+
     integers = ()
     code = "u4"
 
