@@ -53,7 +53,7 @@ def _group_models(data, at, end, path):
     while at < end:
         if at + HEADER_SIZE > end:
             raise FormatError(f"record header at {at} runs past its group", path=str(path))
-        kind, size, flags, form_id, _, _ = HEADER.unpack_from(data, at)
+        kind, size, flags, form_id = HEADER.unpack_from(data, at)[:4]
         if kind == GROUP:  # no subgroups in a base type's group: skipped whole
             at += max(size, HEADER_SIZE)
             continue
