@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from ..core.errors import FormatError, failure_text
 
-SUFFIXES = (".nif", ".kf", ".bsm2")
-NIF_SUFFIXES = (".nif", ".kf")  # what game archives hold of these (a .bsm2 is never packed in one)
+SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh")
+NIF_SUFFIXES = (".nif", ".kf", ".mesh")  # what game archives hold of these (a .bsm2 is never packed in one)
 
 
 def expand(paths):
@@ -90,6 +90,15 @@ def convert_task(source, target, as_json):
     if not was_big:
         return f"{target}: {source} is already a PC (little-endian) file: written back as it is"
     return f"{target}: PC file written from an Xbox 360 (big-endian) file, {unpacked} shape(s) unpacked"
+
+
+def ck_mesh_task(path, label, as_json):
+    """Whether the Creation Kit can combine the model at ``path`` (``label``: how to name it);
+    an unreadable model is a verdict, not a failure."""
+    from ..core.precombined.ck_rules.meshes import check_path
+
+    verdict = check_path(path)
+    return {"model": label, "file": str(path), **verdict.as_dict()} if as_json else f"{label}: {verdict.line()}"
 
 
 def _run_one(job):

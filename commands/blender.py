@@ -97,7 +97,7 @@ def describe_collection(collection):
     return line
 
 
-CELL_OPTIONS = ("layout", "plugin")  # what applies to precombined cells only
+CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only
 NIF_OPTIONS = ("game", "full_precision", "write_materials")  # to general NIFs only
 
 
@@ -112,6 +112,8 @@ def command_export(args):
     from ..core.formats import is_bsm2
 
     if args.each:
+        if args.patch or args.dry_run:
+            raise UsageError("export --each: --patch and --dry-run take one cell at a time")
         if Path(args.output).suffix or args.object:
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
@@ -196,15 +198,25 @@ def export_objects(objects, output, args):
     from ..core.nif.blocks.precombined import cell_totals
     from ..io import schema
     from ..io.nif.exporter import export_nif
+    from ..io.precombined.cell_outputs import PatchOptions
     from ..io.precombined.exporter import export_cell
 
     args = argparse.Namespace(**{**vars(args), "output": output})
     if any(schema.PRECOMBINED_OBJECT in o for o in objects):
         ignored(args, NIF_OPTIONS, "a precombined cell")
-        nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
-        records, instances = cell_totals(nif)
-        line = f"{args.output}: precombined cell, {records} records, {instances} instances"
-        return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
+        patch = PatchOptions(args.patch, args.esl, args.update_patch) if args.patch else None
+        if not patch:
+            ignored(args, ("esl", "update_patch"), "an export without --patch")
+        plan = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin, index=args.cdx, patch=patch,
+                           plugins=args.cell_plugin or (), dry_run=args.dry_run)
+        if args.dry_run:
+            return "\n".join([f"{args.output}: dry run, nothing written", *plan.lines()])
+        for message in plan.messages:
+            print(f"warning: {message}", file=sys.stderr)
+        records, instances = cell_totals(plan.nif)
+        lines = [f"{args.output}: precombined cell, {records} records, {instances} instances"]
+        lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
+        return "\n".join(lines + [f"  {line}" for line in plan.records])
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
     for message in messages:

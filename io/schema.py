@@ -59,6 +59,12 @@ HAVOK_MASS = "havok_mass"  # float: kg
 HAVOK_FRICTION = "havok_friction"  # float
 HAVOK_RESTITUTION = "havok_restitution"  # float
 HAVOK_LAYER = "havok_layer"  # int: collision layer
+# on an owner's object or bone: its collision block the import did not show (kept as stored)
+NIF_COLLISION_LEFT_OUT = "nif_collision_left_out"  # int
+# FO3 to Skyrim shapes (io/havok/legacy_collision_import.py)
+HAVOK_MOPP = "havok_mopp"  # bool: a list of shapes under a MOPP tree
+NIF_SHAPE = "nif_shape"  # int: the shape block a shape object shows (a transform or MOPP tree around it included)
+HAVOK_SHAPE_SOURCE = "havok_shape_source"  # str: fingerprint of one shape object in its place: unchanged, its block is kept
 
 # -- extra data empties (io/nif/extra_empties.py) ---------------------------------------------
 NIF_EXTRA_KIND = "nif_extra_kind"  # str: connect_point, connect_child, furniture, bound, inventory_marker, constraint
@@ -101,6 +107,7 @@ PRECOMBINED_RECORD_DESC = "precombined_record_desc"  # str: the record header's 
 PRECOMBINED_LOD = "precombined_lod"  # int: the LOD a record mesh shows
 PRECOMBINED_GEOMETRY_FILE = "precombined_geometry_file"  # str: the .csg/.psg an external record's geometry came from
 PRECOMBINED = "precombined"  # bool: a new mesh object marked to export as a record (Object > Precombined)
+PRECOMBINED_EXPORT_PREVIEW = "precombined_export_preview"  # str: on a cell's collection: what its export would write, a line each
 # A copy named after the reference placing it (io/plugin/references.py); also an INT point attribute
 # of geometry-nodes points (FormID bits, 0 when unmatched)
 REFERENCE_FORM_ID = "reference_form_id"  # str: the REFR's FormID, hex, as REFERENCE_CELL_PLUGIN stores it
@@ -125,8 +132,9 @@ BGSM_LOOK = "bgsm_look"  # JSON: the look it gave (edited since: written back wh
 NIF_TEXTURE = "nif_texture"  # str: an image node's texture path as stored
 # INT face attributes of skinned shapes (-1: none)
 NIF_BODY_PART = "nif_body_part"
-NIF_SEGMENT = "nif_segment"
+NIF_SEGMENT = "nif_segment"  # also a BSSegmentedTriShape's segments (io/nif/triangle_groups.py)
 NIF_SUBSEGMENT = "nif_subsegment"
+NIF_LOD_LEVEL = "nif_lod_level"  # INT face attribute: a BSLODTriShape's LOD level (0 to 2)
 
 # -- actions of NIF animations (io/nif/animation_import.py) --------------------------------------
 NIF_SEQUENCE = "nif_sequence"  # int: the NiControllerSequence block

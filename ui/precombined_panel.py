@@ -1,11 +1,16 @@
 """Object properties > Precombined: where a record object came from (cell, block, record,
-copy), and the operator marking new meshes as precombined (operators/precombined_mark.py)."""
+copy), the operator marking new meshes as precombined (operators/precombined_mark.py), so the
+cell exporter takes them as records (it refuses meshes that neither came from a cell nor are
+marked), the Creation Kit's verdict on the object (io.precombined.creation_kit) and the preview
+of its cell's export (operators/precombined_export.py)."""
 
 from pathlib import Path
 
 import bpy
 
+from ..io.precombined.creation_kit import verdict_lines
 from ..io.precombined.exporter import is_record_object
+from ..operators.precombined_export import OBJECT_OT_precombined_preview
 from ..operators.precombined_mark import OBJECT_OT_precombined_mark
 from .object_panel import ObjectPanel
 from ..io import schema
@@ -27,6 +32,8 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
             if obj.data is not None and schema.PRECOMBINED_LOD in obj.data:
                 layout.label(text=f"Showing LOD {obj.data[schema.PRECOMBINED_LOD]}")
             draw_precombine_state(layout, obj)
+            draw_lines(layout, verdict_lines(obj))
+            draw_export_preview(layout, obj)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -34,6 +41,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
         else:
             layout.label(text="Not part of a precombined cell")
             layout.operator(OBJECT_OT_precombined_mark.bl_idname)
+        draw_lines(layout, verdict_lines(obj))
 
 
 SHOWN_CAUSES = 6
@@ -58,9 +66,25 @@ def precombine_state_lines(obj):
     return lines
 
 
-def draw_precombine_state(layout, obj):
-    for text, icon in precombine_state_lines(obj):
+def export_preview_lines(obj):
+    """The lines of the last preview of the object's cell's export (files, patch records)."""
+    cell = next((c for c in obj.users_collection if schema.PRECOMBINED_EXPORT_PREVIEW in c), None)
+    return [line for line in str(cell[schema.PRECOMBINED_EXPORT_PREVIEW]).split("\n") if line] if cell is not None else []
+
+
+def draw_export_preview(layout, obj):
+    layout.operator(OBJECT_OT_precombined_preview.bl_idname)
+    draw_lines(layout, [(line, "ERROR" if line.startswith(("error", "warning")) else "BLANK1")
+                        for line in export_preview_lines(obj)])
+
+
+def draw_lines(layout, lines):
+    for text, icon in lines:
         layout.label(text=text, icon=icon)
+
+
+def draw_precombine_state(layout, obj):
+    draw_lines(layout, precombine_state_lines(obj))
 
 
 CLASSES = (OBJECT_PT_precombined,)

@@ -4,7 +4,8 @@ An owner's collision is written the cheapest way that is right: kept as stored w
 imported (same collision block, same fingerprint), its body re-encoded into the existing
 bhkPhysicsSystem when edited (the system's other bodies kept), a new bhkNPCollisionObject and
 bhkPhysicsSystem when the owner had none, dropped when its collision objects were deleted.
-Collision the import did not show (ragdolls, packfiles it could not read) is kept as it is.
+Collision the import did not show (ragdolls, packfiles it could not read, bodies it could not
+build: the owner's ``collision_import.left_out``) is kept as it is.
 
 Geometry is taken in the owner's space (each object's local matrix baked into the shape), which
 is game units whatever the export scale: the scale applies at the root. As in the game's files, a
@@ -29,7 +30,7 @@ from ...core.havok import (
 )
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.nif.scene_graph import world_matrix
-from .collision_import import collision_children, fingerprint, parse_material
+from .collision_import import collision_children, fingerprint, left_out, parse_material
 from .. import schema
 
 COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files
@@ -55,7 +56,12 @@ def write_collision(exporter, owner, owner_index):
         if bodies:
             exporter.warn("collision objects are only written for Fallout 4: left out")
         return
-    existing = _shown_collision(exporter, block.collision_object)
+    if exporter.template and left_out(owner) == block.collision_object:
+        if not bodies:
+            return  # the import did not show it: kept as stored
+        existing = None  # a collision made in Blender replaces it
+    else:
+        existing = _shown_collision(exporter, block.collision_object)
     if not bodies:
         if existing is not None:
             block.collision_object = -1  # its blocks become unreferenced and are dropped
@@ -82,8 +88,8 @@ def write_collision(exporter, owner, owner_index):
 
 
 def _shown_collision(exporter, index):
-    """The template's collision object at ``index`` when the import showed it (a readable
-    physics system body), else None."""
+    """The template's collision object at ``index`` when it selects a readable physics system
+    body (one the import showed: the caller checked ``left_out``), else None."""
     blocks = exporter.nif.blocks
     if not exporter.template or not 0 <= index < len(blocks):
         return None

@@ -15,7 +15,10 @@ id as hex text) and ``havok_radius`` (convex radius, game units) per shape; per-
 Bethesda materials of a compressed mesh in the int face attribute ``havok_material`` (the u32
 ids as int32 bit patterns). A polytope's mesh is its core: the game adds the convex radius around it.
 ``nif_collision`` and the ``havok_source`` fingerprint of what was built let the exporter
-write an untouched collision back unchanged.
+write an untouched collision back unchanged. An owner whose collision the import did not show
+(a body it cannot build) keeps that collision block's index in ``nif_collision_left_out`` (on
+the owner's object or bone), so the exporter keeps it as stored instead of taking it for
+deleted.
 
 Ragdoll systems (skeletons' bhkRagdollSystem) are kept in the file but not built.
 """
@@ -38,6 +41,7 @@ from ...core.havok import (
     SphereShape,
     StaticCompoundShape,
 )
+from ...core.havok.tagfile import describe, is_tagfile
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.transforms import axis_frame
 from ..mesh_build import build_mesh
@@ -76,7 +80,10 @@ def set_ranges(obj):
 
 @functools.lru_cache(maxsize=4)
 def decoded_system(packfile):
-    """The physics system data of packfile bytes (systems are shared by several owners)."""
+    """The physics system data of packfile bytes (systems are shared by several owners); a
+    Havok tagfile (Starfield's) is refused saying it is kept unchanged."""
+    if is_tagfile(packfile):
+        raise FormatError(describe(packfile))
     return Packfile.from_bytes(packfile).root
 
 
@@ -87,13 +94,16 @@ def build_collision(builder, owner_index, owner_block, owner):
     index = owner_block.collision_object
     collision = blocks[index] if index < len(blocks) else None
     if not isinstance(collision, bhkNPCollisionObject):
+        leave_out(owner, index)
         builder.warn(f"{label}: collision block {index} is not a bhkNPCollisionObject; its collision is left out")
         return
     system_block = blocks[collision.data] if 0 <= collision.data < len(blocks) else None
     if not isinstance(system_block, bhkSystem):
+        leave_out(owner, index)
         builder.warn(f"{label}: its collision object has no physics system; left out")
         return
     if system_block.kind == "ragdoll":
+        leave_out(owner, index)
         builder.warn("ragdoll collision (bhkRagdollSystem) is kept in the file but not shown")
         return
     try:
@@ -105,9 +115,25 @@ def build_collision(builder, owner_index, owner_block, owner):
         body = system.bodies[collision.body_id]
         obj, offset = _body_object(builder, system, body, f"{label} collision")
     except FormatError as error:
+        leave_out(owner, index)
         builder.warn(f"{label}: collision not shown ({error})")
         return
     place_body(builder, obj, owner, offset, index)
+
+
+def _holder(owner):
+    """Where an owner's properties live: its object, or its bone for (armature, bone name)."""
+    return owner[0].data.bones[owner[1]] if isinstance(owner, tuple) else owner
+
+
+def leave_out(owner, index):
+    """Remember that the import did not show the owner's collision block ``index``."""
+    _holder(owner)[schema.NIF_COLLISION_LEFT_OUT] = index
+
+
+def left_out(owner):
+    """The owner's collision block index the import did not show, or None."""
+    return _holder(owner).get(schema.NIF_COLLISION_LEFT_OUT)
 
 
 def place_body(builder, obj, owner, offset, index):
@@ -240,8 +266,22 @@ def fingerprint(obj):
     return digest.hexdigest()
 
 
-def _digest(digest, obj):
-    values = {key: obj[key] for key in (schema.HAVOK_SHAPE, schema.HAVOK_MATERIAL, schema.HAVOK_RADIUS, *BODY_FIELDS) if key in obj}
+def shape_fingerprint(obj):
+    """``fingerprint`` of one shape object of a body (the body's own fields left out), with
+    where it sits in the body (its collision ancestors' placements): equal digests mean the
+    shape is as imported, in place."""
+    digest = hashlib.sha1()
+    parent = obj.parent
+    while parent is not None and schema.HAVOK_SHAPE in parent:
+        digest.update(np.array(parent.matrix_parent_inverse @ parent.matrix_basis, np.float32).tobytes())
+        parent = parent.parent
+    _digest(digest, obj, body=False)
+    return digest.hexdigest()
+
+
+def _digest(digest, obj, body=True):
+    keys = (schema.HAVOK_SHAPE, schema.HAVOK_MATERIAL, schema.HAVOK_RADIUS, schema.HAVOK_MOPP, *(BODY_FIELDS if body else ()))
+    values = {key: obj[key] for key in keys if key in obj}
     digest.update(repr(sorted(values.items())).encode())
     local = obj.matrix_parent_inverse @ obj.matrix_basis
     digest.update(np.array(local, np.float32).tobytes())
@@ -262,4 +302,4 @@ def _digest(digest, obj):
             digest.update(values.tobytes())
     for child in collision_children(obj):
         digest.update(child.name.encode())
-        _digest(digest, child)
+        _digest(digest, child, body)

@@ -19,11 +19,12 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import reachable, remove_blocks
+from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from .extras import write_extras
@@ -329,6 +330,7 @@ class NifExporter:
             real = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
             face_ids = np.full(len(triangles), -1, np.int32)
             face_ids[real] = np.arange(int(real.sum()), dtype=np.int32)
+            triangle_groups.write_groups(self, index, mesh, face_ids)
             vertex_ids = np.arange(len(mesh.vertices))
             pieces = [(index, vertex_ids, triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
         else:
@@ -394,8 +396,9 @@ class NifExporter:
             material = mesh.materials[slot] if slot < len(mesh.materials) else None
             for used, local in split_triangles(arrays["triangles"][chosen]):
                 piece_index = index if not pieces and index is not None else None
-                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces))
+                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces), index)
                 shape_export.encode_geometry(self, block_index, arrays, used, local, skinned)
+                triangle_groups.write_groups(self, block_index, mesh, face_ids[: len(local)], index)
                 self._place(block_index, obj, matrix)
                 pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
                 face_ids = face_ids[len(local) :]
@@ -419,7 +422,9 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
-    per game unit, by default the import's. Returns (NifFile, messages)."""
+    per game unit, by default the import's. Returns (NifFile, messages): what did not go as
+    asked, and for a static Fallout 4 model why the Creation Kit would crash on it or leave it
+    uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -438,7 +443,7 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     else:
         nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
     nif.write(path)
-    return nif, messages + more
+    return nif, messages + more + export_warnings(nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):

@@ -11,7 +11,7 @@ from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
-from . import animation_import, extras, material_import, skin_import
+from . import animation_import, extras, material_import, skin_import, triangle_groups
 from ..datablocks import Rollback
 from ..integers import to_int32
 from ..mesh_build import build_mesh
@@ -143,6 +143,7 @@ class SceneBuilder:
             if mesh is not None:
                 self.rollback.add(mesh)
                 mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
+                triangle_groups.show_groups(self.nif, block, mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)

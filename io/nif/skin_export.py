@@ -28,6 +28,7 @@ from ...core.nif.blocks.skin import (
 )
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
 from ...core.stream import WriteStream
+from ..mesh_read import face_values
 from .skin_import import node_parents, placement
 from .. import schema
 
@@ -168,7 +169,7 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     if fo4:
         _write_fo4(exporter, block, instance_index if existing else -1, root, nodes, binds, bounds, indices, values)
     else:
-        groups = _body_part_groups(exporter, source["object"], _face_values(mesh, schema.NIF_BODY_PART, face_ids, -1))
+        groups = _body_part_groups(exporter, source["object"], face_values(mesh, schema.NIF_BODY_PART, face_ids, -1))
         partition = _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited,
                                indices, values, triangles, groups, sse)
         if sse:
@@ -275,8 +276,8 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
         layout = segments.segment_layout(block) if text is None else json.loads(text)
     except (TypeError, ValueError) as error:
         raise FormatError(f"{name}: nif_segments is not valid JSON ({error})") from None
-    segment = _face_values(mesh, schema.NIF_SEGMENT, face_ids, segments.NO_SEGMENT)
-    sub = _face_values(mesh, schema.NIF_SUBSEGMENT, face_ids, segments.NO_SEGMENT)
+    segment = face_values(mesh, schema.NIF_SEGMENT, face_ids, segments.NO_SEGMENT)
+    sub = face_values(mesh, schema.NIF_SUBSEGMENT, face_ids, segments.NO_SEGMENT)
     if segments.segments_hold(block, layout, segment, sub):
         return
     try:
@@ -301,16 +302,6 @@ def _body_part_groups(exporter, obj, groups):
     if unknown.any():
         exporter.warn(f"{obj.name}: {int(unknown.sum())} faces have no body part of the file's; they are written in body part {listed[0]}")
     return np.where(unknown, listed[0], groups)
-
-
-def _face_values(mesh, name, face_ids, missing=0):
-    """The INT face attribute ``name`` of each exported triangle's face (``missing`` without it)."""
-    attribute = mesh.attributes.get(name)
-    if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
-        return np.full(len(face_ids), missing, np.int64)
-    values = np.empty(len(mesh.polygons), np.int32)
-    attribute.data.foreach_get("value", values)
-    return values[np.asarray(face_ids, np.intp)].astype(np.int64)
 
 
 def _reuse(exporter, index, kind, type_name):

@@ -38,6 +38,7 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
 from .. import armature_edit, schema
+from ..mesh_build import face_attribute
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose
@@ -300,7 +301,7 @@ class SkinImport:
             self.builder.warn(f"{obj.name}: {len(parts)} body parts for {len(skin.partition.partitions)} partitions")
             return
         body = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
-        _face_attribute(obj.data, schema.NIF_BODY_PART, body)
+        face_attribute(obj.data, schema.NIF_BODY_PART, body)
         obj[schema.NIF_BODY_PARTS] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
 
 
@@ -315,8 +316,8 @@ def _segments(shape, obj, faces):
     else:
         source = skinning.triangle_lookup(triangles, faces)
     found = source >= 0
-    _face_attribute(obj.data, schema.NIF_SEGMENT, np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
-    _face_attribute(obj.data, schema.NIF_SUBSEGMENT, np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
+    face_attribute(obj.data, schema.NIF_SEGMENT, np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
+    face_attribute(obj.data, schema.NIF_SUBSEGMENT, np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
     obj[schema.NIF_SEGMENTS] = json.dumps(segments.segment_layout(shape))
 
 
@@ -328,11 +329,6 @@ def _faces(mesh):
     if len(sizes) and (sizes != 3).any():
         raise FormatError("a skinned mesh was built with faces that are not triangles")
     return corners.reshape(-1, 3)
-
-
-def _face_attribute(mesh, name, values):
-    attribute = mesh.attributes.new(name, "INT", "FACE")
-    attribute.data.foreach_set("value", np.asarray(values, np.int32))
 
 
 def _set_weights(mesh, group_indices, weights):

@@ -17,7 +17,11 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.precombined import BAKED, EXTERNAL, INLINE, BSPackedCombinedGeomDataExtra, instance_dtype
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
-from .geometry_target import GeometryTarget, default_plugin, geometry_files, to_external
+from ...core.plugin.references import cell_instances
+from ...core.precombined.cell_files import cell_file_ids, data_folder
+from ...core.precombined.plan import ExportPlan
+from .cell_outputs import plan_outputs
+from .geometry_target import GeometryTarget, IndexTarget, default_plugin, geometry_files, to_external
 from .instancing import instancer_matrices, instancer_source
 from .records import DEFAULT_DESC, LITTLE, RecordSource, StoredGeometry, placeholder_record, placement, record_from_mesh
 from ..havok import collision_export
@@ -28,6 +32,7 @@ from ..nif.source import import_scale
 from .. import schema
 
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
+CELL, GEOMETRY = "precombined cell", "geometry of edited records (.csg)"
 SHARED_TYPE, BAKED_TYPE = "BSPackedCombinedSharedGeomDataExtra", "BSPackedCombinedGeomDataExtra"
 
 
@@ -332,22 +337,52 @@ def cell_collection_objects(template):
     return [o for c in bpy.data.collections if c.get(schema.NIF_PATH) == path for o in objects_in(c)]
 
 
-def export_cell(path, objects, *, layout=None, scale=None, plugin=None):
-    """Write the objects as a cell, and the geometry of its edited external records to
-    ``<plugin> - Geometry.csg`` beside it. Objects that are not part of a cell are refused,
-    nothing is written. ``scale``: Blender units per game unit, by default the import's.
-    Returns (the NifFile, the geometry file written or None)."""
+def export_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=(),
+                dry_run=False):
+    """Write the objects as a cell with what follows it (``plan_cell``); unless ``dry_run``,
+    every file or none. Returns the ExportPlan."""
+    plan = plan_cell(path, objects, layout=layout, scale=scale, plugin=plugin, index=index, patch=patch,
+                     plugins=plugins)
+    if not dry_run:
+        plan.write()
+    return plan
+
+
+def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=()):
+    """What exporting the objects as a cell writes: the cell; the geometry of its edited external
+    records in ``<plugin> - Geometry.csg`` (default: the records' plugin, or the patch's own)
+    in the Data folder of the cell (its own folder outside ``meshes``); the ``<plugin>.cdx``
+    beside it (``index``: a .cdx to start from, else the one beside the .csg the import read);
+    with ``patch`` (cell_outputs.PatchOptions) the patch plugin of the copies' edits, whose
+    references come from ``plugins`` (the cell's plugin, then its masters; default: found in the
+    cell's Data folder); the cell's physics when copies moved or went. Objects that are not part
+    of a cell are refused. ``scale``: Blender units per game unit, by default the import's."""
     records, refused = split_objects(objects)
     if scale is None:
         scale = cell_scale(records)
     if refused:
         refuse(refused)
     files = geometry_files(records)
-    geometry = GeometryTarget(Path(path).parent, plugin or default_plugin(files, path), files)
+    target = plugin or (Path(patch.path).stem if patch is not None else default_plugin(files, path))
+    folder = data_folder(path)
+    geometry = GeometryTarget(folder, target, files)
     template = template_of(records)
-    nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)
+    copies_before = [(*key, instance.copy()) for *key, instance in cell_instances(template)] if template else []
+    nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)  # edits the template
     if template is not None:
         write_cell_collision(nif, cell_collection_objects(template))
-    written = geometry.write()
-    nif.write(path)
-    return nif, written
+    plan = ExportPlan()
+    plan.nif = nif
+    plan.add(path, nif.to_bytes(), CELL)
+    csg = geometry.to_bytes()
+    if csg is not None:
+        plan.add(geometry.path, csg, GEOMETRY)
+    if template is not None:
+        external = any(b.layout == EXTERNAL for _, b in nif.blocks_of(BSPackedCombinedGeomDataExtra))
+        named = cell_file_ids(path) is not None  # the game finds a cell's meshes by their names only
+        target_index = IndexTarget(folder, target, files, index) if external and named else None
+        plan_outputs(plan, path, nif, template, copies_before, records, scale, index=target_index, patch=patch,
+                     plugins=plugins)
+    elif patch is not None:
+        raise FormatError("a patch follows edits of an imported cell: these objects make a new one")
+    return plan

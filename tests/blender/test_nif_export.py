@@ -22,7 +22,7 @@ def _exportable(path):
         nif = NifFile.read(path)
     except Exception:
         return False
-    return not any("Packed" in b.type_name for b in nif.blocks)
+    return not any("PackedCombined" in b.type_name for b in nif.blocks)
 
 
 ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]

@@ -1,6 +1,7 @@
 """The .blend format: an import stamps what it makes with the schema's version; a .blend saved
-with the previous release's keys (no stamp, and the key it wrote for nothing) still exports,
-byte for byte; data stamped by a newer version is refused rather than misread."""
+with the previous release's keys (no stamp, none of the keys added since, and the key it wrote for
+nothing) still exports, byte for byte; data stamped by a newer version is refused rather than
+misread."""
 
 import json
 import subprocess
@@ -26,26 +27,31 @@ PLUGIN = "ck-precombined/AlootHomePlate.esp"
 BSM2 = "bsm2/Rabbit.bsm2"
 SKELETON_HKX = f"{FO4}/Animations/skeleton.hkx"
 ANIMATION_HKX = f"{FO4}/Animations/PoseA_Idle1.hkx"
-STAMP = "nif_schema_version"  # the one key the previous release did not write
+STAMP = "nif_schema_version"  # the version stamp, which the previous release did not write
 # The prefixes of the attribute names the add-on gives (Blender's own: position, UVMap, Color...).
 PREFIXES = ("nif_", "havok_", "precombine", "reference_", "base_", "hkx_", "bsm2_", "bgsm_")
 
 # Run by the bpy wheel's Python: open the .blend, list every custom property key of the add-on's
-# datablocks and every add-on attribute, take the stamp out, give the cells the key the previous
-# release wrote, save as a second .blend.
+# datablocks and every add-on attribute, take out the keys and attributes the previous release did
+# not write (the stamp, the new keys: argv[3], JSON), give the cells the key the previous release
+# wrote, save as a second .blend.
 TO_PREVIOUS_RELEASE = f"""
 import json, sys, bpy
 bpy.ops.wm.open_mainfile(filepath=sys.argv[1])
+new = set(json.loads(sys.argv[3]))
 holders = [*bpy.data.collections, *bpy.data.objects, *bpy.data.meshes, *bpy.data.materials, *bpy.data.actions,
            *bpy.data.armatures, *(b for a in bpy.data.armatures for b in a.bones),
            *(n for m in bpy.data.materials if m.node_tree for n in m.node_tree.nodes)]
 keys, stamped = set(), 0
 for holder in holders:
     keys.update(holder.keys())
-    if {STAMP!r} in holder:
-        del holder[{STAMP!r}]
-        stamped += 1
+    stamped += {STAMP!r} in holder
+    for key in new.intersection(holder.keys()):
+        del holder[key]
 attributes = {{a.name for m in bpy.data.meshes for a in m.attributes if a.name.startswith({PREFIXES!r})}}
+for mesh in bpy.data.meshes:
+    for name in new.intersection(a.name for a in mesh.attributes):
+        mesh.attributes.remove(mesh.attributes[name])
 for collection in bpy.data.collections:
     if any("precombined_object" in o for o in collection.objects):
         collection["precombined_layout"] = "external"
@@ -69,15 +75,20 @@ def test_a_blend_of_the_previous_release_still_exports(tmp_path, corpus):
     this release's .blend does."""
     from extension import blender_cli
 
+    from precombined_nif.io import schema
+
+    # what this release writes and the previous one did not: the stamp, the keys added since
+    new = {key for name, key in vars(schema).items() if name.isupper() and isinstance(key, str)} - PREVIOUS_RELEASE
     current, previous = tmp_path / "current.blend", tmp_path / "previous.blend"
     sources = [corpus / name for name in NIFS + [CELL]]
     result = blender_cli("import", *sources, corpus / BSM2, corpus / SKELETON_HKX, corpus / ANIMATION_HKX,
                          "--csg", corpus / CSG, "--plugin", corpus / PLUGIN, "--blend", current)
     assert result.returncode == 0, result.stderr
-    found = run_bpy(TO_PREVIOUS_RELEASE, current, previous)
+    found = run_bpy(TO_PREVIOUS_RELEASE, current, previous, json.dumps(sorted(new)))
     # every file's top datablock was stamped (the NIF collections, the .bsm2 objects, the armature, the action)
     assert found["stamped"] == len(sources) + 2 + 2
-    assert set(found["keys"]) - {STAMP} <= PREVIOUS_RELEASE and set(found["attributes"]) <= PREVIOUS_RELEASE
+    assert STAMP in new and set(found["keys"]) <= PREVIOUS_RELEASE | new
+    assert set(found["attributes"]) <= PREVIOUS_RELEASE | new
     assert len(found["keys"]) > 60  # most of the format is in this .blend
 
     result = blender_cli("export", previous, tmp_path / "out", "--each")
