@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path, PurePosixPath
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 
 SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh")
 NIF_SUFFIXES = (".nif", ".kf", ".mesh")  # what game archives hold of these (a .bsm2 is never packed in one)
@@ -48,15 +48,6 @@ def archive_files(path):
     except FormatError:
         return [(f"{path}:", PurePosixPath(Path(path).name))]
     return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in NIF_SUFFIXES]
-
-
-def failure_text(path, error):
-    """One line naming the file and what is wrong."""
-    if isinstance(error, FormatError):
-        return str(error.located(path=path))
-    if isinstance(error, OSError):
-        return f"{error.filename or path}: {error.strerror or error}"
-    return f"{path}: internal error ({type(error).__name__}: {error}); please report it"
 
 
 # -- the tasks (top-level functions: worker processes receive them by name) ------------------

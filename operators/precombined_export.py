@@ -3,10 +3,11 @@
 import bpy
 
 from ..core.archives.data import split_archive_path
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..core.nif.blocks.precombined import cell_totals
 from ..io.collection_objects import objects_in
-from ..io.precombined.cell_outputs import PREVIEW, PatchOptions
+from ..io import schema
+from ..io.precombined.cell_outputs import PatchOptions
 from ..io.precombined.exporter import CELL, cell_scale, export_cell, plan_cell
 from .nif_export import NifExport
 
@@ -67,7 +68,7 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
                 patch=patch,
             )
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in plan.messages:
             self.report({"WARNING"}, message)
@@ -92,14 +93,14 @@ class OBJECT_OT_precombined_preview(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and "precombined_cell" in context.object
+        return context.object is not None and schema.PRECOMBINED_CELL in context.object
 
     def invoke(self, context, event):
         return context.window_manager.invoke_props_dialog(self)
 
     def execute(self, context):
-        cell = str(context.object["precombined_cell"])
-        collection = next((c for c in bpy.data.collections if c.get("nif_path") == cell), None)
+        cell = str(context.object[schema.PRECOMBINED_CELL])
+        collection = next((c for c in bpy.data.collections if c.get(schema.NIF_PATH) == cell), None)
         if collection is None:
             self.report({"ERROR"}, f"the collection {cell} was imported into is gone")
             return {"CANCELLED"}
@@ -109,8 +110,8 @@ class OBJECT_OT_precombined_preview(bpy.types.Operator):
         try:
             lines = plan_cell(target, objects_in(collection), patch=patch).lines()
         except (FormatError, OSError) as error:
-            lines = [f"error: {error}"]
-        collection[PREVIEW] = "\n".join(lines)
+            lines = [f"error: {failure_text(target, error)}"]
+        collection[schema.PRECOMBINED_EXPORT_PREVIEW] = "\n".join(lines)
         return {"FINISHED"}
 
 

@@ -52,10 +52,8 @@ from ...core.nif.legacy_mopp import build_over, damaged_mopps
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
 from ...core.nif import versions
 from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
-from .collision_import import BLOCK, MOPP_TREE, RADIUS, SHAPE, SOURCE, collision_children, fingerprint, left_out, shape_fingerprint
+from .collision_import import collision_children, fingerprint, left_out, shape_fingerprint
 from .legacy_collision_import import (
-    SHAPE_BLOCK,
-    SHAPE_SOURCE,
     body_matrix,
     compressed_data_in,
     hull_mesh,
@@ -63,6 +61,7 @@ from .legacy_collision_import import (
     motion_name,
     template_body,
 )
+from .. import schema
 
 MESH_KINDS = ("packed_mesh", "strips_mesh", "compressed_mesh")
 LIST_KINDS = ("list", "convex_list")
@@ -93,8 +92,8 @@ def write_collision(exporter, owner, owner_index):
     label = owner[1] if isinstance(owner, tuple) else owner.name
     if len(bodies) > 1:
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
-    imported = body is not None and obj.get(BLOCK) == index
-    if imported and obj.get(SOURCE) == fingerprint(obj):
+    imported = body is not None and obj.get(schema.NIF_COLLISION) == index
+    if imported and obj.get(schema.HAVOK_SOURCE) == fingerprint(obj):
         _repair_mopps(exporter, obj, body.shape)
         return
     bs_version = exporter.nif.header.bs_version
@@ -127,7 +126,7 @@ def _repair_mopps(exporter, obj, shape):
 
 
 def _motion(obj):
-    motion = obj.get("havok_motion", "static")
+    motion = obj.get(schema.HAVOK_MOTION, "static")
     if motion not in MOTIONS:
         raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
     return motion
@@ -137,15 +136,15 @@ def _set_body(body, obj, shape, placed, bs_version):
     motion = _motion(obj)
     if motion_name(body.motion_system, bs_version) != motion:
         body.motion_system, body.quality_type = motion_codes(bs_version)[motion]
-    layer = int(obj.get("havok_layer", 1))
+    layer = int(obj.get(schema.HAVOK_LAYER, 1))
     if not 0 <= layer <= 255:
         raise FormatError(f"collision {obj.name!r}: layer {layer} is not 0 to 255")
     body.shape = shape
     body.havok_filter = (layer, *body.havok_filter[1:])
     body.body_filter = (layer, *body.body_filter[1:])
-    body.friction = float(obj.get("havok_friction", 0.5))
-    body.restitution = float(obj.get("havok_restitution", 0.4))
-    body.mass = float(obj.get("havok_mass", 0.0))
+    body.friction = float(obj.get(schema.HAVOK_FRICTION, 0.5))
+    body.restitution = float(obj.get(schema.HAVOK_RESTITUTION, 0.4))
+    body.mass = float(obj.get(schema.HAVOK_MASS, 0.0))
     if motion != "dynamic":
         return  # only a moving body's centre of mass and inertia matter: the stored ones are kept
     if not body.mass > 0:
@@ -163,7 +162,7 @@ def _pieces(obj, matrix, units):
     """The convex pieces (vertices in Havok units, outward triangles) of the shapes of ``obj``
     placed by ``matrix`` (body space, game units): a box, its bounds; a sphere, a 26-point hull;
     other meshes, their hull (flat ones have none)."""
-    kind = obj[SHAPE]
+    kind = obj[schema.HAVOK_SHAPE]
     if kind in LIST_KINDS:
         return [piece for child in collision_children(obj)
                 for piece in _pieces(child, matrix @ np.array(local_matrix(child), np.float64), units)]
@@ -184,10 +183,10 @@ def write_shape(exporter, obj, matrix, replaced=None, imported=False):
     """The block index of the shape of ``obj`` placed by ``matrix`` (body space, game units);
     ``replaced``: the (bhkCompressedMeshShape, data) of the body's stored collision, or None;
     ``imported``: the body is the one the import showed, so its untouched shapes are kept."""
-    kind = obj[SHAPE]
+    kind = obj[schema.HAVOK_SHAPE]
     units = havok_scale(exporter.nif.header.bs_version)
-    if imported and SHAPE_BLOCK in obj and obj.get(SHAPE_SOURCE) == shape_fingerprint(obj):
-        return obj[SHAPE_BLOCK]
+    if imported and schema.NIF_SHAPE in obj and obj.get(schema.HAVOK_SHAPE_SOURCE) == shape_fingerprint(obj):
+        return obj[schema.NIF_SHAPE]
     try:
         if kind in LIST_KINDS:
             return _list(exporter, obj, matrix, replaced, imported)
@@ -212,7 +211,7 @@ def write_shape(exporter, obj, matrix, replaced=None, imported=False):
             points, planes = hull_planes(placed / units)
             planes = planes[np.lexsort(planes.T[::-1])]  # sorted as the game's files keep them
             return exporter.add(bhkConvexVerticesShape(
-                material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
+                material=material_of(obj), radius=float(obj.get(schema.HAVOK_RADIUS, 0.0)) / units,
                 vertices=np.c_[points, np.zeros(len(points))].astype(np.float32), normals=planes.astype(np.float32)))
         raise FormatError(f"unknown collision shape {kind!r}")
     except FormatError as error:
@@ -225,8 +224,8 @@ def _list(exporter, obj, matrix, replaced, imported):
     children = collision_children(obj)
     if not children:
         raise FormatError("a list needs collision objects parented to it")
-    kind = obj[SHAPE]
-    if kind == "convex_list" and any(child.get(SHAPE) in MESH_KINDS for child in children):
+    kind = obj[schema.HAVOK_SHAPE]
+    if kind == "convex_list" and any(child.get(schema.HAVOK_SHAPE) in MESH_KINDS for child in children):
         raise FormatError("a convex list holds convex shapes, not triangle meshes")
     sub_shapes = [write_shape(exporter, child, matrix @ np.array(local_matrix(child), np.float64), replaced, imported)
                   for child in children]
@@ -236,7 +235,7 @@ def _list(exporter, obj, matrix, replaced, imported):
     else:
         radius = exporter.nif.blocks[sub_shapes[0]].radius
         shape = exporter.add(bhkConvexListShape(sub_shapes=sub_shapes, material=material_of(obj), radius=radius))
-    if not obj.get(MOPP_TREE):
+    if not obj.get(schema.HAVOK_MOPP):
         return shape
     tree = build_over(exporter.nif.blocks, shape)
     return exporter.add(bhkMoppBvTreeShape(shape=shape, offset=tree.offset, build_type=tree.build_type, code=tree.code))
@@ -244,7 +243,7 @@ def _list(exporter, obj, matrix, replaced, imported):
 
 def _mesh_vertices(obj):
     if obj.type != "MESH" or not len(obj.data.vertices):
-        raise FormatError(f"a {obj[SHAPE]} collision must be a mesh with vertices")
+        raise FormatError(f"a {obj[schema.HAVOK_SHAPE]} collision must be a mesh with vertices")
     co = np.empty(3 * len(obj.data.vertices), np.float32)
     obj.data.vertices.foreach_get("co", co)
     return co.reshape(-1, 3).astype(np.float64)
@@ -260,8 +259,8 @@ def _triangle_mesh(exporter, obj, matrix, units, replaced):
     materials = triangle_materials(obj, obj.data)
     if versions.skyrim_or_later(exporter.nif.header.bs_version):
         return _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced)
-    radius = float(obj.get(RADIUS, PACKED_RADIUS * units)) / units
-    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get("havok_layer", 1)), radius)
+    radius = float(obj.get(schema.HAVOK_RADIUS, PACKED_RADIUS * units)) / units
+    tree, shape, data = packed_mesh_blocks(vertices, triangles, materials, int(obj.get(schema.HAVOK_LAYER, 1)), radius)
     shape.data = exporter.add(data)
     tree.shape = exporter.add(shape)
     return exporter.add(tree)
@@ -292,7 +291,7 @@ def _box(exporter, obj, vertices, matrix):
     frame = np.eye(4)
     frame[:3, :3] = rotation
     frame[:3, 3] = placed[:3, 3]
-    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(RADIUS, 0.0)) / units,
+    shape = exporter.add(bhkBoxShape(material=material_of(obj), radius=float(obj.get(schema.HAVOK_RADIUS, 0.0)) / units,
                                      dimensions=tuple(half / units)))
     return _placed(exporter, obj, shape, frame)
 
@@ -312,7 +311,7 @@ def _placed(exporter, obj, shape, frame):
 def _compressed_mesh(exporter, obj, vertices, triangles, materials, replaced):
     """A MOPP tree over a new compressed mesh shape and its data; the shape's fields and the
     materials' filters kept from ``replaced`` (the body's stored one) when there is one."""
-    layer = int(obj.get("havok_layer", 1))
+    layer = int(obj.get(schema.HAVOK_LAYER, 1))
     filters = {int(value): (layer, 0, 0) for value in np.unique(materials).tolist()}
     shape = bhkCompressedMeshShape(target=exporter.nif.roots[0] if exporter.nif.roots else -1)
     template = None

@@ -52,13 +52,8 @@ from ...core.nif.blocks.legacy_havok import (
 )
 from ...core.nif.legacy_mopp import LISTS, damaged_mopps
 from ...core.nif import versions
-from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
 from .collision_import import (
-    MATERIAL,
-    MOPP_TREE,
-    RADIUS,
-    SHAPE,
     capsule_mesh,
     leave_out,
     material_text,
@@ -67,6 +62,7 @@ from .collision_import import (
     set_ranges,
     shape_fingerprint,
 )
+from .. import schema
 
 # hkMotionType and hkQualityType of a body by motion, in FO3/FNV and in Skyrim, whose Havok (2010)
 # dropped the two "stabilized" motion types (every corpus Skyrim body: static 5 with quality 0,
@@ -77,8 +73,6 @@ MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
          bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape, bhkCompressedMeshShape)
 MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape, *LISTS)
-SHAPE_BLOCK = "nif_shape"
-SHAPE_SOURCE = "havok_shape_source"
 
 
 def motion_codes(bs_version):
@@ -114,33 +108,28 @@ def build_collision(builder, owner_index, owner_block, owner):
         leave_out(owner, index)
         builder.warn(f"{label}: collision block {index} is not a bhkCollisionObject with a rigid body; its collision is left out")
         return
-    start = len(builder.created)
+    start = builder.rollback.savepoint()
     units = havok_scale(builder.nif.header.bs_version)
     try:
         check_shape(blocks, body.shape)
         obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision", units)
         offset = body_matrix(body, units) @ offset
     except FormatError as error:
-        _remove(builder, start)
+        builder.rollback.undo(start)
         leave_out(owner, index)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
     for mopp_index, why in damaged_mopps(blocks, body.shape):
         builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting builds it anew")
-    obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
-    obj["havok_mass"] = float(body.mass)
-    obj["havok_friction"] = float(body.friction)
-    obj["havok_restitution"] = float(body.restitution)
-    obj["havok_layer"] = body.havok_filter[0]
+    obj[schema.HAVOK_MOTION] = motion_name(body.motion_system, builder.nif.header.bs_version)
+    obj[schema.HAVOK_MASS] = float(body.mass)
+    obj[schema.HAVOK_FRICTION] = float(body.friction)
+    obj[schema.HAVOK_RESTITUTION] = float(body.restitution)
+    obj[schema.HAVOK_LAYER] = body.havok_filter[0]
     set_ranges(obj)
     place_body(builder, obj, owner, offset, index)
-    for shape in (obj, *(child for child in obj.children_recursive if SHAPE in child)):
-        shape[SHAPE_SOURCE] = shape_fingerprint(shape)
-
-
-def _remove(builder, start):
-    remove_all(builder.created[start:])
-    del builder.created[start:]
+    for shape in (obj, *(child for child in obj.children_recursive if schema.HAVOK_SHAPE in child)):
+        shape[schema.HAVOK_SHAPE_SOURCE] = shape_fingerprint(shape)
 
 
 def template_body(blocks, index):
@@ -223,14 +212,14 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     if isinstance(block, bhkMoppBvTreeShape):
         obj, offset = shape_object(builder, blocks, block.shape, name, units)
         if isinstance(blocks[block.shape], LISTS):
-            obj[MOPP_TREE] = True
-        obj[SHAPE_BLOCK] = index
+            obj[schema.HAVOK_MOPP] = True
+        obj[schema.NIF_SHAPE] = index
         return obj, offset
     if isinstance(block, bhkTransformShape):
         obj, offset = shape_object(builder, blocks, block.shape, name, units)
         matrix = block.matrix
         matrix[:3, 3] *= units
-        obj[SHAPE_BLOCK] = index
+        obj[schema.NIF_SHAPE] = index
         return obj, Matrix(matrix.tolist()) @ offset
     if isinstance(block, (bhkListShape, bhkConvexListShape)):
         obj = new_collision_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
@@ -247,14 +236,14 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
         half = np.array(block.dimensions, np.float64) * units
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
         obj = new_collision_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
-        obj[RADIUS] = block.radius * units
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkCapsuleShape):
         first, second = (np.array(p, np.float64) * units for p in (block.first, block.second))
         obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * units)), "capsule")
     elif isinstance(block, bhkConvexVerticesShape):
         points, faces = spanned_hull(np.asarray(block.vertices, np.float64)[:, :3] * units)
         obj = new_collision_object(builder, name, build_mesh(name, points, fan_triangles(faces)), "convex")
-        obj[RADIUS] = block.radius * units
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkPackedNiTriStripsShape):
         obj = _packed_object(builder, blocks, block, name, units)
     elif isinstance(block, bhkCompressedMeshShape):
@@ -262,8 +251,8 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     else:
         obj = _strips_object(builder, blocks, block, name)
     if not isinstance(block, (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)):
-        obj[MATERIAL] = material_text(block.material)
-    obj[SHAPE_BLOCK] = index
+        obj[schema.HAVOK_MATERIAL] = material_text(block.material)
+    obj[schema.NIF_SHAPE] = index
     set_ranges(obj)
     return obj, Matrix.Identity(4)
 
@@ -297,11 +286,11 @@ def _packed_object(builder, blocks, block, name, units):
     if len(sub_shapes):
         materials = np.asarray(sub_shapes["material"], np.uint32)
         per_face = materials[np.searchsorted(ends, triangles[:, 0], side="right")]
-        attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+        attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
         attribute.data.foreach_set("value", per_face.view(np.int32))
-        obj[MATERIAL] = material_text(materials[0])
+        obj[schema.HAVOK_MATERIAL] = material_text(materials[0])
     else:
-        obj[MATERIAL] = material_text(0)
+        obj[schema.HAVOK_MATERIAL] = material_text(0)
     return obj
 
 
@@ -316,10 +305,10 @@ def _compressed_object(builder, blocks, block, name, units):
     mesh = build_mesh(name, vertices[used] * np.array(block.scale[:3]) * units, corners.reshape(-1, 3))
     obj = new_collision_object(builder, name, mesh, "compressed_mesh")
     materials = np.asarray(data.chunk_materials["material"], np.uint32)[material_indices]
-    attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+    attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
     attribute.data.foreach_set("value", materials.view(np.int32))
     values, counts = np.unique(materials, return_counts=True)
-    obj[MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
+    obj[schema.HAVOK_MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
     return obj
 
 

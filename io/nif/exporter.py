@@ -29,6 +29,7 @@ from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from .extras import write_extras
 from .source import import_scale, source_of, template_collection
+from .. import schema
 
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
@@ -64,7 +65,7 @@ def transform_fields(matrix, name):
 
 def moved(obj):
     """Whether the object's transform changed since the import made it."""
-    stored = obj.get("nif_basis")
+    stored = obj.get(schema.NIF_BASIS)
     if stored is None or len(stored) != 16:
         return True
     return not np.allclose(np.array(obj.matrix_basis, np.float64).ravel(), np.array(stored, np.float64), atol=1e-6)
@@ -141,7 +142,7 @@ class NifExporter:
         self._bind(exported)
         chosen = set(exported)
         kids = {}
-        for obj in sorted(exported, key=lambda o: (o.get("nif_block", 1 << 30), o.name)):
+        for obj in sorted(exported, key=lambda o: (o.get(schema.NIF_BLOCK, 1 << 30), o.name)):
             kids.setdefault(self._parent_of(obj, chosen), []).append(obj)
         roots = kids.get(None, [])
         main_root = self._main_root(roots)
@@ -181,11 +182,11 @@ class NifExporter:
         if not self.template:
             return
         for obj in objects:
-            index = obj.get("nif_block")
+            index = obj.get(schema.NIF_BLOCK)
             if not isinstance(index, int) or not 0 <= index < len(self.nif.blocks) or index in taken:
                 continue
             block = self.nif.blocks[index]
-            if block.type_name != obj.get("nif_type") or not self._fits(obj, block):
+            if block.type_name != obj.get(schema.NIF_TYPE) or not self._fits(obj, block):
                 continue
             self.bound[obj] = index
             taken.add(index)
@@ -232,7 +233,7 @@ class NifExporter:
             matrix = obj.matrix_world.copy() if parent_obj is None else parent_obj.matrix_world.inverted() @ obj.matrix_world
         if parent_obj is None:
             matrix = Matrix.Scale(1.0 / self.scale, 4) @ matrix
-        if obj.type == "ARMATURE" and obj not in self.bound and "nif_root" in obj:
+        if obj.type == "ARMATURE" and obj not in self.bound and schema.NIF_ROOT in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
             skin_export.write_armature(self, obj, parent_index)
@@ -256,7 +257,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", self.new_flags))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get(schema.NIF_FLAGS, self.new_flags))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index
@@ -281,7 +282,7 @@ class NifExporter:
         staying = {
             index
             for obj, index in self.block_of.items()
-            if obj.get("nif_parent") == self.parent_block.get(obj)
+            if obj.get(schema.NIF_PARENT) == self.parent_block.get(obj)
         }
         # Bones of the template stay under their nodes (several armatures may share them).
         staying |= {index for index in self.bone_nodes.values() if index in self.scene_blocks}
@@ -376,7 +377,7 @@ class NifExporter:
     def _unchanged(mesh):
         """Whether the mesh still holds what the import made of its block (then the block is
         kept as stored)."""
-        stored = mesh.get("nif_geometry")
+        stored = mesh.get(schema.NIF_GEOMETRY)
         return stored is not None and len(mesh.materials) <= 1 and stored == geometry_fingerprint(mesh)
 
     def _encode_pieces(self, obj, index, matrix, skinned):
@@ -450,8 +451,8 @@ def _export(objects, collection, template, game, scale, full_precision):
     if template is not None and animation_import.is_kf(template):
         return animation_export.export_kf(exporter, collection), exporter.messages
     if template is not None:
-        exporter.keep_collision = not collection.get("nif_built_collision", True)
-        exporter.keep_skin = not collection.get("nif_built_skin", True)
+        exporter.keep_collision = not collection.get(schema.NIF_BUILT_COLLISION, True)
+        exporter.keep_skin = not collection.get(schema.NIF_BUILT_SKIN, True)
     return exporter.export(objects), exporter.messages
 
 

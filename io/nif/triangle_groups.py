@@ -1,7 +1,7 @@
-"""Grouped triangles (core.nif.triangle_groups) as an INT face attribute: LOD_LEVEL (0 to 2) on a
-BSLODTriShape's faces, SEGMENT on a BSSegmentedTriShape's. Export orders the shape's triangles by
-their faces' numbers and writes its table (a table that already says what the faces say is kept
-as stored). Knows bpy meshes and core blocks, never file bytes."""
+"""Grouped triangles (core.nif.triangle_groups) as an INT face attribute: ``nif_lod_level``
+(0 to 2) on a BSLODTriShape's faces, ``nif_segment`` on a BSSegmentedTriShape's. Export orders
+the shape's triangles by their faces' numbers and writes its table (a table that already says
+what the faces say is kept as stored). Knows bpy meshes and core blocks, never file bytes."""
 
 import numpy as np
 
@@ -9,13 +9,11 @@ from ...core.nif.blocks.geometry import BSLODTriShape, NiTriShapeData
 from ...core.nif.triangle_groups import GROUPED, NO_GROUP, group_order, table_holds, triangle_groups
 from ..mesh_build import face_attribute, proper_triangles
 from ..mesh_read import face_values
-
-LOD_LEVEL = "nif_lod_level"
-SEGMENT = "nif_segment"  # the face attribute BSSubIndexTriShape segments use too (skin_import)
+from .. import schema
 
 
 def attribute_name(shape):
-    return LOD_LEVEL if isinstance(shape, BSLODTriShape) else SEGMENT
+    return schema.NIF_LOD_LEVEL if isinstance(shape, BSLODTriShape) else schema.NIF_SEGMENT
 
 
 def _data(nif, shape):

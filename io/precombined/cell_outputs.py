@@ -21,10 +21,10 @@ from ...core.precombined.cell_edits import Copy, classify, placement_matrix
 from ...core.precombined.cell_files import cell_file_ids, physics_file_name, read_sibling
 from ...core.precombined.cell_patch import copy_references, patch_edits, refuse_missing_plugin
 from ...core.precombined.status import stamp_date
+from .. import schema
 from .instancing import instancer_matrices, instancer_source
 
 INDEX, PATCH, PHYSICS = "resource index (.cdx)", "patch plugin", "merged physics"
-PREVIEW = "precombined_export_preview"  # on a cell's collection: what its export would write, one line each
 
 
 class PatchOptions(NamedTuple):
@@ -42,22 +42,22 @@ def scene_copies(objects, template, scale):
     cell = str(template.path or "")
     copies = []
     for obj in objects:
-        if obj.get("precombined_cell", cell) != cell:
+        if obj.get(schema.PRECOMBINED_CELL, cell) != cell:
             continue
         source = instancer_source(obj)
         if source is not None:
-            raws = obj.data.get("precombined_instances_raw")
+            raws = obj.data.get(schema.PRECOMBINED_INSTANCES_RAW)
             stored = len(raws) // 18 if raws is not None else 0
             matrices = instancer_matrices(obj)
             if len(matrices) < stored:
                 raise FormatError(f"{obj.name!r} places {len(matrices)} of the {stored} copies it was imported with: a "
                                   f"patch cannot tell which were deleted (import with one object per copy to delete some)")
             for number, matrix in enumerate(matrices):
-                key = (obj["precombined_block"], obj["precombined_object"], number) if number < stored else None
+                key = (obj[schema.PRECOMBINED_BLOCK], obj[schema.PRECOMBINED_OBJECT], number) if number < stored else None
                 copies.append(Copy(key, f"{obj.name} #{number}", game_matrix(matrix, scale)))
-        elif obj.type == "MESH" or obj.type == "EMPTY" and "precombined_instance" in obj:
-            known = all(name in obj for name in ("precombined_block", "precombined_object", "precombined_instance"))
-            key = (obj["precombined_block"], obj["precombined_object"], obj["precombined_instance"]) if known else None
+        elif obj.type == "MESH" or obj.type == "EMPTY" and schema.PRECOMBINED_INSTANCE in obj:
+            known = all(name in obj for name in (schema.PRECOMBINED_BLOCK, schema.PRECOMBINED_OBJECT, schema.PRECOMBINED_INSTANCE))
+            key = (obj[schema.PRECOMBINED_BLOCK], obj[schema.PRECOMBINED_OBJECT], obj[schema.PRECOMBINED_INSTANCE]) if known else None
             copies.append(Copy(key, obj.name, game_matrix(obj.matrix_world, scale)))
     return copies
 

@@ -7,23 +7,23 @@ read and judged once a session: panels draw often."""
 from ...core.archives.data import data_folder_of
 from ...core.precombined.ck_rules import meshes
 from ...core.precombined.ck_rules.models import Models
-from ..nif.source import SOURCE_KEY, source_of, template_collection
+from .. import schema
+from ..nif.source import source_of, template_collection
 
-BASE_MODEL = "base_model"  # set on a copy by io.plugin.references
 SHOWN = 4
 _judged = {}  # (what was judged, how it is told apart) -> MeshVerdict or None (a model not found)
 ICONS = {meshes.CRASHES: "ERROR", meshes.NOT_COMBINED: "ERROR", meshes.COMBINABLE: "CHECKMARK"}
 
 
 def _source_verdict(collection):
-    key = ("source", collection.session_uid, len(collection[SOURCE_KEY]))
+    key = ("source", collection.session_uid, len(collection[schema.NIF_SOURCE]))
     if key not in _judged:
         _judged[key] = meshes.check_nif(source_of(collection))
     return _judged[key]
 
 
 def _copy_verdict(collection, model):
-    folder = data_folder_of(collection.get("nif_path", ""))
+    folder = data_folder_of(collection.get(schema.NIF_PATH, ""))
     if folder is None:
         return None
     key = ("model", str(folder), model.lower())
@@ -38,9 +38,9 @@ def _copy_verdict(collection, model):
 
 def verdict_lines(obj):
     """(text, icon) lines of the object's verdict; none for an object of no import."""
-    if "precombined_object" in obj:
-        model = obj.get(BASE_MODEL)
-        collection = next((c for c in obj.users_collection if "nif_path" in c), None)
+    if schema.PRECOMBINED_OBJECT in obj:
+        model = obj.get(schema.BASE_MODEL)
+        collection = next((c for c in obj.users_collection if schema.NIF_PATH in c), None)
         if not model or collection is None:
             return [("Creation Kit: this copy's model is unknown (import the cell with its plugin)", "INFO")]
         verdict = _copy_verdict(collection, model)
@@ -51,7 +51,7 @@ def verdict_lines(obj):
         collection = template_collection([obj])
         if collection is None:
             return []
-        verdict, subject, block = _source_verdict(collection), "this file", obj.get("nif_block")
+        verdict, subject, block = _source_verdict(collection), "this file", obj.get(schema.NIF_BLOCK)
         if verdict.verdict == meshes.NOT_FALLOUT4:
             return []
     lines = [(f"Creation Kit: {subject}: {verdict.verdict}", ICONS.get(verdict.verdict, "INFO"))]

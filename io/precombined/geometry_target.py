@@ -13,6 +13,7 @@ from ...core.precombined.cell_files import mesh_file_name, read_sibling
 from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
 from ...core.precombined.names import KNOWN_PLUGINS, bscrc32, geometry_hash
 from .instancing import instancer_source
+from .. import schema
 
 GEOMETRY_SUFFIX = " - geometry"
 
@@ -108,26 +109,28 @@ class IndexTarget:
         return found.to_bytes(), messages
 
 
-def to_external(records, holders, geometry):
-    """Records written as headers only: untouched ones keep their geometry where the import
-    found it, edited and new ones get theirs written to ``geometry``."""
-    for record, holder in zip(records, holders):
-        record.inline = False
-        if isinstance(holder, tuple):
+def to_external(exported, geometry):
+    """Records (io.precombined.records.ExportedRecord) written as headers only: untouched ones
+    keep their geometry where the import found it, edited and new ones get theirs written to
+    ``geometry``."""
+    for made in exported:
+        made.record.inline = False
+        mesh = made.source.mesh
+        if made.source.placeholder:
             continue
-        if record.kept:
-            record.vertex_desc = int(holder.get("precombined_record_desc", holder["precombined_vertex_desc"]), 16)
+        if made.kept:
+            made.record.vertex_desc = int(mesh.get(schema.PRECOMBINED_RECORD_DESC, mesh[schema.PRECOMBINED_VERTEX_DESC]), 16)
         elif geometry is None:
-            raise FormatError(f"the geometry of {holder.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
+            raise FormatError(f"the geometry of {mesh.name!r} was edited: its cell keeps geometry in a .csg file, which needs a plugin name")
         else:
-            record.entry = geometry.place(record)
+            made.entry = geometry.place(made.record)
 
 
 def geometry_files(objects):
     """The .csg files the objects' records were read from."""
     meshes = {o.data for o in objects if o.type == "MESH" and o.data is not None}
     meshes |= {source.data for o in objects if (source := instancer_source(o)) is not None}
-    return sorted({str(m["precombined_geometry_file"]) for m in meshes if m.get("precombined_geometry_file")})
+    return sorted({str(m[schema.PRECOMBINED_GEOMETRY_FILE]) for m in meshes if m.get(schema.PRECOMBINED_GEOMETRY_FILE)})
 
 
 def default_plugin(files, path):

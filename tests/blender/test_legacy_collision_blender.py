@@ -206,7 +206,7 @@ def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape
 def test_new_convex_collision_on_a_new_vegas_mesh(clean_scene, corpus, tmp_path):
     import bpy
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     collection = imported(corpus / f"{FONV}/9mmscp.nif")
     scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
@@ -332,7 +332,7 @@ def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):
 
     from raw_mopp import mopp_blocks, shape_triangles
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     collection = imported(corpus / f"{FONV}/9mmscp.nif")
     scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
@@ -646,7 +646,7 @@ def test_new_file_for_fallout_3_gets_its_collision(clean_scene, tmp_path):
     import bpy
 
     from precombined_nif.io.nif.exporter import export_nif
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     bpy.ops.mesh.primitive_cube_add(size=2.0)
     mesh = bpy.context.active_object

@@ -157,7 +157,7 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     import bpy
     from raw_havok import block_bytes
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     path = corpus / "pynifly/tests/tests/Skyrim/Cube.nif"
     collection = imported(path)
