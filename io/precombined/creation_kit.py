@@ -5,6 +5,7 @@ cell's Data folder (known when the import named the copy after its reference). E
 read and judged once a session: panels draw often."""
 
 from ...core.archives.data import data_folder_of
+from ...core.errors import FormatError
 from ...core.precombined.ck_rules import meshes
 from ...core.precombined.ck_rules.models import Models
 from .. import schema
@@ -51,7 +52,11 @@ def verdict_lines(obj):
         collection = template_collection([obj])
         if collection is None:
             return []
-        verdict, subject, block = _source_verdict(collection), "this file", obj.get(schema.NIF_BLOCK)
+        try:
+            verdict = _source_verdict(collection)
+        except FormatError as error:  # drawn, not raised: a panel that raises draws nothing
+            return [(f"Creation Kit: {error}", "ERROR")]
+        subject, block = "this file", obj.get(schema.NIF_BLOCK)
         if verdict.verdict == meshes.NOT_FALLOUT4:
             return []
     lines = [(f"Creation Kit: {subject}: {verdict.verdict}", ICONS.get(verdict.verdict, "INFO"))]

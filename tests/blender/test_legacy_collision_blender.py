@@ -3,6 +3,8 @@ the Fallout 4 collision properties, placed where the bytes put them (read indepe
 tests/raw_havok.py and tests/raw_nodes.py), and written back: untouched byte for byte, edited
 boxes and new convex bodies re-encoded, edited packed meshes written with new MOPP code."""
 
+import struct
+
 import numpy as np
 import pytest
 from raw_havok import (
@@ -704,6 +706,11 @@ def test_real_static_collection_shows_its_packed_meshes_and_writes_back(clean_sc
     assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)
 
 
+def names_of(path):
+    """{block index: name} of a file's nodes, read from the bytes."""
+    return {index: node.name for index, node in read_nodes(path)[0].items()}
+
+
 def test_real_static_collection_edited_keeps_its_other_bodies(clean_scene, corpus, tmp_path):
     """One body's mesh moved and given a mass (its stored motion code, 205, reads as dynamic):
     its new packed mesh and MOPP are written and its inertia computed from the mesh's hull (the
@@ -723,15 +730,23 @@ def test_real_static_collection_edited_keeps_its_other_bodies(clean_scene, corpu
     before, after = block_bytes(path.read_bytes()), block_bytes(out.read_bytes())
     old_bodies, _ = collision_bodies(path)
     new_bodies, _ = collision_bodies(out)
+    # The export drops the edited body's old blocks, so blocks are renumbered: owners are matched
+    # by name, and the untouched blocks compared apart from the references they hold.
+    old_names, new_names = (names_of(file) for file in (path, out))
+    old_by_name = {old_names[owner]: found for owner, found in old_bodies.items()}
+    assert sorted(old_by_name) == sorted(new_names[owner] for owner in new_bodies)
+    edited = next(owner for owner in new_bodies if new_names[owner] == old_names[edited_owner])
     for owner, (collision, body, _) in new_bodies.items():
-        old_collision, old_body, _ = old_bodies[owner]
-        if owner == edited_owner:
+        old_collision, old_body, _ = old_by_name[new_names[owner]]
+        if owner == edited:
             assert body["mass"] == 10.0 and after[body["shape"]][0] == "bhkMoppBvTreeShape"
             continue
-        assert after[collision] == before[old_collision]
-        tree = after[body["shape"]]
-        assert tree == before[old_body["shape"]]
-    written = next(found for found in mopp_blocks(out.read_bytes()) if found[0] == new_bodies[edited_owner][1]["shape"])
+        (_, _, body_block), (_, _, old_body_block) = (struct.unpack_from("<iHi", raw) for _, raw in
+                                                      (after[collision], before[old_collision]))
+        assert after[collision][1][4:6] == before[old_collision][1][4:6]  # flags: target and body are references
+        assert after[body_block][1][4:] == before[old_body_block][1][4:]  # the body past its shape reference
+        assert after[body["shape"]][1][4:] == before[old_body["shape"]][1][4:]  # the MOPP tree past its shape's
+    written = next(found for found in mopp_blocks(out.read_bytes()) if found[0] == new_bodies[edited][1]["shape"])
     vertices, triangles, keys, _ = shape_triangles(*written[4:])
     assert np.array_equal(mopp.program_leaves(written[1]), np.unique(keys))
     assert (keys >> 24).max() > 0  # its sub shapes' triangles tagged as the file's own were

@@ -7,6 +7,7 @@ XCRI lists for it: the combined mesh of the CK's last build, if any.
 
 import struct
 
+from ...errors import FormatError
 from ...plugin.load_order import LoadOrder
 from ...plugin.records import Plugin
 from ...plugin.references import combined_references
