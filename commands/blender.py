@@ -41,7 +41,8 @@ def command_import(args):
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
-    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or ()) as import_nif:
+    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
+                    skeleton=args.starfield_skeleton, morphs=args.morphs) as import_nif:
         def import_one(context, path, progress, rollback):
             havok = Path(path).suffix.lower() == ".hkx"
             importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
@@ -228,7 +229,8 @@ def export_objects(objects, output, args):
             print(f"{path}: material file written")
     if Path(args.output).suffix.lower() == ".kf":
         return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
-    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
+    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips",
+                                                         "BSGeometry"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
 

@@ -132,6 +132,11 @@ def build_parser():
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
                       "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
                       "the cell's Data folder)")
+    load.add_argument("--starfield-skeleton", metavar="NIF", help="Starfield NIFs: the skeleton NIF whose nodes pose "
+                      "their skins' bones (default: meshes\\actors\\human\\characterassets\\skeleton.nif when the "
+                      "NIF's Data folder holds it)")
+    load.add_argument("--morphs", metavar="MORPH.dat", help="Starfield NIFs: a morph.dat whose morphs become shape keys "
+                      "of the shape with as many vertices")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
@@ -174,10 +179,11 @@ def build_parser():
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
-                      "FO4); .hkx: FO4 or SSE, when the action's import does not say")
+    save.add_argument("--game", choices=("FO4", "FO3", "SSE", "SF"), help=".nif: the game to write for (default: as "
+                      "imported, else FO4; SF: Starfield, its .mesh files under the NIF's Data folder); .hkx: FO4 or SSE, "
+                      "when the action's import does not say")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
-    save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
-                      "edited since their material file gave them their look")
+    save.add_argument("--write-materials", action="store_true", help=".nif: write the material files (FO4: BGSM/BGEM; "
+                      "Starfield: .mat) of materials edited since their material file gave them their look")
     save.set_defaults(run=command_export)
     return parser

@@ -1,4 +1,4 @@
-"""File > Export > NIF: Fallout 4 or Fallout 3 / New Vegas files from Blender objects."""
+"""File > Export > NIF: Fallout 4, Fallout 3 / New Vegas, Skyrim SE or Starfield files from Blender objects."""
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
@@ -32,8 +32,8 @@ class NifExport(ExportHelper):
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
-    """Export objects as a Bethesda NIF (Fallout 4, or Fallout 3 / New Vegas). Objects imported from
-    a NIF write back into that file's blocks, keeping what Blender does not show"""
+    """Export objects as a Bethesda NIF (Fallout 4, Fallout 3 / New Vegas, Skyrim SE, Starfield). Objects
+    imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
@@ -44,6 +44,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
             ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
             ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
+            ("SF", "Starfield", "BSGeometry shapes naming .mesh files (written under the NIF's Data folder), BSSkin "
+             "skinning naming its bones"),
         ),
         default="AUTO",
     )
@@ -56,8 +58,9 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
 
     write_materials: bpy.props.BoolProperty(
         name="Write Material Files",
-        description="Fallout 4: write the BGSM/BGEM files of materials edited since their material file gave them their "
-        "look (into the Data folder the NIF goes to, else beside it); the NIF keeps naming them either way",
+        description="Write the material files (Fallout 4: BGSM/BGEM; Starfield: .mat, their textures) of materials "
+        "edited since their material file gave them their look (into the Data folder the NIF goes to, else beside it); "
+        "the NIF keeps naming them either way",
         default=False,
     )
 

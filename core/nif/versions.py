@@ -35,6 +35,7 @@ WRITTEN = {
     "FO3": (11, FO3),
     "SSE": (12, SSE),
     "SKYRIM": (12, SKYRIM),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
+    "SF": (12, 173),  # BSGeometry naming .mesh files (io/starfield), as the corpus files are
 }
 
 

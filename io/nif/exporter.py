@@ -13,6 +13,7 @@ from ...core.errors import FormatError
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import versions
+from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
@@ -22,6 +23,8 @@ from ...core.nif.refs import reachable, remove_blocks
 from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
+from ..starfield import geometry_export as starfield_export
+from ..starfield.lod_objects import is_lod
 from ..collection_objects import objects_in
 from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
@@ -31,7 +34,7 @@ from .extras import write_extras
 from .source import import_scale, source_of, template_collection
 from .. import schema
 
-SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
+SHAPE_TYPES = (BSTriShape, NiTriBasedGeom, BSGeometry)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
 NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim SE's), else 0xE
 
@@ -104,6 +107,8 @@ class NifExporter:
         self.encoded = set()  # shape indices whose geometry was encoded anew
         self.new_flags = NEW_FLAGS.get(game, 0xE)
         self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim SE's root type)
+        self.starfield = versions.starfield(self.nif.header.bs_version)  # shapes by io/starfield, no bone nodes
+        self.side_files = {}  # Data-relative path -> bytes (or where a kept file was read): files the NIF names
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -129,7 +134,8 @@ class NifExporter:
     def export(self, objects):
         objects = [obj for obj in objects if not collision_export.is_collision(obj)]
         extras = [obj for obj in objects if extra_empties.is_extra(obj)]
-        objects = [obj for obj in objects if not extra_empties.is_extra(obj)]
+        # Starfield LODs are written with their shape's object.
+        objects = [obj for obj in objects if not extra_empties.is_extra(obj) and not is_lod(obj)]
         unsupported = sorted({obj.type for obj in objects} - {"EMPTY", "MESH", "ARMATURE"})
         if unsupported:
             self.warn(f"objects of type {', '.join(unsupported)} are not written (only empties, meshes and armatures)")
@@ -236,7 +242,8 @@ class NifExporter:
         if obj.type == "ARMATURE" and obj not in self.bound and schema.NIF_ROOT in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
-            skin_export.write_armature(self, obj, parent_index)
+            if not self.starfield:
+                skin_export.write_armature(self, obj, parent_index)
             self.pass_through[obj] = matrix
             for child in kids.get(obj, []):
                 self._write_tree(child, obj, parent_index, kids)
@@ -249,7 +256,7 @@ class NifExporter:
         self.parent_block[obj] = -1 if parent_index is None else parent_index
         if parent_index is None and not self.template:
             self.nif.roots = indices[:1]
-        if obj.type == "ARMATURE":
+        if obj.type == "ARMATURE" and not self.starfield:  # Starfield skins name bones no node stands for
             skin_export.write_armature(self, obj, indices[0])
         for child in kids.get(obj, []):
             self._write_tree(child, obj, indices[0], kids)
@@ -314,6 +321,12 @@ class NifExporter:
 
     # -- shapes ----------------------------------------------------------------------------
     def _write_shape(self, obj, matrix):
+        if self.starfield:
+            index = starfield_export.write_shape(self, obj, self.bound.get(obj))
+            self._place(index, obj, matrix)
+            self.shapes_of[obj] = [index]
+            self.block_of[obj] = index
+            return [index]
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
@@ -422,7 +435,8 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
-    per game unit, by default the import's. Returns (NifFile, messages): what did not go as
+    per game unit, by default the import's. Files the NIF names (Starfield's .mesh files) are
+    written under its Data folder first. Returns (NifFile, messages): what did not go as
     asked, and for a static Fallout 4 model why the Creation Kit would crash on it or leave it
     uncombined."""
     if scale is None:
@@ -436,24 +450,28 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
     if template is not None and template.header.game not in versions.WRITTEN:
         try:
-            nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
+            nif, more, side_files = _export(objects, collection, template, template.header.game, scale, full_precision)
         except FormatError as error:
             messages.append(f"{error.message}: written anew as FO4")
-            nif, more = _export(objects, None, None, "FO4", scale, full_precision)
+            nif, more, side_files = _export(objects, None, None, "FO4", scale, full_precision)
     else:
-        nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
+        nif, more, side_files = _export(objects, collection, template, game or (template.header.game if template else "FO4"),
+                                        scale, full_precision)
+    # The files it names first (named by their bytes, so never a wrong one), then the NIF.
+    _, side_messages = starfield_export.write_side_files(side_files, path)
     nif.write(path)
-    return nif, messages + more + export_warnings(nif)
+    return nif, messages + more + side_messages + export_warnings(nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):
+    """(NifFile, messages, side files) of the export."""
     exporter = NifExporter(game, scale, template, full_precision)
     if template is not None and animation_import.is_kf(template):
-        return animation_export.export_kf(exporter, collection), exporter.messages
+        return animation_export.export_kf(exporter, collection), exporter.messages, {}
     if template is not None:
         exporter.keep_collision = not collection.get(schema.NIF_BUILT_COLLISION, True)
         exporter.keep_skin = not collection.get(schema.NIF_BUILT_SKIN, True)
-    return exporter.export(objects), exporter.messages
+    return exporter.export(objects), exporter.messages, exporter.side_files
 
 
 def exported_objects(context, selected_only):
