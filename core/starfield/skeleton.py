@@ -7,7 +7,7 @@ with the node placed in the skeleton root's space, which the shape's root stands
 import numpy as np
 
 from ..errors import FormatError
-from ..nif import NifFile
+from ..nif import NifFile, scene_graph
 from ..nif.blocks.nodes import NiNode
 from ..transforms import transform_matrix
 
@@ -25,12 +25,7 @@ class Skeleton:
 
     @classmethod
     def from_nif(cls, nif):
-        above = {}
-        for index, block in enumerate(nif.blocks):
-            if isinstance(block, NiNode):
-                for child in np.asarray(block.children).tolist():
-                    if 0 <= child < len(nif.blocks):
-                        above.setdefault(child, index)
+        above = scene_graph.parents(nif)
         placements, parents = {}, {}
         for index, block in enumerate(nif.blocks):
             if not isinstance(block, NiNode) or not block.name or block.name in placements:

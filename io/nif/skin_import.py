@@ -174,6 +174,10 @@ class _Armature:
 
 
 class SkinImport:
+    """Skins of the NIF's shapes (``skinned_shapes``), each a ``skin_class`` joining an armature."""
+
+    skin_class = _Skin
+
     def __init__(self, builder):
         self.builder = builder
         self.skins = {}  # shape index -> _Skin
@@ -186,12 +190,10 @@ class SkinImport:
         """Find the skinned shapes and their bones; make the armatures."""
         nif = self.builder.nif
         self.parents = node_parents(nif)
-        for index, block in enumerate(nif.blocks):
-            if not (isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned):
-                continue
+        for index, block in self.skinned_shapes():
             root, where = self._placement(index)
             try:
-                skin = _Skin(nif, index, block, where)
+                skin = self.skin_class(nif, index, block, where)
             except FormatError as error:
                 self.builder.warn(f"{block.name or index}: skin not imported ({error})")
                 continue
@@ -204,6 +206,10 @@ class SkinImport:
             self.skins[index] = skin
         for number, armature in enumerate(self.armatures):
             self._make_armature(armature, number)
+
+    def skinned_shapes(self):
+        """(index, block) of the shapes with a skin."""
+        return [(i, b) for i, b in self.builder.nif.blocks_of(BSTriShape, NiTriBasedGeom) if b.skinned]
 
     def _placement(self, index):
         return placement(self.builder.nif.blocks, self.parents, index)

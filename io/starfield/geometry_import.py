@@ -118,7 +118,7 @@ class StarfieldShapes:
         bones, weights = mesh_data.bone_weights
         if used is not None:
             bones, weights = bones[used], weights[used]
-        self.builder.skins.bind(index, obj, bones, weights)
+        self.builder.skins.bind_weights(index, obj, bones, weights)
 
     def _shape_keys(self, obj, mesh_data):
         """The morphs as shape keys of ``obj`` when they move as many vertices as it has (the

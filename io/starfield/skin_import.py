@@ -16,7 +16,7 @@ from ...core.errors import FormatError
 from ...core.nif import skinning
 from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.nif.blocks.skin import SkinAttach
-from ..nif.skin_import import AGREE, _set_weights, make_bones, node_parents, placement, pose_bones
+from ..nif.skin_import import SkinImport, _Armature, _set_weights, _uniformly_scaled_rotation, make_bones, pose_bones
 from .. import schema
 
 
@@ -28,64 +28,37 @@ def skin_names(nif, shape):
 
 
 class _Skin:
+    """One skinned shape: its bone names (``bones``, each once) and their rests, in order."""
+
     def __init__(self, nif, index, shape, where):
         instance, data, _ = skinning.skin_blocks(nif, shape.skin_instance)
-        self.names = skin_names(nif, shape)
-        if self.names is None:
+        names = skin_names(nif, shape)
+        if names is None:
             raise FormatError("it has no SkinAttach naming its bones")
-        if len(self.names) != len(data.bones):
-            raise FormatError(f"its SkinAttach names {len(self.names)} bones for {len(data.bones)} bind poses")
-        self.rests = {}
-        for name, bind in zip(self.names, skinning.bind_matrices(instance, data)):
-            if not np.isfinite(bind).all() or abs(np.linalg.det(bind[:3, :3])) < 1e-12:
-                raise FormatError(f"the bind pose of bone {name!r} cannot be inverted")
-            self.rests.setdefault(name, where @ np.linalg.inv(bind))
+        if len(names) != len(data.bones):
+            raise FormatError(f"its SkinAttach names {len(names)} bones for {len(data.bones)} bind poses")
+        self.names = names
+        rests = {}
+        for name, bind in zip(names, skinning.bind_matrices(instance, data)):
+            if not _uniformly_scaled_rotation(bind[:3, :3]):
+                raise FormatError(f"the bind pose of bone {name!r} is not a rotation and scale")
+            rests.setdefault(name, where @ np.linalg.inv(bind))
+        self.bones, self.rests = list(rests), list(rests.values())
         self.armature = None
 
 
-class _Armature:
-    def __init__(self, root):
-        self.root = root
-        self.rests = {}  # bone name -> bind-pose placement in root space
-        self.object = None
-        self.data = None
-
-    def agrees(self, skin):
-        return all(np.abs(self.rests[name] - rest).max() <= AGREE for name, rest in skin.rests.items() if name in self.rests)
-
-
-class StarfieldSkinImport:
-    """What io/nif/importer.SceneBuilder asks of a skin import, for Starfield shapes;
+class StarfieldSkinImport(SkinImport):
+    """io.nif.skin_import.SkinImport for Starfield shapes, whose bones are names, not nodes;
     ``skeleton``: a core.starfield.skeleton.Skeleton posing the bones, or None."""
 
-    def __init__(self, builder, skeleton=None):
-        self.builder = builder
-        self.skeleton = skeleton
-        self.skins = {}  # shape index -> _Skin
-        self.armatures = []
-        self.root_armatures = {}  # root node index -> its first _Armature
+    skin_class = _Skin
 
-    def prepare(self):
-        nif = self.builder.nif
-        parents = node_parents(nif)
-        for index, shape in nif.blocks_of(BSGeometry):
-            if not shape.skinned:
-                continue
-            root, where = placement(nif.blocks, parents, index)
-            try:
-                skin = _Skin(nif, index, shape, where)
-            except FormatError as error:
-                self.builder.warn(f"{shape.name or index}: skin not imported ({error.message})")
-                continue
-            skin.armature = next((a for a in self.armatures if a.root == root and a.agrees(skin)), None)
-            if skin.armature is None:
-                skin.armature = _Armature(root)
-                self.armatures.append(skin.armature)
-            for name, rest in skin.rests.items():
-                skin.armature.rests.setdefault(name, rest)
-            self.skins[index] = skin
-        for number, armature in enumerate(self.armatures):
-            self._make_armature(armature, number)
+    def __init__(self, builder, skeleton=None):
+        super().__init__(builder)
+        self.skeleton = skeleton
+
+    def skinned_shapes(self):
+        return [(index, shape) for index, shape in self.builder.nif.blocks_of(BSGeometry) if shape.skinned]
 
     def _make_armature(self, armature, number):
         builder = self.builder
@@ -104,19 +77,6 @@ class StarfieldSkinImport:
         if any(made[name] != name for name in bones):  # Blender shortens names past 63 bytes
             long = next(name for name in bones if made[name] != name)
             raise FormatError(f"bone {long!r}: its name is longer than Blender's bone names can be")
-
-    # -- what the scene builder asks -----------------------------------------------------------
-    def armature_data(self, node_index):
-        armature = self.root_armatures.get(node_index)
-        return None if armature is None else armature.data
-
-    def bone_of(self, node_index):
-        return None  # no node of a Starfield NIF is a bone
-
-    def _object(self, armature):
-        if armature.object is None:
-            armature.object = self.builder.objects.get(armature.root)
-        return armature.object
 
     def pose(self):
         """Pose the bones where the skeleton puts their nodes (those it lacks stay in their bind
@@ -137,7 +97,7 @@ class StarfieldSkinImport:
                 self.builder.warn(f"{armature.data.name}: shown in its bind pose; the skeleton's node {singular!r} "
                                   f"cannot be posed (its transform is singular)")
 
-    def bind(self, shape_index, obj, bones, weights):
+    def bind_weights(self, shape_index, obj, bones, weights):
         """Vertex groups and an armature modifier for a LOD object of the skinned shape
         ``shape_index``: ``bones`` and ``weights`` ((vertices, per vertex) arrays, as
         MeshData.bone_weights gives them) hold every weight of each vertex of ``obj``."""
@@ -148,8 +108,5 @@ class StarfieldSkinImport:
         dense = skinning.dense_weights(bones, weights, len(skin.names))
         groups = [obj.vertex_groups.get(name) or obj.vertex_groups.new(name=name) for name in skin.names]
         _set_weights(obj.data, [group.index for group in groups], dense)
-        modifier = obj.modifiers.new("Armature", "ARMATURE")
-        modifier.object = self._object(armature)
-        root = self.builder.objects.get(armature.root)
-        if armature.object is not root and armature.object.parent is None and root is not None:
-            armature.object.parent = root
+        obj.modifiers.new("Armature", "ARMATURE").object = self._object(armature)
+        self._parent_armature(armature)
