@@ -5,11 +5,11 @@ constraint atoms built by hand."""
 import struct
 
 import numpy as np
-from support import corpus_files
+from support import corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, RawObject
 
-RAGDOLLS = [path for path in corpus_files("**/*.nif") if b"bhkRagdollSystem" in path.read_bytes()]
+RAGDOLLS = corpus_files_holding("**/*.nif", b"bhkRagdollSystem")
 
 # offsets in the objects: transform A's and B's translations, then the limits
 TRANSLATION_A, TRANSLATION_B = 0x60, 0xA0

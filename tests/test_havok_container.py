@@ -3,21 +3,21 @@ from its object model; the typed classes cover every hknp object of the game's f
 
 import pytest
 from packfiles import nif_systems
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_bytes, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
 from precombined_nif.core.havok.objects import typed_class
 
 def binary_hkx():
-    return [path for path in corpus_files("**/*.hkx") if path.read_bytes()[:4] == bytes.fromhex("57E0E057")]
+    return [path for path in corpus_files("**/*.hkx") if corpus_bytes(path)[:4] == bytes.fromhex("57E0E057")]
 
 
 def corpus_packfiles():
     """(name, bytes) of every packfile: NIF blocks, cut-out blobs and binary .hkx files."""
     found = [(name, data) for name, (_, data) in nif_systems().items()]
-    found += [(str(path.relative_to(CORPUS)), path.read_bytes()) for path in corpus_files("havok/*.packfile*.bin")]
-    found += [(str(path.relative_to(CORPUS)), path.read_bytes()) for path in binary_hkx()]
+    found += [(str(path.relative_to(CORPUS)), corpus_bytes(path)) for path in corpus_files("havok/*.packfile*.bin")]
+    found += [(str(path.relative_to(CORPUS)), corpus_bytes(path)) for path in binary_hkx()]
     return found
 
 

@@ -5,7 +5,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 import numpy as np
 import pytest
 from scene import imported, panel_drawn
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
@@ -26,7 +26,7 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 
 def physics_files():
     """Corpus NIFs holding a bhkPhysicsSystem (skeletons' ragdolls are not built)."""
-    return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in path.read_bytes()]
+    return corpus_files_holding("**/*.nif", b"bhkPhysicsSystem")
 
 
 def bodies_of(collection):

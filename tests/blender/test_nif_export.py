@@ -8,24 +8,15 @@ import numpy as np
 import pytest
 
 import extension
-from scene import cube, export, export_objects, imported, skinned_column
-from support import CORPUS, corpus_files, unavailable
+from scene import cube, export, export_objects, imported, scene_files, skinned_column
+from support import CORPUS, unavailable
 
 from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
-def _exportable(path):
-    """Every NIF the codec reads, of every game, but precombined cells (their own exporter)."""
-    try:
-        nif = NifFile.read(path)
-    except Exception:
-        return False
-    return not any("Packed" in b.type_name for b in nif.blocks)
-
-
-ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
+ROUND_TRIP = scene_files()
 
 
 def shapes(nif):

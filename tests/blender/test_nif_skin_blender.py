@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 from scene import export, imported
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_files_holding
 
 from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -75,7 +75,7 @@ def test_armature_bones_and_groups_match_the_codec(clean_scene, corpus, name):
 
 def skinned_files():
     skins = (b"BSSkin::Instance", b"NiSkinInstance", b"BSDismemberSkinInstance")
-    return [p for p in corpus_files("**/*.nif") if p.name != "Corrupt.nif" and any(s in p.read_bytes() for s in skins)]
+    return [p for p in corpus_files_holding("**/*.nif", *skins) if p.name != "Corrupt.nif"]
 
 
 def drawn_positions(path, nif, index, block, moved=None):

@@ -7,10 +7,9 @@ import numpy as np
 import pytest
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
 from scene import bounds, export_bytes, imported, panel_drawn, world_points
-from support import corpus_files
+from support import corpus_files_holding
 
-COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
-                   if b"bhkCollisionObject" in path.read_bytes() or b"bhkBlendCollisionObject" in path.read_bytes()]
+COLLISION_FILES = corpus_files_holding("pynifly/tests/tests/Skyrim*/**/*.nif", b"bhkCollisionObject", b"bhkBlendCollisionObject")
 CASES = [pytest.param(path, id=path.name) for path in COLLISION_FILES]
 
 
