@@ -98,6 +98,7 @@ def check_invariants(system):
 # -- import ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_physics_system_body_is_built_under_its_owner(clean_scene, path):
     nif = NifFile.read(path)
@@ -157,6 +158,7 @@ def world_box(objects):
     return points.min(axis=0), points.max(axis=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_collision_lands_on_its_node(clean_scene, path):
     """Where the game puts collision: the shape in its owner node's space (the body's stored
@@ -254,6 +256,7 @@ def test_unreadable_packfile_warns_and_imports_the_rest(clean_scene, corpus, tmp
 # -- export ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_collision_writes_back_byte_identical(clean_scene, path):
     collection = imported(path)

@@ -145,6 +145,7 @@ def _connect_point_files():
     return corpus_files_holding("**/*.nif", b"BSConnectPoint::Parents")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _connect_point_files(), ids=lambda p: p.name)
 def test_every_connect_point_sits_where_its_parent_node_puts_it(clean_scene, path):
     """In the world: the parent node's world matrix in the file (the node holding the block when

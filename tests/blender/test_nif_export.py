@@ -45,6 +45,7 @@ def triangle_set(points, triangles):
     return sorted(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ROUND_TRIP, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
@@ -232,6 +233,7 @@ def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
     assert target.read_bytes() == b"keep me"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     venv = extension.VENVS[version]

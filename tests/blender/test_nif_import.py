@@ -85,6 +85,7 @@ def _shapes(collection):
     return [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", corpus_files("**/*.nif"), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
     import bpy
@@ -139,6 +140,7 @@ def test_progress_follows_the_shapes(clean_scene, corpus):
     assert seen == sorted(seen) and seen[-1] == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", scene_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_object_and_bone_is_where_the_file_puts_its_node(clean_scene, path):
     """World matrices against the node transforms read from the bytes (tests/raw_nodes), not the

@@ -102,6 +102,7 @@ def world_positions(obj):
     return evaluated @ matrix[:3, :3].T + matrix[:3, 3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", skinned_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_skinned_meshes_show_where_the_game_draws_them(clean_scene, path):
     nif = NifFile.read(path)

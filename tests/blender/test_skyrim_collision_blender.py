@@ -29,6 +29,7 @@ def collection_mesh_bounds(collection):
     return bounds(np.concatenate(points)) if points else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scene, path):
     collection = imported(path)
@@ -52,6 +53,7 @@ def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scen
         assert 0.2 <= ratio <= 3, f"{obj.name} is {ratio:.2f} times the size of the meshes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_untouched_corpus_collision_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
@@ -252,6 +254,7 @@ def raw_body_points(raw, body, owner_world):
     return shape_vertices(raw, body["shape"], matrix, SKYRIM_UNITS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_bodies_sit_where_the_bytes_put_them(clean_scene, path):
     """Every body's world bounds against the bytes (raw_body_points); a capsule's mesh (rings of

@@ -85,6 +85,7 @@ def check_against_raw(obj, raw):
         np.testing.assert_array_equal(parts, np.array(raw["body_parts"])[raw["part"][real]])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SSE_SKINNED, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_sse_skinned_shapes_import_as_their_partition_stores_them(clean_scene, path):
     shapes = raw_sse_shapes(path)
