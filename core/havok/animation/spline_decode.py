@@ -110,7 +110,8 @@ def _fill(kind, frames, tracks, identity, first, last, where):
     if is_rotation:
         statics = _rotations(kind.static_sections)
     else:
-        statics = np.array([[default if v is None else v for v, default in zip(section.values, identity.tolist())]
+        defaults = identity.tolist()
+        statics = np.array([[default if v is None else v for v, default in zip(section.values, defaults)]
                             for section in kind.static_sections], np.float32).reshape(-1, 3)
     for block in range(len(first)):
         row = np.tile(identity, (tracks, 1))
