@@ -163,7 +163,8 @@ def _vector_points(sections, count, identity):
     owner = np.repeat(np.arange(len(count)), count)
     index = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
     splined = np.array([[section.splined(axis) for axis in range(3)] for section in sections], bool)
-    ranges = np.array([[v if isinstance(v, tuple) else (default if v is None else v,) * 2 for v, default in zip(section.values, identity.tolist())]
+    defaults = identity.tolist()
+    ranges = np.array([[v if isinstance(v, tuple) else (default if v is None else v,) * 2 for v, default in zip(section.values, defaults)]
                        for section in sections], np.float32)  # (splines, 3, 2)
     codes = np.frombuffer(b"".join(section.codes for section in sections) + b"\0", np.uint8)
     starts = np.cumsum([0] + [len(section.codes) for section in sections])[:-1][owner]
