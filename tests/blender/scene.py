@@ -9,10 +9,11 @@ from support import corpus_nifs
 from precombined_nif.core.nif import NifFile
 
 
-def scene_files():
+def scene_files(left_out="PackedCombined"):
     """Every corpus NIF the NIF importer and exporter take: all the codec reads, of every game, but
-    precombined cells (their own importer and exporter)."""
-    return [path for path, nif in corpus_nifs() if not any("Packed" in block.type_name for block in nif.blocks)]
+    those holding a block whose type name holds ``left_out`` (by default precombined cells: their
+    own importer and exporter)."""
+    return [path for path, nif in corpus_nifs() if not any(left_out in block.type_name for block in nif.blocks)]
 
 
 def imported(path, **options):
@@ -145,7 +146,7 @@ class Layout:
     def __init__(self, drawn):
         self.drawn = drawn
 
-    def label(self, text=""):
+    def label(self, text="", icon="NONE"):
         self.drawn.append(("label", text))
 
     def prop(self, data, path, text=""):

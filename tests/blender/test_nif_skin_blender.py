@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 from scene import export, imported
-from support import CORPUS, corpus_files_holding
+from support import CORPUS, corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -74,8 +74,10 @@ def test_armature_bones_and_groups_match_the_codec(clean_scene, corpus, name):
 
 
 def skinned_files():
+    """Skinned NIFs of the games the import builds meshes for (Starfield's BSGeometry is not
+    imported yet: its meshes live in .mesh files)."""
     skins = (b"BSSkin::Instance", b"NiSkinInstance", b"BSDismemberSkinInstance")
-    return [p for p in corpus_files_holding("**/*.nif", *skins) if p.name != "Corrupt.nif"]
+    return [p for p in corpus_files_holding("**/*.nif", *skins) if p.name != "Corrupt.nif" and b"BSGeometry" not in corpus_bytes(p)]
 
 
 def drawn_positions(path, nif, index, block, moved=None):
