@@ -4,8 +4,16 @@ Call from tests that take the ``addon`` fixture (bpy is imported inside)."""
 
 import numpy as np
 from conftest import DATA_KINDS
+from support import corpus_nifs
 
 from precombined_nif.core.nif import NifFile
+
+
+def scene_files(left_out="PackedCombined"):
+    """Every corpus NIF the NIF importer and exporter take: all the codec reads, of every game, but
+    those holding a block whose type name holds ``left_out`` (by default precombined cells: their
+    own importer and exporter)."""
+    return [path for path, nif in corpus_nifs() if not any(left_out in block.type_name for block in nif.blocks)]
 
 
 def imported(path, **options):

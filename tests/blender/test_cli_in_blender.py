@@ -4,7 +4,10 @@ after ``--``, and the exit status forced through to the shell."""
 import json
 from pathlib import Path
 
+import pytest
 from extension import blender_cli
+
+pytestmark = pytest.mark.slow  # every test runs the command line in a Blender subprocess
 
 
 def test_info_under_blender(tmp_path):

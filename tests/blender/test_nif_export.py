@@ -8,24 +8,15 @@ import numpy as np
 import pytest
 
 import extension
-from scene import cube, export, export_objects, imported, skinned_column
-from support import CORPUS, corpus_files, unavailable
+from scene import cube, export, export_objects, imported, scene_files, skinned_column
+from support import CORPUS, unavailable
 
 from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
-def _exportable(path):
-    """Every NIF the codec reads, of every game, but precombined cells (their own exporter)."""
-    try:
-        nif = NifFile.read(path)
-    except Exception:
-        return False
-    return not any("PackedCombined" in b.type_name for b in nif.blocks)
-
-
-ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
+ROUND_TRIP = scene_files()
 
 
 def shapes(nif):
@@ -54,6 +45,7 @@ def triangle_set(points, triangles):
     return sorted(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ROUND_TRIP, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
@@ -258,6 +250,7 @@ def test_a_failed_export_names_the_file_once(clean_scene, tmp_path):
         assert str(failure.value).count(str(target)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     venv = extension.VENVS[version]

@@ -6,7 +6,7 @@ import struct
 import numpy as np
 import pytest
 from scene import export, imported
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.nif import NifFile, segments, skinning
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -77,8 +77,7 @@ def skinned_files():
     """Skinned NIFs of the games the import builds meshes for (Starfield's BSGeometry is not
     imported yet: its meshes live in .mesh files)."""
     skins = (b"BSSkin::Instance", b"NiSkinInstance", b"BSDismemberSkinInstance")
-    return [p for p in corpus_files("**/*.nif") if p.name != "Corrupt.nif" and b"BSGeometry" not in (data := p.read_bytes())
-            and any(s in data for s in skins)]
+    return [p for p in corpus_files_holding("**/*.nif", *skins) if p.name != "Corrupt.nif" and b"BSGeometry" not in corpus_bytes(p)]
 
 
 def drawn_positions(path, nif, index, block, moved=None):
@@ -105,6 +104,7 @@ def world_positions(obj):
     return evaluated @ matrix[:3, :3].T + matrix[:3, 3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", skinned_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_skinned_meshes_show_where_the_game_draws_them(clean_scene, path):
     nif = NifFile.read(path)
