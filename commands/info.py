@@ -15,6 +15,8 @@ from ..core.nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from ..core.nif.blocks.tri_shape import BSTriShape
 from ..core.nif import skinning
 from ..core.nif.header import version_string
+from ..core.tri import BodySlideTri, FaceGenTri
+from ..core.tri.summary import render_tri_text, tri_info
 
 
 def shape_summary(nif, index, block):
@@ -135,6 +137,8 @@ def file_info(path):
     if Path(path).suffix.lower() == ".hkx":
         return hkx_info(path)
     data = read_file(path)
+    if isinstance(data, (FaceGenTri, BodySlideTri)):
+        return tri_info(data, path)
     return bsm2_info(data) if isinstance(data, Bsm2File) else nif_info(data)
 
 
@@ -153,6 +157,8 @@ def render_text(path, info):
         return render_hkx_text(path, info)
     if info["format"] == "bsm2":
         return render_bsm2_text(path, info)
+    if info["format"] == "tri":
+        return render_tri_text(path, info)
     lines = [
         f"{path}: NIF {info['version']} ({GAME_NAMES[info['game']]}), user {info['user_version']}, "
         f"bs {info['bs_version']}, {info['endian']}-endian, {len(info['blocks'])} blocks",

@@ -56,7 +56,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf and .bsm2 in them)")
+    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf, .bsm2 and .tri in them)")
     info.add_argument("files", nargs="+", metavar="file")
     add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "

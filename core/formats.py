@@ -1,5 +1,5 @@
-"""Which codec reads a file. A .bsm2 has no magic, so its extension decides; anything else is
-read as a NIF, whose reader checks the header line."""
+"""Which codec reads a file. A .bsm2 has no magic, so its extension decides; a .tri is told by its
+magic (FaceGen or BodySlide); anything else is read as a NIF, whose reader checks the header line."""
 
 from pathlib import Path
 
@@ -16,6 +16,8 @@ OTHER_FORMATS = {
     b"BGSM": "a material file (BGSM), read through the NIFs that name it",
     b"BGEM": "a material file (BGEM), read through the NIFs that name it",
     b"DDS ": "a texture (DDS), read through the NIFs that name it",
+    b"FRTR": "a FaceGen morph file (.tri): `cli.py info` reads it by its .tri name",
+    b"PIRT": "a BodySlide morph file (.tri): `cli.py info` reads it by its .tri name",
 }
 
 
@@ -24,13 +26,17 @@ def is_bsm2(path):
 
 
 def read_file(path):
-    """A NifFile or a Bsm2File; both write themselves back with ``write(path)``. A NIF may be
-    named inside an archive (``ARCHIVE.ba2:meshes/x.nif``)."""
+    """A NifFile, a Bsm2File, a FaceGenTri or a BodySlideTri; each writes itself back with
+    ``write(path)``. A NIF or .tri may be named inside an archive (``ARCHIVE.ba2:meshes/x.nif``)."""
     if is_bsm2(path):
         from .bsm2 import Bsm2File
 
         return Bsm2File.read(path)
     from .archives.data import read_path, split_archive_path
+    from .tri import is_tri, tri_from_bytes
+
+    if is_tri(path):
+        return tri_from_bytes(read_path(path), path=str(path))
     from .nif import NifFile
 
     if split_archive_path(path) is not None:  # ARCHIVE.ba2:meshes/x.nif

@@ -5,13 +5,10 @@ hierarchy that has no flag: it is there when bytes remain after the animations. 
 padding; strings are u32 length + bytes (UTF-8, as the FBX names they come from).
 """
 
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import FormatError
-from ..files import write_replacing
-from ..stream import ReadStream, WriteStream
+from ..synced_file import SyncedFile
 
 STRING_ENCODING = "utf-8"
 MAX_BONES = 256  # bone indices are u8
@@ -93,7 +90,7 @@ class Hierarchy:
         return np.ascontiguousarray(np.asarray(matrices).transpose(0, 2, 1), np.float32).reshape(-1, 16)
 
 
-class Bsm2File:
+class Bsm2File(SyncedFile):
     def __init__(self):
         self.vertices = np.zeros(0, VERTEX_DTYPE)
         self.indices = np.zeros(0, np.uint16)
@@ -135,37 +132,6 @@ class Bsm2File:
             self.hierarchy.sync(s, nb)
         if s.reading and s.remaining:
             raise s.error(f"{s.remaining} bytes after the hierarchy")
-
-    # -- reading ------------------------------------------------------------------------
-    @classmethod
-    def read(cls, path):
-        path = Path(path)
-        return cls.from_bytes(path.read_bytes(), path=path)
-
-    @classmethod
-    def from_bytes(cls, data, path=None):
-        bsm = cls()
-        bsm.path = path
-        s = ReadStream(memoryview(bytes(data)))
-        try:
-            bsm.sync(s)
-            bsm.validate()
-        except FormatError as error:
-            raise error.located(path=path) from None
-        return bsm
-
-    # -- writing ------------------------------------------------------------------------
-    def to_bytes(self):
-        try:
-            self.validate()
-            s = WriteStream()
-            self.sync(s)
-        except FormatError as error:
-            raise error.located(path=self.path) from None
-        return bytes(s.out)
-
-    def write(self, path):
-        write_replacing(path, self.to_bytes())
 
     # -- checks -------------------------------------------------------------------------
     def layout(self):
