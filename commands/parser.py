@@ -105,8 +105,9 @@ def build_parser():
     precombines.add_argument("--json", action="store_true", help="print the report as JSON")
     precombines.set_defaults(run=command_precombines)
 
-    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")
-    load.add_argument("files", nargs="+")
+    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx, .tri) into a new .blend (needs Blender)")
+    load.add_argument("files", nargs="+", help=".tri files named go onto the meshes of the file imported before them "
+                      "(a FaceGen .tri with none: a mesh of its own)")
     load.add_argument("--blend", required=True, help="the .blend file to write")
     load.add_argument("--skeleton", help=".hkx animations: the skeleton (.hkx or .nif) whose armature they animate "
                       "(default: the last skeleton .hkx imported before them)")
@@ -118,6 +119,8 @@ def build_parser():
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
                       "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
                       "the cell's Data folder)")
+    load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
+                      "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
@@ -151,6 +154,8 @@ def build_parser():
     save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
                       "FO4); .hkx: FO4 or SSE, when the action's import does not say")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
+    save.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: do not write the meshes' shape "
+                      "keys to their .tri files beside it")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
                       "edited since their material file gave them their look")
     save.set_defaults(run=command_export)

@@ -21,6 +21,7 @@ from .nif.source import keep_scale, keep_source
 from .plugin.references import name_instances
 from .precombined.breakers import load_order_report, mark_breakers
 from .precombined.importer import CellBuilder, GeometrySource
+from .tri.importer import load_companions
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,9 @@ def import_files(context, paths, import_one):
     return collections, messages
 
 
-def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO_FOLDERS, **options):
-    """One file into a new collection linked to the scene, or nothing at all if it fails."""
+def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO_FOLDERS, morphs=True, **options):
+    """One file into a new collection linked to the scene, or nothing at all if it fails.
+    ``morphs``: the .tri files the games read with a loose NIF go onto its meshes as shape keys."""
     path = stored_path(path)
     data = bytearray(read_path(path))  # a loose file, or ARCHIVE.ba2:inner/path
     try:
@@ -105,6 +107,8 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO
         raise
     try:
         scene_builder.build()
+        loose = morphs and split_archive_path(path) is None
+        warnings = load_companions(context, nif, path, scene_builder.objects.values()) if loose else []
     except BaseException:
         scene_builder.remove_created()
         bpy.data.collections.remove(collection)
@@ -118,7 +122,7 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO
     collection["nif_built_collision"] = scene_builder.import_collision
     collection["nif_built_skin"] = scene_builder.skins is not None
     keep_scale(collection, scene_builder.scale)
-    return collection, scene_builder.warnings()
+    return collection, scene_builder.warnings() + warnings
 
 
 def import_bsm2(context, path, progress=None):

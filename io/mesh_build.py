@@ -6,11 +6,14 @@ import numpy as np
 from ..core.errors import FormatError
 
 
-def drop_degenerate(triangles):
-    """Triangles naming one vertex twice cannot be Blender faces."""
+def nondegenerate(triangles):
+    """Which triangles name three different vertices: the others cannot be Blender faces."""
     triangles = np.asarray(triangles).reshape(-1, 3)
-    keep = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
-    return triangles[keep]
+    return (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+
+
+def drop_degenerate(triangles):
+    return np.asarray(triangles).reshape(-1, 3)[nondegenerate(triangles)]
 
 
 def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=None, scale=1.0):

@@ -2,9 +2,9 @@
 
 import bpy
 
-from . import bsm2, data_import, hkx, nif_export, nif_import, precombined_export, precombined_import
+from . import bsm2, data_import, hkx, nif_export, nif_import, precombined_export, precombined_import, tri
 
-_modules = (nif_import, nif_export, precombined_import, precombined_export, bsm2, data_import, hkx)
+_modules = (nif_import, nif_export, precombined_import, precombined_export, bsm2, data_import, hkx, tri)
 
 
 def register():

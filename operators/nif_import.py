@@ -49,9 +49,15 @@ class NifImport(MultiFileImport):
     use_skin: bpy.props.BoolProperty(
         name="Skin", description="Skeleton bones as an armature, skin weights as vertex groups", default=True
     )
+    use_morphs: bpy.props.BoolProperty(
+        name="Morphs (.tri)",
+        description="Shape keys from the .tri files the games read with the NIF: FaceGen expressions and character "
+        "creation morphs named after it, the BodySlide file its BODYTRI names",
+        default=True,
+    )
 
     def import_options(self):
-        return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
+        return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin, "morphs": self.use_morphs}
 
     # The games whose Data folders (from the preferences) the import looks in, shown in its options.
     data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76")

@@ -285,6 +285,12 @@ def test_every_truncation_fails():
             BodySlideTri.from_bytes(body[:size], path="cut.tri")
 
 
+def test_a_truncated_morph_is_named():
+    data = built(morphs=[("Smile", 0.5, [(2, -4, 6)] * 5), ("Frown", 0.25, [(1, 1, 1)] * 5)])
+    with pytest.raises(FormatError, match=r"head.tri, offset \d+ \(0x[0-9A-F]+\): difference morph 'Frown': truncated"):
+        FaceGenTri.from_bytes(data[:-7], path="head.tri")
+
+
 def test_trailing_bytes_are_kept_and_reported():
     data = built() + b"\x01\x02"
     tri = FaceGenTri.from_bytes(data)

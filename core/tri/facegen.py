@@ -103,8 +103,11 @@ class DifferenceMorph:
 
     def sync(self, s):
         self.name = _label(s, self.name, self.wide)
-        self.scale = s.f32(self.scale)
-        self.values = s.array(self.values, OFFSETS, self.num_vertices)
+        try:
+            self.scale = s.f32(self.scale)
+            self.values = s.array(self.values, OFFSETS, self.num_vertices)
+        except FormatError as error:
+            raise FormatError(f"difference morph {self.name!r}: {error.message}", offset=error.offset) from None
 
     @property
     def offsets(self):
@@ -257,9 +260,6 @@ class FaceGenTri(SyncedFile):
         self.warnings = warnings
 
     # -- what the morphs do -------------------------------------------------------------------
-    def morph_names(self):
-        return [m.name for m in self.morphs] + [m.name for m in self.modifiers]
-
     def offsets(self, morph):
         """(V, 3) float32 offsets a morph gives the vertices (zero where a modifier morph has no target)."""
         if isinstance(morph, DifferenceMorph):

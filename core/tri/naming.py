@@ -103,6 +103,16 @@ def bodyslide_file(nif_path, value):
     return None
 
 
+def bodyslide_output(nif_path, value):
+    """Where an export writes the BodySlide .tri a NIF's BODYTRI ``value`` names: under the Meshes
+    folder the NIF goes to (where the game reads it), else beside the NIF by its file name."""
+    parts = stored_parts(value)
+    meshes = meshes_folder(nif_path)
+    if meshes is not None and not PureWindowsPath(value).drive:
+        return meshes.joinpath(*(parts[1:] if parts[0].lower() == MESHES else parts))
+    return Path(nif_path).parent / parts[-1]
+
+
 def _any_case(path):
     """``path`` itself, or a file of the same name in another letter case."""
     if path.is_file():
