@@ -40,9 +40,8 @@ def _add_morphs(obj, role, morphs):
     records = {} if records is None else records.to_dict()
     base = shape_keys.coordinates(shape_keys.reference(obj), len(obj.data.vertices))
     for index, (kind, name, values) in enumerate(morphs):
-        key = shape_keys.add_key(obj, name, values, base)
-        # The key as Blender holds it (float32 sums with the reference) is what the export compares.
-        digest = shape_keys.digest(shape_keys.offsets(obj, key, base))
+        key, held = shape_keys.add_key(obj, name, values, base)
+        digest = shape_keys.digest(held)  # the key as Blender holds it is what the export compares
         records[key.name] = {"role": role, "kind": kind, "name": name, "index": index, "digest": digest}
     obj[MORPHS] = records
 

@@ -27,11 +27,14 @@ def offsets(obj, key, basis=None):
 
 
 def add_key(obj, name, values, base):
-    """A new shape key ``name`` at the reference positions ``base`` plus ``values`` ((vertices, 3))."""
+    """A new shape key ``name`` at the reference positions ``base`` plus ``values`` ((vertices, 3));
+    returns it and its offsets as Blender holds them (the float32 sums less ``base``, what
+    ``offsets`` reads back)."""
     key = obj.shape_key_add(name=name, from_mix=False)
     key.value = 0.0
-    key.data.foreach_set("co", (base + values).ravel())
-    return key
+    co = np.asarray(base + values, np.float32)
+    key.data.foreach_set("co", co.ravel())
+    return key, co - base
 
 
 def digest(values):
