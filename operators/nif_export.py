@@ -3,7 +3,7 @@
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 
 
 class NifExport(ExportHelper):
@@ -97,7 +97,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
                 for path in write_material_files(self.filepath, objects):
                     self.report({"INFO"}, f"Material file written: {path}")
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in messages:
             self.report({"WARNING"}, message)

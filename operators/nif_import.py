@@ -1,37 +1,10 @@
-"""File > Import > NIF, its drag-and-drop handler, and what the importers share (their options, the report)."""
-
-from pathlib import Path
+"""File > Import > NIF, its drag-and-drop handler, and what the NIF importers share (their options)."""
 
 import bpy
-from bpy_extras.io_utils import ImportHelper
 
 from .. import preferences
-from ..io.collection_objects import objects_in
 from ..io.file_import import import_cells
-
-
-def report_import(operator, collections, messages, kind):
-    for message in messages:  # an error only when nothing imported: the other files did
-        operator.report({"WARNING"} if collections else {"ERROR"}, message)
-    if collections:
-        cells = sum(
-            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in objects_in(c))
-        )
-        detail = f" ({cells} precombined cell(s))" if cells else ""
-        operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s){detail}")
-    return {"FINISHED"} if collections else {"CANCELLED"}
-
-
-class MultiFileImport(ImportHelper):
-    """File browser properties shared by the importers: several files may be picked."""
-
-    files: bpy.props.CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: bpy.props.StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
-
-    def paths(self):
-        if self.files and self.directory:
-            return [str(Path(self.directory) / f.name) for f in self.files if f.name]
-        return [self.filepath]
+from .file_import import DropImport, MultiFileImport, report_import
 
 
 class NifImport(MultiFileImport):
@@ -87,15 +60,11 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
         return report_import(self, collections, messages, "NIF")
 
 
-class IO_FH_nif(bpy.types.FileHandler):
+class IO_FH_nif(DropImport, bpy.types.FileHandler):
     bl_idname = "IO_FH_precombined_nif"
     bl_label = "Bethesda NIF"
     bl_import_operator = IMPORT_SCENE_OT_nif.bl_idname
     bl_file_extensions = ".nif;.kf"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 CLASSES = (IMPORT_SCENE_OT_nif, IO_FH_nif)

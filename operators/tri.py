@@ -61,8 +61,8 @@ class IMPORT_SCENE_OT_tri(bpy.types.Operator, MultiFileImport):
             meshes.sort(key=lambda obj: obj != active)  # the active mesh first
         role = None if self.role == AUTO else self.role
 
-        def import_one(context, path, progress):
-            return apply_file(context, path, Path(path).read_bytes(), meshes, role)
+        def import_one(context, path, progress, rollback):
+            return apply_file(context, path, meshes, role, rollback=rollback)
 
         imported, messages = import_files(context, self.paths(), import_one)
         return report_import(self, imported, messages, ".tri")

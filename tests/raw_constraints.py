@@ -8,8 +8,10 @@ import numpy as np
 from support import corpus_files
 
 from precombined_nif.core.havok import GAME_UNITS, RawObject
+from precombined_nif.core.havok.tagfile import MAGIC
 
-RAGDOLLS = [path for path in corpus_files("**/*.nif") if b"bhkRagdollSystem" in path.read_bytes()]
+# Fallout 4's ragdolls (packfiles); Starfield's are Havok tagfiles, not decoded.
+RAGDOLLS = [path for path in corpus_files("**/*.nif") if b"bhkRagdollSystem" in (data := path.read_bytes()) and MAGIC not in data]
 
 # offsets in the objects: transform A's and B's translations, then the limits
 TRANSLATION_A, TRANSLATION_B = 0x60, 0xA0

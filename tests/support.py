@@ -32,3 +32,12 @@ def corpus_files(pattern):
     missing. For ``parametrize``: ``tests/test_corpus.py`` fails in CI when the corpus is missing, so an
     empty parameter list cannot pass silently there."""
     return sorted(path for path in CORPUS.glob(pattern) if path.is_file())
+
+
+def corpus_plugin_folder(corpus, folder):
+    """A Data folder at ``folder`` holding the corpus plugin AlootHomePlate.esp, its geometry file
+    and its meshes (linked, not copied), without Fallout4.esm; returns it."""
+    folder.mkdir()
+    for name in ("AlootHomePlate.esp", "AlootHomePlate - Geometry.csg", "Meshes"):
+        os.symlink(corpus / "ck-precombined" / name, folder / name)
+    return folder

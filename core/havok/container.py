@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..stream import ReadStream, WriteStream
-from .classnames import BASE_CLASSES, SIGNATURES, TAG, ClassNames
+from .classnames import BASE_CLASSES, ClassNames
 from .fixups import GLOBAL, LOCAL, VIRTUAL, read_table, write_table
 from .header import FileHeader, SectionHeader
 from .objects import HavokObject, ObjectReader, RawObject, typed_class
@@ -45,7 +45,7 @@ class Packfile:
         self.header = FileHeader()
         self.section_names = [CLASSNAMES, "__types__", DATA]
         self.raw_sections = {}  # {index: (SectionHeader, bytes)}: sections kept whole; others absent are empty
-        self.classnames = ClassNames((SIGNATURES[name], TAG, name) for name in BASE_CLASSES)
+        self.classnames = ClassNames.listing(self.header.file_version, BASE_CLASSES)
         self.root = root
         self.contents_class = None  # the header's contents class name; None: the root's class
         self.source = None  # (bytes, classes) the packfile was read from and with
@@ -190,7 +190,7 @@ class Packfile:
             global_rows += [
                 (base + src, data_index, offsets[id(target)] + delta) for src, target, delta in global_fixups
             ]
-            virtual_rows.append((base, names_index, self.classnames.offset_of(obj.class_name)))
+            virtual_rows.append((base, names_index, self.classnames.offset_of(obj.class_name, self.header.file_version)))
         body = b"".join(raw for _, (raw, _, _) in order)
         tables = [write_table(local_rows, LOCAL), write_table(global_rows, GLOBAL), write_table(virtual_rows, VIRTUAL)]
 
@@ -198,7 +198,8 @@ class Packfile:
         header.num_sections = len(self.section_names)
         header.contents_offset = 0
         header.contents_class_section = names_index
-        header.contents_class_offset = self.classnames.offset_of(self.contents_class or self.root.class_name)
+        header.contents_class_offset = self.classnames.offset_of(self.contents_class or self.root.class_name,
+                                                                 header.file_version)
         head = WriteStream()
         header.sync(head)
         position = len(head.out) + len(self.section_names) * header.section_header_size

@@ -2,22 +2,16 @@
 
 import numpy as np
 
-from .facegen import FaceGenTri
 from .naming import ROLE_NAMES, facegen_role
 
 
-def tri_info(tri, path):
-    if isinstance(tri, FaceGenTri):
-        return facegen_info(tri, path)
-    return bodyslide_info(tri)
-
-
-def facegen_info(tri, path):
+def facegen_info(tri):
+    """What a FaceGenTri holds; its role is told by its file's name (``tri.path``)."""
     layout = None if tri.uvs is None else ("per corner" if tri.uv_triangles is not None else "per vertex")
     return {
         "format": "tri",
         "kind": "facegen",
-        "role": facegen_role(path).lower(),
+        "role": facegen_role(tri.path or "").lower(),
         "vertices": len(tri.vertices),
         "triangles": len(tri.triangles),
         "quads": len(tri.quads),

@@ -10,6 +10,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...core.errors import FormatError
+from ...core.files import write_all
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import versions
@@ -19,16 +20,18 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import reachable, remove_blocks
+from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from ..tri.exporter import morph_files
 from .extras import write_extras
 from .source import import_scale, source_of, template_collection
+from .. import schema
 
 SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
@@ -64,7 +67,7 @@ def transform_fields(matrix, name):
 
 def moved(obj):
     """Whether the object's transform changed since the import made it."""
-    stored = obj.get("nif_basis")
+    stored = obj.get(schema.NIF_BASIS)
     if stored is None or len(stored) != 16:
         return True
     return not np.allclose(np.array(obj.matrix_basis, np.float64).ravel(), np.array(stored, np.float64), atol=1e-6)
@@ -142,7 +145,7 @@ class NifExporter:
         self._bind(exported)
         chosen = set(exported)
         kids = {}
-        for obj in sorted(exported, key=lambda o: (o.get("nif_block", 1 << 30), o.name)):
+        for obj in sorted(exported, key=lambda o: (o.get(schema.NIF_BLOCK, 1 << 30), o.name)):
             kids.setdefault(self._parent_of(obj, chosen), []).append(obj)
         roots = kids.get(None, [])
         main_root = self._main_root(roots)
@@ -182,11 +185,11 @@ class NifExporter:
         if not self.template:
             return
         for obj in objects:
-            index = obj.get("nif_block")
+            index = obj.get(schema.NIF_BLOCK)
             if not isinstance(index, int) or not 0 <= index < len(self.nif.blocks) or index in taken:
                 continue
             block = self.nif.blocks[index]
-            if block.type_name != obj.get("nif_type") or not self._fits(obj, block):
+            if block.type_name != obj.get(schema.NIF_TYPE) or not self._fits(obj, block):
                 continue
             self.bound[obj] = index
             taken.add(index)
@@ -233,7 +236,7 @@ class NifExporter:
             matrix = obj.matrix_world.copy() if parent_obj is None else parent_obj.matrix_world.inverted() @ obj.matrix_world
         if parent_obj is None:
             matrix = Matrix.Scale(1.0 / self.scale, 4) @ matrix
-        if obj.type == "ARMATURE" and obj not in self.bound and "nif_root" in obj:
+        if obj.type == "ARMATURE" and obj not in self.bound and schema.NIF_ROOT in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
             skin_export.write_armature(self, obj, parent_index)
@@ -257,7 +260,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", self.new_flags))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get(schema.NIF_FLAGS, self.new_flags))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index
@@ -282,7 +285,7 @@ class NifExporter:
         staying = {
             index
             for obj, index in self.block_of.items()
-            if obj.get("nif_parent") == self.parent_block.get(obj)
+            if obj.get(schema.NIF_PARENT) == self.parent_block.get(obj)
         }
         # Bones of the template stay under their nodes (several armatures may share them).
         staying |= {index for index in self.bone_nodes.values() if index in self.scene_blocks}
@@ -330,6 +333,7 @@ class NifExporter:
             real = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
             face_ids = np.full(len(triangles), -1, np.int32)
             face_ids[real] = np.arange(int(real.sum()), dtype=np.int32)
+            triangle_groups.write_groups(self, index, mesh, face_ids)
             vertex_ids = np.arange(len(mesh.vertices))
             pieces = [(index, vertex_ids, triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
         else:
@@ -378,7 +382,7 @@ class NifExporter:
     def _unchanged(mesh):
         """Whether the mesh still holds what the import made of its block (then the block is
         kept as stored)."""
-        stored = mesh.get("nif_geometry")
+        stored = mesh.get(schema.NIF_GEOMETRY)
         return stored is not None and len(mesh.materials) <= 1 and stored == geometry_fingerprint(mesh)
 
     def _encode_pieces(self, obj, index, matrix, skinned):
@@ -397,8 +401,9 @@ class NifExporter:
             material = mesh.materials[slot] if slot < len(mesh.materials) else None
             for used, local in split_triangles(arrays["triangles"][chosen]):
                 piece_index = index if not pieces and index is not None else None
-                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces))
+                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces), index)
                 shape_export.encode_geometry(self, block_index, arrays, used, local, skinned)
+                triangle_groups.write_groups(self, block_index, mesh, face_ids[: len(local)], index)
                 self._place(block_index, obj, matrix)
                 pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
                 face_ids = face_ids[len(local) :]
@@ -423,8 +428,9 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False, mo
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
     per game unit, by default the import's. ``morphs``: the meshes' shape keys go to their .tri
-    files too (io.tri.exporter), all encoded before anything is written; their paths are added to
-    the list ``written`` when given. Returns (NifFile, messages)."""
+    files too (io.tri.exporter), all encoded before any file is written; their paths are added to
+    the list ``written`` when given. Returns (NifFile, messages): what did not go as asked, and
+    for a static Fallout 4 model why the Creation Kit would crash on it or leave it uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -443,12 +449,11 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False, mo
     else:
         exporter = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
     tri_files, tri_messages = morph_files(path, exporter) if morphs else ([], [])
-    exporter.nif.write(path)
-    for tri_path, tri in tri_files:
-        tri.write(tri_path)
-        if written is not None:
-            written.append(tri_path)
-    return exporter.nif, messages + exporter.messages + tri_messages
+    # the NIF and its .tri files written together: all of them, or none when one fails
+    write_all([(path, exporter.nif.to_bytes()), *((tri_path, tri.to_bytes()) for tri_path, tri in tri_files)])
+    if written is not None:
+        written.extend(tri_path for tri_path, _ in tri_files)
+    return exporter.nif, messages + exporter.messages + tri_messages + export_warnings(exporter.nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):
@@ -458,8 +463,8 @@ def _export(objects, collection, template, game, scale, full_precision):
         exporter.nif = animation_export.export_kf(exporter, collection)
         return exporter
     if template is not None:
-        exporter.keep_collision = not collection.get("nif_built_collision", True)
-        exporter.keep_skin = not collection.get("nif_built_skin", True)
+        exporter.keep_collision = not collection.get(schema.NIF_BUILT_COLLISION, True)
+        exporter.keep_skin = not collection.get(schema.NIF_BUILT_SKIN, True)
     exporter.export(objects)
     return exporter
 

@@ -11,12 +11,13 @@ from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
-from . import animation_import, extras, material_import, skin_import
-from ..datablocks import remove_all
+from . import animation_import, extras, material_import, skin_import, triangle_groups
+from ..datablocks import Rollback
 from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
+from .. import schema
 
 
 def shape_mesh(nif, block, name):
@@ -39,8 +40,9 @@ def shape_mesh(nif, block, name):
 
 
 class SceneBuilder:
-    """Builds the objects of one file into a collection; ``created`` lists every datablock made,
-    so a failure can remove them all and leave the scene as it was.
+    """Builds the objects of one file into a collection; every datablock made goes to
+    ``rollback`` (io.datablocks.Rollback), so a failure removes them all and leaves the scene as
+    it was.
 
     Skinning, materials and collision live in their own modules and are called from here:
     ``skins`` (skin_import.SkinImport) turns bone nodes into armature bones and binds
@@ -49,14 +51,14 @@ class SceneBuilder:
     Havok bodies under their owner."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
-                 progress=None):
+                 progress=None, rollback=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
         self.import_collision = collision
         self.data_folders = [folder for folder in data_folders if folder]
         self.cache_folder = cache_folder  # where files from archives are extracted (None: a temporary folder)
-        self.created = []
+        self.rollback = rollback or Rollback()
         self.objects = {}
         # progress(fraction of the file's shapes built), for long imports
         self.progress = progress
@@ -93,7 +95,7 @@ class SceneBuilder:
     def link(self, datablock):
         """Record a datablock made for this file (removed again if the import fails); objects
         are also linked into the file's collection."""
-        self.created.append(datablock)
+        self.rollback.add(datablock)
         if isinstance(datablock, bpy.types.Object):
             self.collection.objects.link(datablock)
         return datablock
@@ -101,9 +103,9 @@ class SceneBuilder:
     def _new_object(self, index, block, data):
         name = block.name or f"{block.type_name}:{index}"
         obj = self.link(bpy.data.objects.new(name, data))
-        obj["nif_block"] = index
-        obj["nif_type"] = block.type_name
-        obj["nif_flags"] = to_int32(block.flags)
+        obj[schema.NIF_BLOCK] = index
+        obj[schema.NIF_TYPE] = block.type_name
+        obj[schema.NIF_FLAGS] = to_int32(block.flags)
         obj.rotation_mode = "QUATERNION"  # Euler angles lose float32 precision near 90-degree pitches
         if data is None:
             obj.empty_display_size = 8.0
@@ -139,8 +141,9 @@ class SceneBuilder:
         elif isinstance(block, (BSTriShape, NiTriBasedGeom)):
             mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
             if mesh is not None:
-                self.created.append(mesh)
-                mesh["nif_geometry"] = geometry_fingerprint(mesh)
+                self.rollback.add(mesh)
+                mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
+                triangle_groups.show_groups(self.nif, block, mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)
@@ -154,8 +157,8 @@ class SceneBuilder:
         if bone is None:
             # What Blender made of the block's transform: the exporter keeps the stored one while
             # this still holds (Blender cannot hold every stored matrix exactly, e.g. sheared ones).
-            obj["nif_basis"] = [value for row in obj.matrix_basis for value in row]
-            obj["nif_parent"] = path[-1] if path else -1
+            obj[schema.NIF_BASIS] = [value for row in obj.matrix_basis for value in row]
+            obj[schema.NIF_PARENT] = path[-1] if path else -1
         self.objects[index] = obj
         if isinstance(block, NiNode):
             for child in np.asarray(block.children).tolist():
@@ -163,7 +166,3 @@ class SceneBuilder:
 
     def warnings(self):
         return list(self._warnings)
-
-    def remove_created(self):
-        remove_all(self.created)
-        self.created.clear()

@@ -23,7 +23,7 @@ from ...core.nif.materials import (
     new_record,
     record_from_props,
 )
-from .. import compat
+from .. import compat, schema
 
 _written = weakref.WeakKeyDictionary()  # exporter -> {material name: {role: block index}}
 
@@ -51,9 +51,9 @@ def write_material(exporter, shape_index, material):
 def built_from(material):
     """The look an imported material's tree was built from when a material file gave it (the
     NIF's own blocks say otherwise, and are kept unless the tree was edited), else None."""
-    if material is None or "bgsm_look" not in material:
+    if material is None or schema.BGSM_LOOK not in material:
         return None
-    return json.loads(material["bgsm_look"])
+    return json.loads(material[schema.BGSM_LOOK])
 
 
 def write_material_files(nif_path, objects):
@@ -66,7 +66,7 @@ def write_material_files(nif_path, objects):
     from ...core.archives.data import path_in_folder, read_path
     from ...core.materials.bgsm import MaterialFile
 
-    materials = {m for o in objects if o.type == "MESH" for m in o.data.materials if m is not None and "bgsm_look" in m}
+    materials = {m for o in objects if o.type == "MESH" for m in o.data.materials if m is not None and schema.BGSM_LOOK in m}
     nif_path = Path(nif_path).resolve()
     data = next((folder.parent for folder in nif_path.parents if folder.name.lower() == "meshes"), None)
     written = []
@@ -74,9 +74,9 @@ def write_material_files(nif_path, objects):
         changes = changed_look(None, shown_look(material), 0, built_from(material))
         if not changes:
             continue
-        material_file = MaterialFile.from_bytes(read_path(material["bgsm_file"]), material["bgsm_file"])
+        material_file = MaterialFile.from_bytes(read_path(material[schema.BGSM_FILE]), material[schema.BGSM_FILE])
         material_file.apply_look(changes)
-        parts = material["nif_material_path"].replace("\\", "/").split("/")
+        parts = material[schema.NIF_MATERIAL_PATH].replace("\\", "/").split("/")
         if parts[0].lower() != "materials":
             parts = ["materials", *parts]
         target = path_in_folder(data, "/".join(parts)) if data is not None else nif_path.parent / parts[-1]
@@ -90,15 +90,15 @@ def stored_record(exporter, material):
     """(record, {role: block index}) kept on a material by an import: the indices only when the
     material came from the template being written and its blocks are still the same types;
     (None, {}) for materials made in Blender or for another game."""
-    if material is None or "nif_record" not in material:
+    if material is None or schema.NIF_RECORD not in material:
         return None, {}
-    if material.get("nif_bs_version") != exporter.nif.header.bs_version:
+    if material.get(schema.NIF_BS_VERSION) != exporter.nif.header.bs_version:
         return None, {}
-    record = record_from_props(material["nif_record"].to_dict())
+    record = record_from_props(material[schema.NIF_RECORD].to_dict())
     found = {}
     blocks = exporter.nif.blocks
-    if exporter.template and material.get("nif_file") == str(exporter.nif.path or ""):
-        stored = material.get("nif_blocks", {}).to_dict() if "nif_blocks" in material else {}
+    if exporter.template and material.get(schema.NIF_FILE) == str(exporter.nif.path or ""):
+        stored = material.get(schema.NIF_BLOCKS, {}).to_dict() if schema.NIF_BLOCKS in material else {}
         found = {
             role: index
             for role, index in stored.items()

@@ -14,7 +14,7 @@ from ...core.errors import FormatError
 from ...core.data_paths import data_relative
 from ...core.materials.bgsm import MaterialFile
 from ...core.nif.materials import look, material_blocks, material_key, read_record, record_to_props
-from .. import compat
+from .. import compat, schema
 
 NON_COLOR_ROLES = ("normal", "specular")
 
@@ -46,20 +46,20 @@ class MaterialImport:
         shader = record.get("shader", {})
         name = str(shader.get("name") or "") or shape_block.name or f"{record[next(iter(found))]['type']}:{min(found.values())}"
         material = self.builder.link(bpy.data.materials.new(name.replace("\\", "/").rsplit("/", 1)[-1]))
-        material["nif_record"] = record_to_props(record)
-        material["nif_blocks"] = dict(found)
-        material["nif_file"] = str(self.nif.path or "")
-        material["nif_bs_version"] = self.bs_version
+        material[schema.NIF_RECORD] = record_to_props(record)
+        material[schema.NIF_BLOCKS] = dict(found)
+        material[schema.NIF_FILE] = str(self.nif.path or "")
+        material[schema.NIF_BS_VERSION] = self.bs_version
         shown = look(record, self.bs_version)
         if name.lower().endswith((".bgsm", ".bgem")):  # FO4 material file named by the shader
-            path = material["nif_material_path"] = data_relative(name)
+            path = material[schema.NIF_MATERIAL_PATH] = data_relative(name)
             # The shader takes its look from the material file, as the game does.
             material_file = self._material_file(path)
             if material_file is not None:
                 shown.update(material_file.look())
-                material["bgsm_file"] = str(material_file.path)
+                material[schema.BGSM_FILE] = str(material_file.path)
                 # What the tree was built from: the exporter leaves the NIF's blocks alone unless it changed.
-                material["bgsm_look"] = json.dumps(shown)
+                material[schema.BGSM_LOOK] = json.dumps(shown)
         self._build_tree(material, record, shown)
         return material
 
@@ -118,7 +118,7 @@ class MaterialImport:
             if path:
                 node = nodes.new("ShaderNodeTexImage")
                 node.name = node.label = f"NIF {role}"
-                node["nif_texture"] = path  # as stored, kept even when the file is not found
+                node[schema.NIF_TEXTURE] = path  # as stored, kept even when the file is not found
                 node.location = (-700, y)
                 y -= 300
                 node.image = self._image(path, role in NON_COLOR_ROLES)

@@ -8,13 +8,16 @@ from ...core.nif import sse_skin, versions
 from ...core.nif import vertex_format as vf
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
+from ...core.nif.triangle_groups import GROUPED
 
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 
 
-def shape_block(exporter, obj, index, number):
+def shape_block(exporter, obj, index, number, source=None):
     """The shape block a piece is written into: the object's own (as a NiTriShape when it was
-    a NiTriStrips, whose strips cannot take edited triangles) or a new one."""
+    a NiTriStrips, whose strips cannot take edited triangles) or a new one: of the type of the
+    object's own block ``source`` when that is a LOD or segmented shape, else the game's plain
+    shape."""
     if index is not None:
         block = exporter.nif.blocks[index]
         if isinstance(block, NiTriBasedGeom) and block.type_name == "NiTriStrips":
@@ -28,6 +31,9 @@ def shape_block(exporter, obj, index, number):
         block.set_vertex_flags(FO4_FLAGS, exporter.full_precision or exporter.game == "SSE")  # SSE: float positions
         return exporter.add(block)
     data_index = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
+    like = exporter.nif.blocks[source] if source is not None else None
+    if isinstance(like, GROUPED):
+        return exporter.add(type(like)(like.type_name, name=name, flags=0xE, data=data_index))
     return exporter.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
 
 

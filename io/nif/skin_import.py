@@ -37,7 +37,8 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
-from .. import armature_edit
+from .. import armature_edit, schema
+from ..mesh_build import face_attribute
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose
@@ -166,10 +167,10 @@ class SkinImport:
         root_name = blocks[armature.root].name or f"{blocks[armature.root].type_name}:{armature.root}"
         name = f"{root_name} skeleton" + (f" {number}" if number else "")
         data = bpy.data.armatures.new(name)
-        builder.created.append(data)
+        builder.rollback.add(data)
         if any(a.root == armature.root for a in self.armatures[:number]):
             obj = builder.link(bpy.data.objects.new(name, data))
-            obj["nif_root"] = armature.root
+            obj[schema.NIF_ROOT] = armature.root
             armature.object = obj
         else:  # the root node's object, made by the SceneBuilder (armature_data)
             self.root_armatures[armature.root] = armature
@@ -194,9 +195,9 @@ class SkinImport:
             if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
                 raise FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
                                   block=node, block_type=blocks[node].type_name)
-            bone["nif_block"] = node
-            bone["nif_rest"] = [float(v) for v in armature.rests[node].ravel()]
-            bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
+            bone[schema.NIF_BLOCK] = node
+            bone[schema.NIF_REST] = [float(v) for v in armature.rests[node].ravel()]
+            bone[schema.NIF_MATRIX] = [float(v) for row in bone.matrix_local for v in row]
             self.bones.setdefault(node, (armature, bone_name))
 
     def pose(self):
@@ -253,7 +254,7 @@ class SkinImport:
         so it sits where the node's bind pose puts it."""
         armature, bone_name = bone
         data_bone = armature.data.bones[bone_name]
-        rest = np.array(data_bone["nif_rest"]).reshape(4, 4)
+        rest = np.array(data_bone[schema.NIF_REST]).reshape(4, 4)
         obj.parent = armature
         obj.parent_type = "BONE"
         obj.parent_bone = bone_name
@@ -300,8 +301,8 @@ class SkinImport:
             self.builder.warn(f"{obj.name}: {len(parts)} body parts for {len(skin.partition.partitions)} partitions")
             return
         body = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
-        _face_attribute(obj.data, "nif_body_part", body)
-        obj["nif_body_parts"] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
+        face_attribute(obj.data, schema.NIF_BODY_PART, body)
+        obj[schema.NIF_BODY_PARTS] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
 
 
 def _segments(shape, obj, faces):
@@ -315,9 +316,9 @@ def _segments(shape, obj, faces):
     else:
         source = skinning.triangle_lookup(triangles, faces)
     found = source >= 0
-    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
-    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
-    obj["nif_segments"] = json.dumps(segments.segment_layout(shape))
+    face_attribute(obj.data, schema.NIF_SEGMENT, np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
+    face_attribute(obj.data, schema.NIF_SUBSEGMENT, np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
+    obj[schema.NIF_SEGMENTS] = json.dumps(segments.segment_layout(shape))
 
 
 def _faces(mesh):
@@ -328,11 +329,6 @@ def _faces(mesh):
     if len(sizes) and (sizes != 3).any():
         raise FormatError("a skinned mesh was built with faces that are not triangles")
     return corners.reshape(-1, 3)
-
-
-def _face_attribute(mesh, name, values):
-    attribute = mesh.attributes.new(name, "INT", "FACE")
-    attribute.data.foreach_set("value", np.asarray(values, np.int32))
 
 
 def _set_weights(mesh, group_indices, weights):

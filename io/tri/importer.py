@@ -10,10 +10,12 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ...core.errors import FormatError
+from ...core.archives.data import read_path
+from ...core.errors import FormatError, failure_text
 from ...core.nif.blocks.extra_data import NiStringExtraData
 from ...core.tri import BodySlideTri, FaceGenTri, naming, tri_from_bytes
-from ..mesh_build import build_mesh, nondegenerate
+from ..mesh_build import build_mesh, proper_triangles
+from ..datablocks import rolled_back
 from ..mesh_read import geometry_fingerprint
 from ..names import unsuffixed
 from . import MORPHS, SOURCES, shape_keys
@@ -89,23 +91,15 @@ def apply_bodyslide(obj, tri, shape_name, path, data):
     return []
 
 
-def facegen_object(context, tri, path, role, data):
+def facegen_object(context, tri, path, role, data, rollback):
     """A new mesh object from a FaceGen .tri's own base mesh, its morphs as shape keys."""
-    mesh = build_mesh(Path(path).stem, tri.vertices, _faces(tri), uvs=tri.uvs if tri.uv_triangles is None else None)
-    try:
-        if tri.uv_triangles is not None:
-            _corner_uvs(mesh, tri)
-        obj = bpy.data.objects.new(mesh.name, mesh)
-    except Exception:
-        bpy.data.meshes.remove(mesh)
-        raise
+    mesh = rollback.add(build_mesh(Path(path).stem, tri.vertices, _faces(tri),
+                                   uvs=tri.uvs if tri.uv_triangles is None else None))
+    if tri.uv_triangles is not None:
+        _corner_uvs(mesh, tri)
+    obj = rollback.add(bpy.data.objects.new(mesh.name, mesh))
     context.collection.objects.link(obj)
-    try:
-        return obj, apply_facegen(obj, tri, role, path, data)
-    except Exception:
-        bpy.data.objects.remove(obj)
-        bpy.data.meshes.remove(mesh)
-        raise
+    return obj, apply_facegen(obj, tri, role, path, data)
 
 
 def _triangulated(triangles, quads):
@@ -120,7 +114,7 @@ def _faces(tri):
 
 def _corner_uvs(mesh, tri):
     """Texture coordinates given per face corner (X differs from V), as build_mesh made the faces."""
-    corners = _triangulated(tri.uv_triangles, tri.uv_quads)[nondegenerate(_faces(tri))].ravel()
+    corners = _triangulated(tri.uv_triangles, tri.uv_quads)[proper_triangles(_faces(tri))].ravel()
     if len(corners) and corners.max() >= len(tri.uvs):
         raise FormatError(f"a face corner uses texture coordinate {int(corners.max())} of only {len(tri.uvs)}")
     uv = np.asarray(tri.uvs, np.float32)[corners]
@@ -155,14 +149,17 @@ def bodyslide_targets(meshes, tri):
     return found
 
 
-def apply_file(context, path, data, meshes, role=None):
-    """A .tri onto the meshes it belongs to among ``meshes`` (a FaceGen .tri with none: a new
-    mesh of its own). ``role``: a FaceGen file's role, by default by its name. Returns (objects
-    given morphs, warnings)."""
-    return apply_tri(context, tri_from_bytes(data, path=path), path, data, meshes, role)
+@rolled_back
+def apply_file(context, path, meshes, role=None, *, rollback):
+    """A .tri (loose, or ``ARCHIVE.ba2:inner/path``) onto the meshes it belongs to among
+    ``meshes`` (a FaceGen .tri with none: a new mesh of its own, added to ``rollback``).
+    ``role``: a FaceGen file's role, by default by its name. Returns (objects given morphs,
+    warnings). Every check comes before any shape key is added: a refused file changes nothing."""
+    data = read_path(path)
+    return apply_tri(context, tri_from_bytes(data, path=path), path, data, meshes, role, rollback=rollback)
 
 
-def apply_tri(context, tri, path, data, meshes, role=None, own_mesh=True):
+def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh=True):
     """``apply_file`` of a read .tri; ``own_mesh`` False: a FaceGen .tri fitting no mesh is refused."""
     if isinstance(tri, FaceGenTri):
         role = role if role in naming.FACEGEN_ROLES else naming.facegen_role(path)
@@ -171,7 +168,7 @@ def apply_tri(context, tri, path, data, meshes, role=None, own_mesh=True):
             return [target], apply_facegen(target, tri, role, path, data)
         if not own_mesh:
             raise FormatError(f"no mesh has its {len(tri.vertices)} vertices", path=path)
-        obj, warnings = facegen_object(context, tri, path, role, data)
+        obj, warnings = facegen_object(context, tri, path, role, data, rollback)
         if meshes:
             warnings.insert(0, f"{Path(path).name}: no selected mesh has its {len(tri.vertices)} vertices: imported as a "
                                f"mesh of its own")
@@ -195,7 +192,7 @@ def bodytri_values(nif):
             if isinstance(block, NiStringExtraData) and block.name == naming.BODYTRI and block.string_data]
 
 
-def load_companions(context, nif, path, objects):
+def load_companions(context, nif, path, objects, rollback):
     """The .tri files a NIF's games read with it (FaceGen files named after it, the BodySlide
     file its BODYTRI names) onto the meshes ``objects`` built; returns warnings. A file that
     cannot be read or does not fit is a warning: the NIF's import stands."""
@@ -210,9 +207,7 @@ def load_companions(context, nif, path, objects):
         try:
             data = tri_path.read_bytes()
             tri = tri_from_bytes(data, path=tri_path)
-            warnings += apply_tri(context, tri, tri_path, data, meshes, role, own_mesh=False)[1]
-        except FormatError as error:
-            warnings.append(f"morphs not loaded: {error}")
-        except OSError as error:
-            warnings.append(f"morphs not loaded: {tri_path}: {error.strerror or error}")
+            warnings += apply_tri(context, tri, tri_path, data, meshes, role, rollback=rollback, own_mesh=False)[1]
+        except (FormatError, OSError) as error:
+            warnings.append(f"morphs not loaded: {failure_text(tri_path, error)}")
     return warnings

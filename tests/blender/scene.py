@@ -138,7 +138,7 @@ class Layout:
     def __init__(self, drawn):
         self.drawn = drawn
 
-    def label(self, text=""):
+    def label(self, text="", icon="NONE"):
         self.drawn.append(("label", text))
 
     def prop(self, data, path, text=""):

@@ -22,7 +22,7 @@ def _exportable(path):
         nif = NifFile.read(path)
     except Exception:
         return False
-    return not any("Packed" in b.type_name for b in nif.blocks)
+    return not any("PackedCombined" in b.type_name for b in nif.blocks)
 
 
 ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
@@ -239,6 +239,23 @@ def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
     with pytest.raises(RuntimeError, match="scaled unevenly"):
         bpy.ops.export_scene.precombined_nif(filepath=str(target), use_selection=True)
     assert target.read_bytes() == b"keep me"
+
+
+def test_a_failed_export_names_the_file_once(clean_scene, tmp_path):
+    """The operators word failures as the import loop and the command line do (one path, then
+    what is wrong), for the NIF and the precombined cell exporters."""
+    import bpy
+
+    obj = cube()
+    obj["precombined"] = True  # a new record, for the cell exporter
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    target = tmp_path / "missing" / "out.nif"
+    for export in (bpy.ops.export_scene.precombined_nif, bpy.ops.export_scene.precombined_cell):
+        with pytest.raises(RuntimeError) as failure:
+            export(filepath=str(target), use_selection=True)
+        assert f"{target}: No such file or directory" in str(failure.value)
+        assert str(failure.value).count(str(target)) == 1
 
 
 @pytest.mark.parametrize("version", ["4.2", "5.0"])

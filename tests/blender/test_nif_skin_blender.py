@@ -74,8 +74,11 @@ def test_armature_bones_and_groups_match_the_codec(clean_scene, corpus, name):
 
 
 def skinned_files():
+    """Skinned NIFs of the games the import builds meshes for (Starfield's BSGeometry is not
+    imported yet: its meshes live in .mesh files)."""
     skins = (b"BSSkin::Instance", b"NiSkinInstance", b"BSDismemberSkinInstance")
-    return [p for p in corpus_files("**/*.nif") if p.name != "Corrupt.nif" and any(s in p.read_bytes() for s in skins)]
+    return [p for p in corpus_files("**/*.nif") if p.name != "Corrupt.nif" and b"BSGeometry" not in (data := p.read_bytes())
+            and any(s in data for s in skins)]
 
 
 def drawn_positions(path, nif, index, block, moved=None):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import FormatError
-from ..classnames import TAG, ClassNames
+from ..classnames import ClassNames
 from ..header import FileHeader
 from ..container import Packfile
 from .behavior import CharacterStringData, ProjectStringData, behavior_file_kind
@@ -30,26 +30,6 @@ from .spline_encode import encode_spline
 
 GAMES = {"FO4": HK_2014, "SSE": HK_2010}
 
-# Class signatures per version: those the games' animation files list (the interleaved
-# animation's and hk_2010's reference frame's from Havok class lists of the same versions).
-SIGNATURES = {
-    HK_2014: {
-        "hkClass": 0x33D42383, "hkClassMember": 0xB0EFA719, "hkClassEnum": 0x8A3609CF,
-        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
-        "hkaAnimationContainer": 0x26859F4C, "hkaSplineCompressedAnimation": 0x8C3B5F7E,
-        "hkaInterleavedUncompressedAnimation": 0xA5EFF3F2,
-        "hkaDefaultAnimatedReferenceFrame": 0x60F8E0B8, "hkaAnimationBinding": 0x0FAF9150,
-        "hkMemoryResourceContainer": 0x1DE13A73,
-    },
-    HK_2010: {
-        "hkClass": 0x75585EF6, "hkClassMember": 0x5C7EA4C2, "hkClassEnum": 0x8A3609CF,
-        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
-        "hkaAnimationContainer": 0x8DC20333, "hkaSplineCompressedAnimation": 0x792EE0BB,
-        "hkaInterleavedUncompressedAnimation": 0x930AF031,
-        "hkaDefaultAnimatedReferenceFrame": 0x6D85E445, "hkaAnimationBinding": 0x66EAC971,
-        "hkMemoryResourceContainer": 0x4762F92A,
-    },
-}
 BASE = ("hkClass", "hkClassMember", "hkClassEnum", "hkClassEnumItem", "hkRootLevelContainer", "hkaAnimationContainer")
 CONTENTS_VERSION = {HK_2014: "hk_2014.1.0-r1", HK_2010: "hk_2010.2.0-r1"}
 PREDICATES = b"\x14" + bytes(15)  # hk_2014 .hkx files: max predicate 21, this predicate array
@@ -282,7 +262,7 @@ def build_hkx(animation, game="FO4", compression="spline", tolerances=None):
     header.predicates = PREDICATES if version == HK_2014 else b""
     names = BASE + (obj.class_name,) + (("hkaDefaultAnimatedReferenceFrame",) if obj.extracted_motion else ()) + (
         "hkaAnimationBinding", "hkMemoryResourceContainer")
-    packfile.classnames = ClassNames((SIGNATURES[version][name], TAG, name) for name in names)
+    packfile.classnames = ClassNames.listing(version, names)
     return packfile
 
 
