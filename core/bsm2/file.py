@@ -8,7 +8,7 @@ padding; strings are u32 length + bytes (UTF-8, as the FBX names they come from)
 import numpy as np
 
 from ..errors import FormatError
-from ..synced_file import SyncedFile
+from ..files import SyncedFile
 
 STRING_ENCODING = "utf-8"
 MAX_BONES = 256  # bone indices are u8
@@ -132,6 +132,8 @@ class Bsm2File(SyncedFile):
             self.hierarchy.sync(s, nb)
         if s.reading and s.remaining:
             raise s.error(f"{s.remaining} bytes after the hierarchy")
+        if s.reading:
+            self.check()
 
     # -- checks -------------------------------------------------------------------------
     def layout(self):
@@ -141,7 +143,7 @@ class Bsm2File(SyncedFile):
         subsets = indices + 2 * len(self.indices)
         return vertices, indices, subsets
 
-    def validate(self):
+    def check(self):
         """What the engine relies on; raises FormatError at the first offending item, and
         records softer oddities in ``warnings``."""
         nv, nb = len(self.vertices), self.num_bones
@@ -190,10 +192,10 @@ class Bsm2File(SyncedFile):
                 key, bone = np.argwhere(wild)[0][:2]
                 raise FormatError(f"animation {animation.name!r}: key {key} of bone {bone} holds a value that is not a usable number")
         if self.hierarchy is not None:
-            self._validate_hierarchy()
+            self._check_hierarchy()
         self._note_oddities()
 
-    def _validate_hierarchy(self):
+    def _check_hierarchy(self):
         from .skinning import bone_order
 
         hierarchy, nb = self.hierarchy, self.num_bones

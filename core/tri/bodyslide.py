@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..stream import decode_text, encode_text
-from ..synced_file import SyncedFile
+from ..files import SyncedFile
 
 MAGIC = b"PIRT"
 OFFSETS = np.dtype([("index", "<u2"), ("values", "<i2", (3,))])
@@ -96,9 +96,10 @@ class BodySlideTri(SyncedFile):
         if self.uv_shapes is not None:
             self.uv_shapes = _shapes(s, self.uv_shapes, UV_OFFSETS, "texture-coordinate shapes")
         self.tail = s.raw(self.tail, s.remaining if s.reading else len(self.tail))
+        if s.reading:
+            self.check()
 
-
-    def validate(self):
+    def check(self):
         for what, shapes in (("shapes", self.shapes), ("texture-coordinate shapes", self.uv_shapes or [])):
             if len(shapes) > MAX_COUNT:
                 raise FormatError(f"{len(shapes)} {what}: a BodySlide .tri holds at most {MAX_COUNT}")

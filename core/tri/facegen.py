@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..stream import decode_text, encode_text
-from ..synced_file import SyncedFile
+from ..files import SyncedFile
 
 MAGIC = b"FRTRI003"
 TEXTURES = 0x1  # extension flag: texture coordinates are present
@@ -200,6 +200,8 @@ class FaceGenTri(SyncedFile):
         if s.reading:
             self._give_positions(modifier_positions, s)
         self.tail = s.raw(self.tail, s.remaining if s.reading else len(self.tail))
+        if s.reading:
+            self.check()
 
     def _stored_flags(self):
         flags = self.flags
@@ -228,7 +230,7 @@ class FaceGenTri(SyncedFile):
         self.unused_modifier_vertices = positions[start:]
 
     # -- checks -------------------------------------------------------------------------------
-    def validate(self):
+    def check(self):
         nv = len(self.vertices)
         for morph in self.morphs:
             if np.shape(morph.values) != (nv, 3):
