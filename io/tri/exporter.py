@@ -1,7 +1,7 @@
 """Shape keys back into .tri files: each key to the .tri kind its morph came from, keys no .tri
-gave to the role the object names (``NEW_MORPHS``). The file a role's morphs were read from is
-the template: a key still holding what was read keeps its stored bytes, so an untouched import
-writes back byte for byte; an edited key is encoded anew.
+gave to the role the object names (``schema.TRI_NEW_MORPHS``). The file a role's morphs were
+read from is the template: a key still holding what was read keeps its stored bytes, so an
+untouched import writes back byte for byte; an edited key is encoded anew.
 
 Vertices follow the shape the NIF export writes: while the mesh keeps its import's vertices the
 .tri keeps its own base mesh and vertex order; after an edit that adds or removes vertices the
@@ -26,6 +26,7 @@ from ...core.tri.bodyslide import OFFSETS
 from ...core.tri.facegen import TEXTURES, WIDE_LABELS
 from ...core.tri.quantize import quantize
 from ..mesh_read import geometry_fingerprint
+from .. import schema
 from . import shape_keys
 from .importer import bodytri_values, shape_name
 from .roles import new_role, records, sources
@@ -61,6 +62,7 @@ def template(source, cls):
 def morphs_by_role(obj):
     """{role: [Morph]} of the object's morph keys in key order. A key renamed since its import
     keeps its morph's role and kind while its offsets are untouched."""
+    schema.check_version(obj)
     stored = records(obj)
     keys = shape_keys.morph_keys(obj)
     names = {key.name for key in keys}
@@ -263,7 +265,7 @@ def export_tri(path, obj, role):
     mesh = obj.data
     fingerprint = geometry_fingerprint(mesh)
     same = source is not None and source["geometry"] == fingerprint
-    if not same and mesh.get("nif_geometry") not in (None, fingerprint):
+    if not same and mesh.get(schema.NIF_GEOMETRY) not in (None, fingerprint):
         raise FormatError(
             f"{obj.name}: its geometry changed since its NIF was imported: export the NIF (File > Export > NIF), which "
             f"writes its .tri files in the NIF's new vertex order"

@@ -18,12 +18,13 @@ from ..mesh_build import build_mesh, proper_triangles
 from ..datablocks import rolled_back
 from ..mesh_read import geometry_fingerprint
 from ..names import unsuffixed
-from . import MORPHS, SOURCES, shape_keys
+from .. import schema
+from . import shape_keys
 
 
 def keep_source(obj, role, path, data, shape=None):
     """Remember the file a role's morphs came from on the object (the export's template)."""
-    sources = obj.get(SOURCES)
+    sources = obj.get(schema.TRI_SOURCES)
     sources = {} if sources is None else sources.to_dict()
     sources[role] = {
         "path": str(path),
@@ -32,20 +33,21 @@ def keep_source(obj, role, path, data, shape=None):
         "vertices": len(obj.data.vertices),
         "geometry": geometry_fingerprint(obj.data),
     }
-    obj[SOURCES] = sources
+    obj[schema.TRI_SOURCES] = sources
+    schema.stamp(obj)
 
 
 def _add_morphs(obj, role, morphs):
     """A shape key per (kind, name, offsets) of ``morphs``, each recorded with its place in its
     file (in its shape, for BodySlide)."""
-    records = obj.get(MORPHS)
+    records = obj.get(schema.TRI_MORPHS)
     records = {} if records is None else records.to_dict()
     base = shape_keys.coordinates(shape_keys.reference(obj), len(obj.data.vertices))
     for index, (kind, name, values) in enumerate(morphs):
         key, held = shape_keys.add_key(obj, name, values, base)
         digest = shape_keys.digest(held)  # the key as Blender holds it is what the export compares
         records[key.name] = {"role": role, "kind": kind, "name": name, "index": index, "digest": digest}
-    obj[MORPHS] = records
+    obj[schema.TRI_MORPHS] = records
 
 
 def apply_facegen(obj, tri, role, path, data):

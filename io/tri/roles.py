@@ -2,7 +2,7 @@
 user gives it; keys no .tri gave go to the object's choice for new keys."""
 
 from ...core.tri import naming
-from . import MORPHS, NEW_MORPHS, SOURCES
+from .. import schema
 
 AUTO = "AUTO"
 KINDS = {naming.BODYSLIDE: "bodyslide"}  # the morph kind a role writes (FaceGen: difference, or modifier as read)
@@ -10,18 +10,18 @@ KINDS = {naming.BODYSLIDE: "bodyslide"}  # the morph kind a role writes (FaceGen
 
 def sources(obj):
     """{role: what was kept of the .tri its morphs came from} (io.tri.importer.keep_source)."""
-    stored = obj.get(SOURCES)
+    stored = obj.get(schema.TRI_SOURCES)
     return {} if stored is None else stored.to_dict()
 
 
 def records(obj):
-    stored = obj.get(MORPHS)
+    stored = obj.get(schema.TRI_MORPHS)
     return {} if stored is None else stored.to_dict()
 
 
 def new_role_choice(obj):
     """What the object names for its new keys: a role, or AUTO."""
-    return obj.get(NEW_MORPHS, AUTO)
+    return obj.get(schema.TRI_NEW_MORPHS, AUTO)
 
 
 def new_role(obj):
@@ -37,7 +37,7 @@ def new_role(obj):
 
 
 def set_new_role(obj, role):
-    obj[NEW_MORPHS] = role
+    obj[schema.TRI_NEW_MORPHS] = role
 
 
 def key_role(obj, key_name):
@@ -54,4 +54,4 @@ def assign(obj, key_name, role):
     old = stored.get(key_name)
     kind = KINDS.get(role, old["kind"] if old is not None and old["kind"] != "bodyslide" else "difference")
     stored[key_name] = {"role": role, "kind": kind, "name": key_name, "index": -1, "digest": ""}
-    obj[MORPHS] = stored
+    obj[schema.TRI_MORPHS] = stored

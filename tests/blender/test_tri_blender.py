@@ -18,6 +18,7 @@ from support import CORPUS, ROOT, unavailable
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.extra_data import NiStringExtraData
 from precombined_nif.core.tri import read_tri
+from precombined_nif.io import schema
 
 BASE = CORPUS / "pynifly/tests/tests"
 # Each corpus .tri with the NIF the games read it with (its name, or its BODYTRI names it).
@@ -103,8 +104,8 @@ def test_untouched_nif_import_writes_its_tri_back(clean_scene, tmp_path, name):
 def test_untouched_nif_import_exports_its_tri_alone(clean_scene, tmp_path, name):
     """File > Export > TRI Morphs of the mesh its NIF's import gave the morphs to: the same bytes."""
     collection = imported(corpus_file(WITH_NIF[name]))
-    obj = next(o for o in collection.all_objects if o.type == "MESH" and "tri_sources" in o)
-    (role,) = obj["tri_sources"].keys()
+    obj = next(o for o in collection.all_objects if o.type == "MESH" and schema.TRI_SOURCES in o)
+    (role,) = obj[schema.TRI_SOURCES].keys()
     assert export_alone(obj, tmp_path / "out.tri", role) == {"FINISHED"}
     assert (tmp_path / "out.tri").read_bytes() == corpus_file(name).read_bytes()
 
@@ -324,8 +325,8 @@ def test_chargen_told_apart_by_name(clean_scene, tmp_path):
     shutil.copy(corpus_file("Skyrim/eyeschild.nif"), folder / "eyeschild.nif")
     shutil.copy(corpus_file("Skyrim/eyeschild.tri"), folder / "eyeschildCharGen.tri")
     obj = head_object(imported(folder / "eyeschild.nif"))
-    assert set(obj["tri_sources"].keys()) == {"CHARGEN"}
-    assert {r["role"] for r in obj["tri_morphs"].values()} == {"CHARGEN"}
+    assert set(obj[schema.TRI_SOURCES].keys()) == {"CHARGEN"}
+    assert {r["role"] for r in obj[schema.TRI_MORPHS].values()} == {"CHARGEN"}
     export_file(obj.users_collection[0], tmp_path / "eyes.nif")
     assert (tmp_path / "eyesChargen.tri").read_bytes() == corpus_file("Skyrim/eyeschild.tri").read_bytes()
     assert not (tmp_path / "eyes.tri").exists()
@@ -447,6 +448,17 @@ def test_a_damaged_companion_leaves_the_nif_import_standing(clean_scene, tmp_pat
     assert obj.data.shape_keys is None
     result = bpy.ops.import_scene.precombined_nif(filepath=str(folder / "eyeschild.nif"), use_morphs=False)
     assert result == {"FINISHED"}
+
+
+def test_morphs_a_newer_version_stored_are_refused(clean_scene, tmp_path):
+    """A mesh given morphs is stamped with the schema's version; one stamped by a newer version
+    of the extension (its keys may mean other things) is not exported."""
+    obj = import_alone(corpus_file("FONV/headfemale_willow.tri"))
+    assert obj[schema.NIF_SCHEMA_VERSION] == schema.VERSION
+    obj[schema.NIF_SCHEMA_VERSION] = schema.VERSION + 1
+    with pytest.raises(RuntimeError, match="imported by a newer version of the extension"):
+        export_alone(obj, tmp_path / "out.tri")
+    assert not (tmp_path / "out.tri").exists()
 
 
 # -- command line --------------------------------------------------------------------------------------
