@@ -6,13 +6,13 @@ from pathlib import Path
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..core.tri import naming
 from ..io.file_import import import_files
 from ..io.tri.exporter import export_tri
 from ..io.tri.importer import apply_file
 from ..io.tri.roles import AUTO, assign, new_role, set_new_role, sources
-from .nif_import import MultiFileImport, report_import
+from .file_import import DropImport, MultiFileImport, report_import
 
 EXTENSION = ".tri"
 ROLE_ITEMS = (
@@ -46,10 +46,7 @@ class IMPORT_SCENE_OT_tri(bpy.types.Operator, MultiFileImport):
         "of its own)", default=True,
     )
 
-    def invoke(self, context, event):
-        if self.directory and self.files:  # dropped onto the meshes: nothing to choose
-            return self.execute(context)
-        return super().invoke(context, event)
+    drop_shows_options = False  # dropped onto the meshes: nothing to choose
 
     def execute(self, context):
         if context.mode != "OBJECT":
@@ -97,8 +94,7 @@ class EXPORT_SCENE_OT_tri(bpy.types.Operator, ExportHelper):
             tri, messages = export_tri(self.filepath, context.object, self.role)
             tri.write(self.filepath)
         except (FormatError, OSError) as error:
-            text = str(error.located(path=self.filepath)) if isinstance(error, FormatError) else f"{self.filepath}: {error.strerror or error}"
-            self.report({"ERROR"}, text)
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in messages:
             self.report({"WARNING"}, message)
@@ -143,15 +139,11 @@ class OBJECT_OT_tri_morph_role(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class IO_FH_tri(bpy.types.FileHandler):
+class IO_FH_tri(DropImport, bpy.types.FileHandler):
     bl_idname = "IO_FH_tri_morphs"
     bl_label = "FaceGen / BodySlide Morphs"
     bl_import_operator = IMPORT_SCENE_OT_tri.bl_idname
     bl_file_extensions = EXTENSION
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 CLASSES = (IMPORT_SCENE_OT_tri, EXPORT_SCENE_OT_tri, OBJECT_OT_tri_morph_role, IO_FH_tri)

@@ -450,6 +450,18 @@ def test_a_damaged_companion_leaves_the_nif_import_standing(clean_scene, tmp_pat
     assert result == {"FINISHED"}
 
 
+def test_the_morphs_option_is_the_nif_importers(clean_scene):
+    """The NIF import's dialog offers Morphs (off: the head's .tri is left out); the precombined
+    cell import's (which inherits the NIF import's options) does not."""
+    import bpy
+
+    assert "use_morphs" in bpy.ops.import_scene.precombined_nif.get_rna_type().properties.keys()
+    assert "use_morphs" not in bpy.ops.import_scene.precombined_cell.get_rna_type().properties.keys()
+    head = corpus_file("SkyrimSE/malehead.nif")
+    assert bpy.ops.import_scene.precombined_nif(filepath=str(head), use_morphs=False) == {"FINISHED"}
+    assert all(o.data.shape_keys is None for o in bpy.data.collections[head.stem].all_objects if o.type == "MESH")
+
+
 def test_morphs_a_newer_version_stored_are_refused(clean_scene, tmp_path):
     """A mesh given morphs is stamped with the schema's version; one stamped by a newer version
     of the extension (its keys may mean other things) is not exported."""
