@@ -462,6 +462,59 @@ def test_the_morphs_option_is_the_nif_importers(clean_scene):
     assert all(o.data.shape_keys is None for o in bpy.data.collections[head.stem].all_objects if o.type == "MESH")
 
 
+# -- failures leave nothing behind -----------------------------------------------------------------
+@pytest.mark.parametrize("importer", ["import_cells", "import_nif"])
+def test_a_failure_after_the_morphs_leaves_nothing(clean_scene, addon, monkeypatch, importer):
+    """The head's morphs load inside the file's rollback: a failure after they loaded (injected
+    here, in both NIF imports) removes the head, its mesh and its shape keys."""
+    import importlib
+
+    import bpy
+    from scene import snapshot
+
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    real = file_import.nif_morphs
+
+    def failing(context, built):
+        assert real(context, built) == []
+        assert [o for o in built.objects.values() if isinstance(o, bpy.types.Object) and o.data is not None
+                and o.type == "MESH" and o.data.shape_keys is not None]  # fmt: skip
+        raise RuntimeError("after the morphs")
+
+    monkeypatch.setattr(file_import, "nif_morphs", failing)
+    before, keys = snapshot(), set(bpy.data.shape_keys)
+    head = str(corpus_file("SkyrimSE/malehead.nif"))
+    if importer == "import_cells":
+        collections, messages = file_import.import_cells(bpy.context, [head])
+    else:
+        collections, messages = file_import.import_files(bpy.context, [head], file_import.import_nif)
+    assert collections == [] and messages == [f"{head}: internal error (RuntimeError: after the morphs); please report it"]
+    assert snapshot() == before and set(bpy.data.shape_keys) == keys
+
+
+def test_a_failure_in_a_tri_of_its_own_leaves_nothing(clean_scene, addon, monkeypatch):
+    """A FaceGen .tri fitting no mesh becomes one: a failure once it is made removes it again."""
+    import importlib
+
+    import bpy
+    from scene import snapshot
+
+    importer = importlib.import_module(f"{addon.__name__}.io.tri.importer")
+    real = importer.apply_facegen
+
+    def failing(obj, *args, **kwargs):
+        real(obj, *args, **kwargs)
+        assert obj.data.shape_keys is not None
+        raise RuntimeError("after the keys")
+
+    monkeypatch.setattr(importer, "apply_facegen", failing)
+    before, keys = snapshot(), set(bpy.data.shape_keys)
+    bpy.ops.object.select_all(action="DESELECT")
+    with pytest.raises(RuntimeError, match=r"internal error \(RuntimeError: after the keys\)"):
+        bpy.ops.import_scene.tri_morphs(filepath=str(corpus_file("FONV/headfemale_willow.tri")))
+    assert snapshot() == before and set(bpy.data.shape_keys) == keys
+
+
 def test_morphs_a_newer_version_stored_are_refused(clean_scene, tmp_path):
     """A mesh given morphs is stamped with the schema's version; one stamped by a newer version
     of the extension (its keys may mean other things) is not exported."""
