@@ -14,6 +14,7 @@ import raw_tri
 from support import ROOT, corpus_files
 from test_fuzz import run_case, traced  # noqa: F401 - the fixture the damage tests use
 
+from precombined_nif.core.archives.data import read_path
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.formats import read_file
 from precombined_nif.core.nif import NifFile
@@ -364,6 +365,34 @@ def test_bodytri_under_meshes(tmp_path):
     assert naming.bodyslide_file(nif, r"actors\nothing.tri") is None
     assert naming.bodytri_value(folder / "Out.tri") == r"Actors\Character\CharacterAssets\Out.tri"
     assert naming.bodytri_value(tmp_path / "Out.tri") == "Out.tri"
+
+
+def test_companions_of_an_archived_nif(tmp_path):
+    """A NIF inside an archive finds its .tri files in the archive's Data folder as the game does:
+    by the same names and BODYTRI rules, a loose file before the archives, a later archive in
+    load order before an earlier one."""
+    from archive_writer import write_ba2_gnrl
+
+    data = tmp_path / "Data"
+    (data / "meshes" / "actors" / "head").mkdir(parents=True)
+    folder = "meshes/actors/head"
+    write_ba2_gnrl(data / "Mod - Main.ba2", {
+        f"{folder}/MaleHead.nif": b"nif", f"{folder}/malehead.tri": b"archived", f"{folder}/MaleHead_faceBones.nif": b"",
+        f"{folder}/maleheadchargen.tri": b"first", "meshes/actors/body/MaleBody.tri": b"body",
+        f"{folder}/Beside.tri": b"beside",
+    })
+    write_ba2_gnrl(data / "Patch - Main.ba2", {f"{folder}/MaleHeadChargen.tri": b"second"})  # loads after Mod
+    (data / "meshes" / "actors" / "head" / "MALEHEAD.tri").write_bytes(b"loose")
+    nif = f"{data / 'Mod - Main.ba2'}:{folder}/MaleHead.nif"
+    found = naming.companion_files(nif, [r"actors\body\malebody.tri", r"C:\Work\beside.tri", r"actors\none.tri"])
+    assert found == [
+        (naming.EXPRESSION, str(data / "meshes" / "actors" / "head" / "MALEHEAD.tri")),
+        (naming.CHARGEN, f"{data / 'Patch - Main.ba2'}:{folder}/MaleHeadChargen.tri"),
+        (naming.BODYSLIDE, f"{data / 'Mod - Main.ba2'}:meshes/actors/body/MaleBody.tri"),
+        (naming.BODYSLIDE, f"{data / 'Mod - Main.ba2'}:{folder}/Beside.tri"),
+    ]
+    assert [read_path(name) for _, name in found] == [b"loose", b"second", b"body", b"beside"]
+    assert naming.companion_files(f"{data / 'Mod - Main.ba2'}:{folder}/MaleHead_faceBones.nif", []) == []
 
 
 # -- command line ----------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ on the root holding its path under the Data folder's ``Meshes``.
 """
 
 import os
-from pathlib import Path, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from ..archives.data import DataFiles, split_archive_path
 
 EXPRESSION = "EXPRESSION"
 CHARGEN = "CHARGEN"
@@ -46,19 +48,63 @@ def facegen_role(path):
 def facegen_files(nif_path):
     """[(role, path)] of the FaceGen .tri files beside a NIF named after it (any letter case)."""
     nif_path = Path(nif_path)
-    stem = nif_path.stem.lower()
     try:
         names = {name.lower(): name for name in os.listdir(nif_path.parent)}
     except OSError:
         return []
+    return _facegen_named(nif_path.stem, lambda name: nif_path.parent / names[name] if name in names else None)
+
+
+def _facegen_named(stem, find):
+    """[(role, file)] of the FaceGen files named after a head of this ``stem``: ``find(lower-case
+    file name)`` gives the file or None; the first ending found of each role is its file."""
     found = []
     for role in FACEGEN_ROLES:
         for ending in ENDINGS[role]:
-            name = names.get(f"{stem}{ending}.tri")
-            if name is not None:
-                found.append((role, nif_path.parent / name))
+            file = find(f"{stem.lower()}{ending}.tri")
+            if file is not None:
+                found.append((role, file))
                 break
     return found
+
+
+def companion_files(nif_path, bodytri_values):
+    """[(role, file)] of the .tri files the games read with the NIF at ``nif_path``: the FaceGen
+    files named after it, then the BodySlide file each of its BODYTRI values names (a file
+    once). A loose NIF's are found on disk as ``facegen_files`` and ``bodyslide_file`` say
+    (Paths); an archived NIF's (``ARCHIVE.ba2:inner/path``) in its archive's Data folder as the
+    game finds them: a loose file first, then the archives in load order (each a Path or an
+    ``ARCHIVE:inner/path`` name, which core.archives.data.read_path reads)."""
+    inside = split_archive_path(nif_path)
+    if inside is None:
+        files = facegen_files(nif_path)
+        bodyslide = [bodyslide_file(nif_path, value) for value in bodytri_values]
+    else:
+        data = DataFiles([inside.data_folder])
+        folder = PurePosixPath(inside.inner.replace("\\", "/")).parent
+        try:
+            files = _facegen_named(inside.stem, lambda name: _in_data(data, (folder / name).as_posix()))
+            bodyslide = [_archived_bodyslide_file(data, folder, value) for value in bodytri_values]
+        finally:
+            data.close()
+    for found in bodyslide:
+        if found is not None and found not in [f for _, f in files]:  # a BodySlide file may have the head's name
+            files.append((BODYSLIDE, found))
+    return files
+
+
+def _archived_bodyslide_file(data, folder, value):
+    """As ``bodyslide_file``: under Meshes, else beside the NIF (in ``folder``) by its file name."""
+    parts = stored_parts(value)
+    if not parts:
+        return None
+    return _in_data(data, "/".join(parts)) or _in_data(data, (folder / parts[-1]).as_posix())
+
+
+def _in_data(data, path):
+    """The file at ``path`` under the Data folder's Meshes as the game finds it, or None."""
+    found = data.locate(path, MESHES)
+    return None if found is None else data.name(found)
 
 
 def facegen_path(nif_path, role):

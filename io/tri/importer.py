@@ -195,19 +195,15 @@ def bodytri_values(nif):
 
 
 def load_companions(context, nif, path, objects, rollback):
-    """The .tri files a NIF's games read with it (FaceGen files named after it, the BodySlide
-    file its BODYTRI names) onto the meshes ``objects`` built; returns warnings. A file that
-    cannot be read or does not fit is a warning: the NIF's import stands."""
+    """The .tri files a NIF's games read with it (core.tri.naming.companion_files: FaceGen files
+    named after it, the BodySlide file its BODYTRI names; an archived NIF's from its Data folder)
+    onto the meshes ``objects`` built; returns warnings. A file that cannot be read or does not
+    fit is a warning: the NIF's import stands."""
     meshes = [obj for obj in objects if isinstance(obj, bpy.types.Object) and obj.type == "MESH" and len(obj.data.vertices)]
-    files = naming.facegen_files(path)
-    for value in bodytri_values(nif):
-        found = naming.bodyslide_file(path, value)
-        if found is not None and found not in [f for _, f in files]:  # a BodySlide file may have the head's name
-            files.append((naming.BODYSLIDE, found))
     warnings = []
-    for role, tri_path in files:
+    for role, tri_path in naming.companion_files(path, bodytri_values(nif)):
         try:
-            data = tri_path.read_bytes()
+            data = read_path(tri_path)
             tri = tri_from_bytes(data, path=tri_path)
             warnings += apply_tri(context, tri, tri_path, data, meshes, role, rollback=rollback, own_mesh=False)[1]
         except (FormatError, OSError) as error:

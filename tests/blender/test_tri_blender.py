@@ -139,6 +139,32 @@ def test_a_tri_dropped_on_its_mesh(clean_scene, tmp_path):
     assert "IO_FH_tri_morphs" in dir(bpy.types) and bpy.types.IO_FH_tri_morphs.bl_file_extensions == ".tri"
 
 
+@pytest.mark.parametrize("name", ["SkyrimSE/malehead.tri", "FO4/BaseMaleBody.tri"])
+def test_an_archived_nif_loads_its_archived_tri(clean_scene, addon, tmp_path, name):
+    """A NIF imported from an archive (ARCHIVE.ba2:meshes/...) finds its .tri in the archive's Data
+    folder: the keys are those of the loose import, and an export writes the .tri back as it was."""
+    import importlib
+
+    import bpy
+    from archive_writer import write_ba2_gnrl
+
+    nif, tri = corpus_file(WITH_NIF[name]), corpus_file(name)
+    loose = {key: offsets for key, (offsets, _) in key_offsets(head_object(imported(nif))).items()}
+    for collection in list(bpy.data.collections):
+        bpy.data.collections.remove(collection)
+    (tmp_path / "Data").mkdir()
+    write_ba2_gnrl(tmp_path / "Data" / "Heads - Main.ba2",
+                   {f"meshes/actors/{nif.name}": nif.read_bytes(), f"meshes/actors/{tri.name}": tri.read_bytes()})
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    (collection,), messages = file_import.import_cells(bpy.context, [f"{tmp_path / 'Data' / 'Heads - Main.ba2'}:meshes/actors/{nif.name}"])
+    assert not [m for m in messages if "morph" in m or ".tri" in m]  # (the textures are not in this Data folder)
+    obj = head_object(collection)
+    found = {key: offsets for key, (offsets, _) in key_offsets(obj).items()}
+    assert found.keys() == loose.keys() and all(np.array_equal(found[key], loose[key]) for key in loose)
+    export_file(collection, tmp_path / nif.name)
+    assert (tmp_path / tri.name).read_bytes() == tri.read_bytes()
+
+
 # -- the offsets on the keys --------------------------------------------------------------------------
 def facegen_keys_match_bytes(obj, path):
     raw = raw_tri.facegen(path.read_bytes())
