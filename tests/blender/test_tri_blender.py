@@ -435,6 +435,28 @@ def test_a_head_cut_into_shapes_is_refused_by_name(clean_scene, tmp_path):
     assert not (tmp_path / "eyes.nif").exists()  # nothing half written
 
 
+def test_a_tri_that_cannot_be_written_leaves_the_nif_unwritten(clean_scene, tmp_path):
+    """The NIF and its .tri files are written together: a BodySlide .tri whose folder under Meshes
+    is missing fails the export before the NIF is put in place."""
+    import bpy
+
+    folder = tmp_path / "in" / "Meshes" / "actors" / "character"
+    folder.mkdir(parents=True)
+    nif = NifFile.read(corpus_file("FO4/BTBaseMaleBody.nif"))
+    (bodytri,) = [b for b in nif.blocks if isinstance(b, NiStringExtraData) and b.name == "BODYTRI"]
+    bodytri.string_data = r"actors\character\BaseMaleBody.tri"
+    nif.write(folder / "BTBaseMaleBody.nif")
+    shutil.copy(corpus_file("FO4/BaseMaleBody.tri"), folder / "BaseMaleBody.tri")
+    obj = head_object(imported(folder / "BTBaseMaleBody.nif"))
+    out = tmp_path / "out" / "Meshes" / "BTBaseMaleBody.nif"
+    out.parent.mkdir(parents=True)
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    with pytest.raises(RuntimeError, match=r"Meshes/actors/character/BaseMaleBody\.tri"):
+        bpy.ops.export_scene.precombined_nif(filepath=str(out), use_selection=True)
+    assert list(out.parent.iterdir()) == []  # neither the NIF nor a temporary file
+
+
 def test_alone_export_of_an_edited_nif_mesh_is_refused(clean_scene, tmp_path):
     obj = head_object(imported(corpus_file("Skyrim/eyeschild.nif")))
     delete_vertices(obj, 1)
