@@ -13,7 +13,7 @@ import numpy as np
 from ...core.archives.data import read_path
 from ...core.errors import FormatError, failure_text
 from ...core.nif.blocks.extra_data import NiStringExtraData
-from ...core.tri import BodySlideTri, FaceGenTri, naming, tri_from_bytes
+from ...core.tri import FaceGenTri, naming, tri_from_bytes
 from ..mesh_build import build_mesh, proper_triangles
 from ..datablocks import rolled_back
 from ..mesh_read import geometry_fingerprint
