@@ -54,6 +54,12 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
     )
 
+    write_morphs: bpy.props.BoolProperty(
+        name="Write Morphs (.tri)",
+        description="Shape keys to the .tri files beside the NIF: each to the kind it came from (FaceGen expressions "
+        "or character creation, BodySlide), new ones where the mesh's TRI Morphs panel says",
+        default=True,
+    )
     write_materials: bpy.props.BoolProperty(
         name="Write Material Files",
         description="Fallout 4: write the BGSM/BGEM files of materials edited since their material file gave them their "
@@ -76,6 +82,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         from ..io.nif.material_export import write_material_files
 
         objects = self.objects(context)
+        morph_files = []
         try:
             nif, messages = export_nif(
                 self.filepath,
@@ -83,6 +90,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
                 game=None if self.game == "AUTO" else self.game,
                 scale=self.export_scale(),
                 full_precision=self.full_precision,
+                morphs=self.write_morphs,
+                written=morph_files,
             )
             if self.write_materials:
                 for path in write_material_files(self.filepath, objects):
@@ -92,6 +101,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             return {"CANCELLED"}
         for message in messages:
             self.report({"WARNING"}, message)
+        for path in morph_files:
+            self.report({"INFO"}, f"Morphs written: {path}")
         self.report({"INFO"}, f"Exported {len(nif.blocks)} blocks to {self.filepath}")
         return {"FINISHED"}
 

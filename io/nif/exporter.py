@@ -10,6 +10,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ...core.errors import FormatError
+from ...core.files import write_all
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import versions
@@ -27,6 +28,7 @@ from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
+from ..tri.exporter import morph_files
 from .extras import write_extras
 from .source import import_scale, source_of, template_collection
 from .. import schema
@@ -91,6 +93,7 @@ class NifExporter:
         self.bone_nodes = {}  # (armature name, bone name) -> NiNode index
         self.block_of = {}  # object -> the block index it was written to
         self.shapes_of = {}  # mesh object -> [shape block indices]
+        self.file_vertices = {}  # mesh object -> [(shape block index, the Blender vertex of each of its vertices)]
         self.children_of = {}  # node index (None: a new root) -> object blocks Blender puts under it
         self.bound = {}  # object -> the template block it still stands for
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
@@ -342,6 +345,7 @@ class NifExporter:
                 )
             pieces = self._encode_pieces(obj, index, matrix, skinned)
         self.shapes_of[obj] = [piece[0] for piece in pieces]
+        self.file_vertices[obj] = [(piece[0], piece[1]) for piece in pieces]
         self.block_of[obj] = pieces[0][0]
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
             if self.game == "SSE" and not self.keep_skin:  # vanilla order: the skin's blocks, then the shader's
@@ -359,6 +363,7 @@ class NifExporter:
         mesh = obj.data
         self._place(index, obj, matrix)
         self.shapes_of[obj] = [index]
+        self.file_vertices[obj] = [(index, np.arange(len(mesh.vertices)))]
         self.block_of[obj] = index
         if not self._unchanged(mesh):
             self.warn(
@@ -418,13 +423,14 @@ class NifExporter:
             )
 
 
-def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
+def export_nif(path, objects, *, game=None, scale=None, full_precision=False, morphs=True, written=None):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
     game matches. A file of a game the exporter cannot encode for (FO76) is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
-    per game unit, by default the import's. Returns (NifFile, messages): what did not go as
-    asked, and for a static Fallout 4 model why the Creation Kit would crash on it or leave it
-    uncombined."""
+    per game unit, by default the import's. ``morphs``: the meshes' shape keys go to their .tri
+    files too (io.tri.exporter), all encoded before any file is written; their paths are added to
+    the list ``written`` when given. Returns (NifFile, messages): what did not go as asked, and
+    for a static Fallout 4 model why the Creation Kit would crash on it or leave it uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -436,24 +442,31 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
     if template is not None and template.header.game not in versions.WRITTEN:
         try:
-            nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
+            exporter = _export(objects, collection, template, template.header.game, scale, full_precision)
         except FormatError as error:
             messages.append(f"{error.message}: written anew as FO4")
-            nif, more = _export(objects, None, None, "FO4", scale, full_precision)
+            exporter = _export(objects, None, None, "FO4", scale, full_precision)
     else:
-        nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
-    nif.write(path)
-    return nif, messages + more + export_warnings(nif)
+        exporter = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
+    tri_files, tri_messages = morph_files(path, exporter) if morphs else ([], [])
+    # the NIF and its .tri files written together: all of them, or none when one fails
+    write_all([(path, exporter.nif.to_bytes()), *((tri_path, tri.to_bytes()) for tri_path, tri in tri_files)])
+    if written is not None:
+        written.extend(tri_path for tri_path, _ in tri_files)
+    return exporter.nif, messages + exporter.messages + tri_messages + export_warnings(exporter.nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):
+    """The exporter, its ``nif`` written from ``objects``."""
     exporter = NifExporter(game, scale, template, full_precision)
     if template is not None and animation_import.is_kf(template):
-        return animation_export.export_kf(exporter, collection), exporter.messages
+        exporter.nif = animation_export.export_kf(exporter, collection)
+        return exporter
     if template is not None:
         exporter.keep_collision = not collection.get(schema.NIF_BUILT_COLLISION, True)
         exporter.keep_skin = not collection.get(schema.NIF_BUILT_SKIN, True)
-    return exporter.export(objects), exporter.messages
+    exporter.export(objects)
+    return exporter
 
 
 def exported_objects(context, selected_only):
