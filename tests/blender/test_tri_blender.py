@@ -575,6 +575,7 @@ def test_morphs_a_newer_version_stored_are_refused(clean_scene, tmp_path):
 
 
 # -- command line --------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_import_and_export_carry_the_morphs(tmp_path):
     blend = tmp_path / "head.blend"
     run = [sys.executable, str(ROOT / "cli.py")]
@@ -596,6 +597,7 @@ def test_cli_import_and_export_carry_the_morphs(tmp_path):
     assert "3 of 3 file(s) imported" in result.stdout and "bad_tri" in result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_on_other_blender_versions(extension_zip, tmp_path, version):
     import extension
