@@ -18,3 +18,7 @@ def corpus():
     if not CORPUS.is_dir():
         unavailable(f"corpus not found at {CORPUS}: real-file tests need ../shared/corpus")
     return CORPUS
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs Blender in a subprocess (deselect with -m 'not slow')")
