@@ -81,7 +81,7 @@ class NifExporter:
 
     ``nif``: the NifFile (the template when there is one). ``game``: a versions.WRITTEN key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
-    ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
+    ``full_precision``: FO4 and FO76 vertices as 32-bit floats instead of halves.
     """
 
     def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):

@@ -139,6 +139,32 @@ def test_new_skyrim_le_cube_matches_vanilla_statics_and_reimports(clean_scene, c
     assert {tuple(np.round(p, 4)) for p in data["vertices"]} == corners
 
 
+def alpha_property(nif, index):
+    """(flags, threshold) of a NiAlphaProperty: NiObjectNET (name, extra data count + refs,
+    controller), flags u16, threshold byte."""
+    (extra,) = struct.unpack_from("<I", nif.blocks[index], 4)
+    flags, threshold = struct.unpack_from("<HB", nif.blocks[index], 12 + 4 * extra)
+    return flags, threshold
+
+
+def test_new_skyrim_le_blended_material_gets_the_vanilla_alpha_property(clean_scene, corpus, tmp_path):
+    """A material blending its alpha: a NiAlphaProperty after the texture set, with the flags
+    of eyeschild's (blending, source alpha over inverse source alpha, threshold 128)."""
+    import bpy
+
+    box = cube()
+    material = bpy.data.materials.new("Glass")
+    material.surface_render_method = "BLENDED"
+    box.data.materials.append(material)
+    path = tmp_path / "glass.nif"
+    export_objects([box], path, game="SKYRIM")
+    nif = RawNif.read(path)
+    assert nif.block_types()[1:] == ["NiTriShape", "NiTriShapeData", "BSLightingShaderProperty", "BSShaderTextureSet", "NiAlphaProperty"]
+    assert tri_shape_fields(nif, 1)["alpha"] == 5
+    vanilla = RawNif.read(corpus / LE / "eyeschild.nif")
+    assert alpha_property(nif, 5) == alpha_property(vanilla, tri_shape_fields(vanilla, vanilla.indices_of("NiTriShape")[0])["alpha"]) == (4333, 128)
+
+
 @pytest.mark.parametrize("flat", [False, True], ids=["column", "plane"])
 def test_new_skyrim_le_skinned_mesh_matches_vanilla_and_reimports(clean_scene, corpus, tmp_path, flat):
     import bpy
