@@ -69,6 +69,7 @@ def material_file_path(exporter, material):
 
 
 def has_colors(nif, shape):
+    """Whether the shape's vertices have colours (Skyrim LE flags its shaders so only then)."""
     if isinstance(shape, BSTriShape):
         return bool(shape.vertex_flags & vf.COLORS)
     data = nif.block_at(shape.data, NiTriBasedGeomData)
