@@ -177,9 +177,10 @@ def build_parser():
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
-                      "FO4); .hkx: FO4 or SSE, when the action's import does not say")
-    save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
+    save.add_argument("--game", choices=("FO4", "FO76", "FO3", "SSE", "SKYRIM"), help=".nif: the game to write for "
+                      "(default: as imported, else FO4; SKYRIM: Skyrim LE); .hkx: FO4 or SSE, when the action's import "
+                      "does not say")
+    save.add_argument("--full-precision", action="store_true", help=".nif, FO4 and FO76: 32-bit vertex positions")
     save.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: do not write the meshes' shape "
                       "keys to their .tri files beside it")
     save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "

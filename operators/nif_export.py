@@ -1,4 +1,5 @@
-"""File > Export > NIF: Fallout 4 or Fallout 3 / New Vegas files from Blender objects."""
+"""File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim or Skyrim SE files
+from Blender objects."""
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
@@ -32,8 +33,8 @@ class NifExport(ExportHelper):
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
-    """Export objects as a Bethesda NIF (Fallout 4, or Fallout 3 / New Vegas). Objects imported from
-    a NIF write back into that file's blocks, keeping what Blender does not show"""
+    """Export objects as a Bethesda NIF (Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE).
+    Objects imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
@@ -44,6 +45,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
             ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
             ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
+            ("SKYRIM", "Skyrim", "Skyrim (Legendary Edition): NiTriShape geometry, NiSkinInstance skinning"),
+            ("FO76", "Fallout 76", "BSTriShape geometry, BSSkin skinning, shaders named after their material file"),
         ),
         default="AUTO",
     )
@@ -51,7 +54,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         name="Selected Only", description="Only selected objects (else the active collection)", default=False
     )
     full_precision: bpy.props.BoolProperty(
-        name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
+        name="Full Precision", description="Fallout 4 and 76: 32-bit vertex positions instead of half floats", default=False
     )
 
     write_morphs: bpy.props.BoolProperty(
