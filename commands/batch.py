@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 
 from ..core.errors import FormatError, failure_text
 
-SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh")
-NIF_SUFFIXES = (".nif", ".kf", ".mesh")  # what game archives hold of these (a .bsm2 is never packed in one)
+SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh", ".tri")
+ARCHIVED_SUFFIXES = (".nif", ".kf", ".mesh", ".tri")  # what game archives hold of these (a .bsm2 is never packed in one)
 
 
 def expand(paths):
@@ -38,7 +38,7 @@ def expand(paths):
 
 
 def archive_files(path):
-    """(``ARCHIVE:inner/path``, inner path) of the NIFs an archive holds, in archive order. An
+    """(``ARCHIVE:inner/path``, inner path) of the NIFs (and .tri files) an archive holds, in archive order. An
     archive that cannot be read is one entry, ``ARCHIVE:``, whose reading fails with its error:
     a batch reports it as one failed file and goes on."""
     from ..core.archives.data import opened_archive
@@ -47,7 +47,7 @@ def archive_files(path):
         names = opened_archive(path).names()
     except FormatError:
         return [(f"{path}:", PurePosixPath(Path(path).name))]
-    return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in NIF_SUFFIXES]
+    return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in ARCHIVED_SUFFIXES]
 
 
 # -- the tasks (top-level functions: worker processes receive them by name) ------------------

@@ -26,24 +26,32 @@ def command_import(args):
     bpy = require_bpy("import")
     from .batch import expand
     from ..core.formats import is_bsm2
+    from ..core.tri import is_tri
     from ..io.file_import import CellImport, each_file, import_bsm2
     from ..io.havok.animation.importer import import_hkx, import_skeleton
+    from ..io.tri.importer import apply_file
 
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
-    paths = [str(path) for path, _ in expand(args.files)]
+    # A folder's .tri files come with the NIFs they belong to; those named go onto the file before them.
+    paths = [str(path) for path, relative in expand(args.files) if relative is None or not is_tri(path)]
     if not paths:
         raise UsageError("import: no .nif or .bsm2 files found")
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    errors, built = [], []
+    errors, built, done = [], [], 0
     if args.skeleton:  # the armature the animations (.hkx) go onto
         import_skeleton(bpy.context, args.skeleton)
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
-                    skeleton=args.starfield_skeleton, morphs=args.morphs) as import_nif:
+                    skeleton=args.starfield_skeleton, starfield_morphs=args.starfield_morphs,
+                    morphs=args.morphs) as import_nif:
         def import_one(context, path, progress, rollback):
+            if is_tri(path):  # onto the meshes of the file imported before, else (FaceGen) a mesh of its own
+                meshes = [o for o in objects_of(built[-1]) if o.type == "MESH"] if built else []
+                objects, warnings = apply_file(context, path, meshes, rollback=rollback)
+                return (built[-1] if meshes else objects[0]), warnings
             havok = Path(path).suffix.lower() == ".hkx"
             importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
             return importer(context, path, progress, rollback=rollback)
@@ -53,7 +61,9 @@ def command_import(args):
                 errors += messages
                 print(f"error: {messages[0]}", file=sys.stderr, flush=True)
                 continue
-            built.append(imported)
+            done += 1
+            if imported not in built:
+                built.append(imported)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
     if not built:
@@ -63,25 +73,29 @@ def command_import(args):
         bpy.ops.wm.save_as_mainfile(filepath=str(output))
     except RuntimeError as error:
         raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
-    lines = [f"{args.blend}: {len(built)} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
+    lines = [f"{args.blend}: {done} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
     print("\n".join(lines))
     if errors:
         print(f"{len(errors)} file(s) failed", file=sys.stderr)
     return 2 if errors else 0
 
 
-def describe_collection(collection):
-    """What an import built (a collection, or an object with its children), in one line."""
+def objects_of(built):
+    """The objects an import built (a collection, or an object with its children)."""
     import bpy
 
-    from ..io import schema
-
-    if isinstance(collection, bpy.types.Collection):
+    if isinstance(built, bpy.types.Collection):
         from ..io.collection_objects import objects_in
 
-        objects = objects_in(collection)
-    else:
-        objects = [collection, *collection.children_recursive]
+        return objects_in(built)
+    return [built, *built.children_recursive]
+
+
+def describe_collection(collection):
+    """What an import built (a collection, or an object with its children), in one line."""
+    from ..io import schema
+
+    objects = objects_of(collection)
     meshes = {o.data for o in objects if o.type == "MESH"}
     placed = [o for o in objects if schema.PRECOMBINED_OBJECT in o]
     line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
@@ -219,9 +233,13 @@ def export_objects(objects, output, args):
         lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
         return "\n".join(lines + [f"  {line}" for line in plan.records])
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
-    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
+    morph_files = []
+    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision,
+                               morphs=args.morphs, written=morph_files)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
+    for path in morph_files:
+        print(f"{path}: morphs written")
     if args.write_materials:
         from ..io.nif.material_export import write_material_files
 

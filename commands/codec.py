@@ -84,7 +84,7 @@ def run_batch(task, jobs_list, args, given):
     from . import batch
 
     if not jobs_list:  # folders or archives holding no mesh
-        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf, .bsm2 or .mesh file (`cli.py ls` lists an archive's files)")
+        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf, .bsm2, .mesh or .tri file (`cli.py ls` lists an archive's files)")
     started, failed = time.monotonic(), 0
     # A spawned worker (under Blender, on Windows) imports the package as cli.py does when not run as main.
     setup = (runpy.run_path, (str(ENTRY),))

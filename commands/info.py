@@ -20,6 +20,8 @@ from ..core.nif import skinning
 from ..core.nif.header import version_string
 from ..core.starfield.mesh import MeshData, mesh_name
 from ..core.starfield.morphs import MorphFile
+from ..core.tri import BodySlideTri, FaceGenTri
+from ..core.tri.summary import bodyslide_info, facegen_info, render_tri_text
 
 
 def shape_summary(nif, index, block):
@@ -252,7 +254,8 @@ def morph_info(morphs):
     }
 
 
-READERS_INFO = ((Bsm2File, bsm2_info), (MeshData, mesh_info), (MatFile, mat_info), (MorphFile, morph_info))
+READERS_INFO = ((Bsm2File, bsm2_info), (MeshData, mesh_info), (MatFile, mat_info), (MorphFile, morph_info),
+                (FaceGenTri, facegen_info), (BodySlideTri, bodyslide_info))
 
 
 def file_info(path):
@@ -356,4 +359,5 @@ def render_morph_text(path, info):
             + ", ".join(repr(name) for name in info["morphs"]))
 
 
-TEXT = {"cdx": render_cdx_text, "hkx": render_hkx_text, "bsm2": render_bsm2_text, "mesh": render_mesh_text, "mat": render_mat_text, "morph": render_morph_text}
+TEXT = {"cdx": render_cdx_text, "hkx": render_hkx_text, "bsm2": render_bsm2_text, "mesh": render_mesh_text,
+        "mat": render_mat_text, "morph": render_morph_text, "tri": render_tri_text}

@@ -62,7 +62,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf, .bsm2 and .mesh in them)")
+    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf, .bsm2, .mesh and .tri in them)")
     info.add_argument("files", nargs="+", metavar="file")
     add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
@@ -119,8 +119,9 @@ def build_parser():
     add_jobs(precombines)
     precombines.set_defaults(run=command_precombines)
 
-    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")
-    load.add_argument("files", nargs="+")
+    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx, .tri) into a new .blend (needs Blender)")
+    load.add_argument("files", nargs="+", help=".tri files named go onto the meshes of the file imported before them "
+                      "(a FaceGen .tri with none: a mesh of its own)")
     load.add_argument("--blend", required=True, help="the .blend file to write")
     load.add_argument("--skeleton", help=".hkx animations: the skeleton (.hkx or .nif) whose armature they animate "
                       "(default: the last skeleton .hkx imported before them)")
@@ -135,8 +136,10 @@ def build_parser():
     load.add_argument("--starfield-skeleton", metavar="NIF", help="Starfield NIFs: the skeleton NIF whose nodes pose "
                       "their skins' bones (default: meshes\\actors\\human\\characterassets\\skeleton.nif when the "
                       "NIF's Data folder holds it)")
-    load.add_argument("--morphs", metavar="MORPH.dat", help="Starfield NIFs: a morph.dat whose morphs become shape keys "
+    load.add_argument("--starfield-morphs", metavar="MORPH.dat", help="Starfield NIFs: a morph.dat whose morphs become shape keys "
                       "of the shape with as many vertices")
+    load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
+                      "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
@@ -179,10 +182,12 @@ def build_parser():
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE", "SF"), help=".nif: the game to write for (default: as "
-                      "imported, else FO4; SF: Starfield, its .mesh files under the NIF's Data folder); .hkx: FO4 or SSE, "
-                      "when the action's import does not say")
-    save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
+    save.add_argument("--game", choices=("FO4", "FO76", "FO3", "SSE", "SKYRIM", "SF"), help=".nif: the game to write "
+                      "for (default: as imported, else FO4; SKYRIM: Skyrim LE; SF: Starfield, its .mesh files under the "
+                      "NIF's Data folder); .hkx: FO4 or SSE, when the action's import does not say")
+    save.add_argument("--full-precision", action="store_true", help=".nif, FO4 and FO76: 32-bit vertex positions")
+    save.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: do not write the meshes' shape "
+                      "keys to their .tri files beside it")
     save.add_argument("--write-materials", action="store_true", help=".nif: write the material files (FO4: BGSM/BGEM; "
                       "Starfield: .mat) of materials edited since their material file gave them their look")
     save.set_defaults(run=command_export)

@@ -68,7 +68,9 @@ def write_all(files):
 
 class SyncedFile:
     """A file format whose ``sync(s)`` describes the whole file (little-endian): reading from
-    bytes or a path, writing to bytes or a path. ``check()`` refuses what cannot be written."""
+    bytes or a path, writing to bytes or a path. ``check()`` refuses what cannot be written
+    (a ``sync`` calls it too when reading, where the file's own rules apply). Errors name the
+    file: the one read, or the one written from (``path``)."""
 
     path = None
 
@@ -91,9 +93,12 @@ class SyncedFile:
         return cls.from_bytes(read_bytes(path), path)
 
     def to_bytes(self):
-        self.check()
-        s = WriteStream()
-        self.sync(s)
+        try:
+            self.check()
+            s = WriteStream()
+            self.sync(s)
+        except FormatError as error:
+            raise error.located(path=self.path) from None
         return bytes(s.out)
 
     def write(self, path):

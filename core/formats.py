@@ -1,6 +1,7 @@
 """Which codec reads a file. A .bsm2, a Starfield .mesh or .mat has no magic, so its extension
-decides; a Starfield morph file is told by its magic (``MDAT``, named ``morph.dat``); anything
-else is read as a NIF, whose reader checks the header line."""
+decides; a .tri is told by its magic (FaceGen or BodySlide), and so is a Starfield morph file
+(``MDAT``, named ``morph.dat``); anything else is read as a NIF, whose reader checks the header
+line."""
 
 from pathlib import Path
 
@@ -20,6 +21,8 @@ OTHER_FORMATS = {
     b"BGSM": "a material file (BGSM), read through the NIFs that name it",
     b"BGEM": "a material file (BGEM), read through the NIFs that name it",
     b"DDS ": "a texture (DDS), read through the NIFs that name it",
+    b"FRTR": "a FaceGen morph file (.tri): `cli.py info` reads it by its .tri name",
+    b"PIRT": "a BodySlide morph file (.tri): `cli.py info` reads it by its .tri name",
 }
 
 
@@ -28,14 +31,18 @@ def is_bsm2(path):
 
 
 def read_file(path):
-    """A NifFile, Bsm2File, Starfield MeshData, MatFile or MorphFile; each writes itself back
-    with ``to_bytes()`` and ``write(path)``. A file may be named inside an archive
-    (``ARCHIVE.ba2:meshes/x.nif``)."""
+    """A NifFile, Bsm2File, FaceGenTri, BodySlideTri, Starfield MeshData, MatFile or MorphFile;
+    each writes itself back with ``to_bytes()`` and ``write(path)``. A file may be named inside an
+    archive (``ARCHIVE.ba2:meshes/x.nif``)."""
     if is_bsm2(path):
         from .bsm2 import Bsm2File
 
         return Bsm2File.read(path)
     from .archives.data import read_path, split_archive_path
+    from .tri import is_tri, tri_from_bytes
+
+    if is_tri(path):
+        return tri_from_bytes(read_path(path), path=str(path))
     from .nif import NifFile
 
     if split_archive_path(path) is not None:  # ARCHIVE.ba2:meshes/x.nif

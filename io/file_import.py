@@ -24,6 +24,7 @@ from .plugin.references import name_instances
 from .precombined.breakers import load_order_report, mark_breakers
 from .precombined.importer import CellBuilder, GeometrySource
 from . import schema
+from .tri.importer import load_companions
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,13 @@ def import_files(context, paths, import_one):
 
 
 @rolled_back
-def import_nif(context, path, progress=None, *, rollback, builder=SceneBuilder, folders=NO_FOLDERS, **options):
+def import_nif(context, path, progress=None, *, rollback, builder=SceneBuilder, folders=NO_FOLDERS, morphs=True,
+               **options):
     """One file into a new collection linked to the scene, or nothing at all if it fails:
-    (collection, warnings)."""
+    (collection, warnings). ``morphs``: the .tri files the games read with the NIF go onto its
+    meshes as shape keys."""
     scene_builder = build_nif(context, path, progress, rollback, builder, folders, options)
-    return scene_builder.collection, scene_builder.warnings()
+    return scene_builder.collection, scene_builder.warnings() + (nif_morphs(context, scene_builder) if morphs else [])
 
 
 def build_nif(context, path, progress, rollback, builder, folders, options):
@@ -126,6 +129,12 @@ def build_nif(context, path, progress, rollback, builder, folders, options):
     return scene_builder
 
 
+def nif_morphs(context, built):
+    """The .tri files the games read with the NIF ``built`` (its builder) made, onto its meshes:
+    warnings (a .tri that does not fit is one; the NIF's import stands)."""
+    return load_companions(context, built.nif, built.collection[schema.NIF_PATH], built.objects.values(), built.rollback)
+
+
 @rolled_back
 def import_bsm2(context, path, progress=None, *, rollback):
     """One file as a mesh and an armature in the active collection, or nothing at all if it fails;
@@ -142,21 +151,21 @@ def import_bsm2(context, path, progress=None, *, rollback):
 
 class CellImport:
     """``import_one`` for NIFs with the cell builder (files without a precombined block import
-    like any NIF); ``options`` go to the general builder (scale, collision, skin). Placed copies
-    are named after their references, read from ``plugins`` (the cell's plugin, then masters) or
-    from the plugin found in the cell's Data folder when ``find_plugin``; then, in the load order
-    of ``load_order`` (Data folder, plugins.txt or None; default: the ``folders``' one), the cell
-    gets its precombine state and the copies overridden after its precombines were built are
-    marked. These passes after the build are handed what it made (its PlacedCopies, then the
-    copies named), and what they make goes to the file's rollback too. A context manager: the
-    geometry files it opens close at its end."""
+    like any NIF, ``morphs`` as import_nif's); ``options`` go to the general builder (scale,
+    collision, skin). Placed copies are named after their references, read from ``plugins`` (the
+    cell's plugin, then masters) or from the plugin found in the cell's Data folder when
+    ``find_plugin``; then, in the load order of ``load_order`` (Data folder, plugins.txt or None;
+    default: the ``folders``' one), the cell gets its precombine state and the copies overridden
+    after its precombines were built are marked. These passes after the build are handed what it
+    made (its PlacedCopies, then the copies named), and what they make goes to the file's
+    rollback too. A context manager: the geometry files it opens close at its end."""
 
     def __init__(self, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True,
-                 load_order=None, folders=NO_FOLDERS, **options):
+                 load_order=None, folders=NO_FOLDERS, morphs=True, **options):
         self.geometry = GeometrySource(geometry_path or None, folders.data.get("FO4") or None, folders.cache)
         self.load_order = folders.load_order if load_order is None else load_order
         self.plugins, self.find_plugin = plugins, find_plugin
-        self.folders = folders
+        self.folders, self.morphs = folders, morphs
         self.options = dict(options, lod=lod, instancing=instancing)
         self.state = []  # the load order's report, read once at the first cell
 
@@ -173,8 +182,9 @@ class CellImport:
             self.geometry.also_look_in(str(inside.data_folder))
         built = build_nif(context, path, progress, rollback, CellBuilder, self.folders,
                           dict(self.options, geometry=self.geometry))
+        warnings = built.warnings() + (nif_morphs(context, built) if self.morphs else [])
         named = name_instances(built.collection, built.copies, self.plugins, self.find_plugin)
-        return built.collection, built.warnings() + named.warnings + self.mark(built.collection, named, rollback)
+        return built.collection, warnings + named.warnings + self.mark(built.collection, named, rollback)
 
     def mark(self, collection, named, rollback):
         if self.load_order is None:

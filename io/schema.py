@@ -10,7 +10,8 @@ files saved before: then ``VERSION`` goes up and the exporter reads both spellin
 .blend saved with them.
 
 The import writes ``VERSION`` into ``NIF_SCHEMA_VERSION`` on what it makes (a file's collection;
-a .bsm2 import's objects; a Havok skeleton's armature and an animation's action); a .blend
+a .bsm2 import's objects; a Havok skeleton's armature and an animation's action; a mesh given
+.tri morphs); a .blend
 without it was saved by a release before the stamp, whose keys are these. The exporters refuse
 data stamped with a newer version than this one (``check_version``): they would misread it.
 
@@ -172,6 +173,14 @@ BSM2_DURATION_NS = "bsm2_duration_ns"  # float: an action's duration
 BSM2_BIND_RESIDUAL = "bsm2_bind_residual"  # 16 floats: on a bone, the scale or shear its rest cannot hold
 BSM2_NAME = "bsm2_name"  # {"file": bytes, "blender": str}: the file's own name where Blender's differs
 
+# -- morphs from .tri files (io/tri), on a mesh object given them ----------------------------------
+# {role (core.tri.naming): {"path", "data": the file zlib-compressed, "shape": its BodySlide shape name,
+#  "vertices": the mesh's vertex count, "geometry": its geometry fingerprint, when read}}
+TRI_SOURCES = "tri_sources"
+# {shape key name: {"role", "kind": difference / modifier / bodyslide, "name": the morph's name in its
+#  file, "index": its place there, "digest": the key's offsets as read ("" for a key given a role since)}}
+TRI_MORPHS = "tri_morphs"
+TRI_NEW_MORPHS = "tri_new_morphs"  # str: the role shape keys no .tri gave are written to ("AUTO" or unset: io.tri.roles.new_role)
 
 def stamp(datablock):
     """Mark what an import made with this version of the keys."""

@@ -13,10 +13,11 @@ from . import (
     precombined_export,
     precombined_import,
     precombined_mark,
+    tri,
 )
 
 _modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, bsm2, data_import, hkx,
-            collision, markers)
+            collision, markers, tri)
 
 
 def register():

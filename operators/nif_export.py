@@ -1,4 +1,5 @@
-"""File > Export > NIF: Fallout 4, Fallout 3 / New Vegas, Skyrim SE or Starfield files from Blender objects."""
+"""File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE or
+Starfield files from Blender objects."""
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
@@ -32,8 +33,8 @@ class NifExport(ExportHelper):
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
-    """Export objects as a Bethesda NIF (Fallout 4, Fallout 3 / New Vegas, Skyrim SE, Starfield). Objects
-    imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
+    """Export objects as a Bethesda NIF (Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE,
+    Starfield). Objects imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
@@ -44,6 +45,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
             ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
             ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
+            ("SKYRIM", "Skyrim", "Skyrim (Legendary Edition): NiTriShape geometry, NiSkinInstance skinning"),
+            ("FO76", "Fallout 76", "BSTriShape geometry, BSSkin skinning, shaders named after their material file"),
             ("SF", "Starfield", "BSGeometry shapes naming .mesh files (written under the NIF's Data folder), BSSkin "
              "skinning naming its bones"),
         ),
@@ -53,9 +56,15 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         name="Selected Only", description="Only selected objects (else the active collection)", default=False
     )
     full_precision: bpy.props.BoolProperty(
-        name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
+        name="Full Precision", description="Fallout 4 and 76: 32-bit vertex positions instead of half floats", default=False
     )
 
+    write_morphs: bpy.props.BoolProperty(
+        name="Write Morphs (.tri)",
+        description="Shape keys to the .tri files beside the NIF: each to the kind it came from (FaceGen expressions "
+        "or character creation, BodySlide), new ones where the mesh's TRI Morphs panel says",
+        default=True,
+    )
     write_materials: bpy.props.BoolProperty(
         name="Write Material Files",
         description="Write the material files (Fallout 4: BGSM/BGEM; Starfield: .mat, their textures) of materials "
@@ -79,6 +88,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         from ..io.nif.material_export import write_material_files
 
         objects = self.objects(context)
+        morph_files = []
         try:
             nif, messages = export_nif(
                 self.filepath,
@@ -86,6 +96,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
                 game=None if self.game == "AUTO" else self.game,
                 scale=self.export_scale(),
                 full_precision=self.full_precision,
+                morphs=self.write_morphs,
+                written=morph_files,
             )
             if self.write_materials:
                 for path in write_material_files(self.filepath, objects):
@@ -95,6 +107,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             return {"CANCELLED"}
         for message in messages:
             self.report({"WARNING"}, message)
+        for path in morph_files:
+            self.report({"INFO"}, f"Morphs written: {path}")
         self.report({"INFO"}, f"Exported {len(nif.blocks)} blocks to {self.filepath}")
         return {"FINISHED"}
 

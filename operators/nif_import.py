@@ -46,6 +46,13 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
     bl_label = "Import NIF"
     # .kf: standalone animations, their sequences going to the scene's objects named like their nodes
     filter_glob: bpy.props.StringProperty(default="*.nif;*.kf", options={"HIDDEN"})
+    # the NIF importer's alone: the precombined importer's dialog is for cells, which have no .tri
+    use_morphs: bpy.props.BoolProperty(
+        name="Morphs (.tri)",
+        description="Shape keys from the .tri files the games read with the NIF: FaceGen expressions and character "
+        "creation morphs named after it, the BodySlide file its BODYTRI names",
+        default=True,
+    )
     starfield_skeleton: bpy.props.StringProperty(
         name="Starfield Skeleton", subtype="FILE_PATH",
         description="Starfield: the skeleton NIF whose nodes pose the skins' bones (empty: the human skeleton, "
@@ -59,12 +66,12 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
     def import_options(self):
         return {**super().import_options(),
                 "skeleton": bpy.path.abspath(self.starfield_skeleton) or None,
-                "morphs": bpy.path.abspath(self.starfield_morphs) or None}
+                "starfield_morphs": bpy.path.abspath(self.starfield_morphs) or None}
 
     def execute(self, context):
         # Precombined cells dropped or picked here import with the cell importer's defaults.
         collections, messages = import_cells(context, self.paths(), folders=preferences.folders(context),
-                                             **self.import_options())
+                                             morphs=self.use_morphs, **self.import_options())
         return report_import(self, collections, messages, "NIF")
 
 

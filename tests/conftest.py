@@ -12,6 +12,15 @@ import cli  # noqa: E402
 cli.load_package()
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "slow: runs Blender in a subprocess, renders, runs Blender over the whole corpus or reads thousands of "
+        "damaged files; "
+        '`python3 tasks.py test -m "not slow"` leaves these out (CI runs every test)',
+    )
+
+
 @pytest.fixture(scope="session")
 def corpus():
     """The real-file corpus folder, ``../shared/corpus`` beside the repository."""

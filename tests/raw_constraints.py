@@ -5,13 +5,13 @@ constraint atoms built by hand."""
 import struct
 
 import numpy as np
-from support import corpus_files
+from support import corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, RawObject
 from precombined_nif.core.havok.tagfile import MAGIC
 
 # Fallout 4's ragdolls (packfiles); Starfield's are Havok tagfiles, not decoded.
-RAGDOLLS = [path for path in corpus_files("**/*.nif") if b"bhkRagdollSystem" in (data := path.read_bytes()) and MAGIC not in data]
+RAGDOLLS = [path for path in corpus_files_holding("**/*.nif", b"bhkRagdollSystem") if MAGIC not in corpus_bytes(path)]
 
 # offsets in the objects: transform A's and B's translations, then the limits
 TRANSLATION_A, TRANSLATION_B = 0x60, 0xA0

@@ -22,37 +22,82 @@ GRID_SOURCE = "niftools/history/test/nif/base_vertex_color0.nif"  # FO3: BSFadeN
 SEGMENT = np.dtype([("flags", "u1"), ("start_index", "<u4"), ("num_triangles", "<u4")])
 
 
-def read_tri_shape_data(raw, bs):
-    """(vertices (n, 3), triangles (m, 3)) of a NiTriShapeData's bytes."""
-    at = 4
-    (count,) = struct.unpack_from("<H", raw, at)
-    at += 4
-    has_vertices = raw[at]
-    at += 1
-    vertices = np.frombuffer(raw, "<f4", 3 * count, at).reshape(count, 3) if has_vertices else np.zeros((0, 3), np.float32)
-    at += 12 * count if has_vertices else 0
+def tri_shape_data(raw, bs):
+    """Every field of a NiTriShapeData's bytes: {"group_id", "keep_flags", "compress_flags",
+    "vertices", "bs_data_flags", "material_crc" (None up to bs 34), "normals", "tangents",
+    "bitangents", "bound" (centre xyz, radius), "colors", "uvs" (absent arrays: None),
+    "consistency_flags", "additional_data", "triangles", "match_groups"}; the whole block read."""
+    out = {}
+    at = 0
+    out["group_id"], count, out["keep_flags"], out["compress_flags"], has_vertices = struct.unpack_from("<iHBBB", raw, at)
+    at += 9
+
+    def floats(width):
+        nonlocal at
+        values = np.frombuffer(raw, "<f4", width * count, at).reshape(count, width).astype(np.float64)
+        at += 4 * width * count
+        return values
+
+    out["vertices"] = floats(3) if has_vertices else None
     (flags,) = struct.unpack_from("<H", raw, at)
-    at += 2 + (4 if bs > 34 else 0)
+    out["bs_data_flags"] = flags
+    at += 2
+    out["material_crc"] = None
+    if bs > 34:
+        (out["material_crc"],) = struct.unpack_from("<I", raw, at)
+        at += 4
     has_normals = raw[at]
-    at += 1 + (12 * count * (3 if flags & 0x1000 else 1) if has_normals else 0)
+    at += 1
+    out["normals"] = floats(3) if has_normals else None
+    tangents = has_normals and flags & 0x1000
+    out["tangents"] = floats(3) if tangents else None
+    out["bitangents"] = floats(3) if tangents else None
+    out["bound"] = struct.unpack_from("<4f", raw, at)
     at += 16
     has_colors = raw[at]
-    at += 1 + (16 * count if has_colors else 0)
-    at += 8 * count * (flags & 1) + 2 + 4
-    (triangle_count,) = struct.unpack_from("<H", raw, at)
-    at += 2 + 4
-    assert raw[at] == 1  # has triangles
-    triangles = np.frombuffer(raw, "<u2", 3 * triangle_count, at + 1).reshape(-1, 3)
-    return vertices.astype(np.float64), triangles.astype(np.int64)
+    at += 1
+    out["colors"] = floats(4) if has_colors else None
+    out["uvs"] = floats(2) if flags & 1 else None
+    out["consistency_flags"], out["additional_data"], triangle_count, points = struct.unpack_from("<HiHI", raw, at)
+    at += 12
+    assert raw[at] == 1 and points == 3 * triangle_count  # has triangles
+    out["triangles"] = np.frombuffer(raw, "<u2", 3 * triangle_count, at + 1).reshape(-1, 3).astype(np.int64)
+    at += 1 + 6 * triangle_count
+    (groups,) = struct.unpack_from("<H", raw, at)
+    out["match_groups"] = groups
+    assert groups == 0 and at + 2 == len(raw)
+    return out
+
+
+def read_tri_shape_data(raw, bs):
+    """(vertices (n, 3), triangles (m, 3)) of a NiTriShapeData's bytes."""
+    data = tri_shape_data(raw, bs)
+    return data["vertices"], data["triangles"]
+
+
+def tri_shape_fields(nif, index):
+    """{"flags" (NiAVObject's), "data", "skin", "materials", "active_material",
+    "material_needs_update", "shader", "alpha" (None up to bs 34), "tail" (a subclass's bytes)}
+    of a NiTriShape-based block."""
+    raw = nif.blocks[index]
+    flags = nif.flags(index)
+    at = nif.av_offsets(index)["end"]
+    data, skin, materials = struct.unpack_from("<iiI", raw, at)
+    at += 12 + 8 * materials
+    active, needs_update = struct.unpack_from("<iB", raw, at)
+    at += 5
+    shader = alpha = None
+    if nif.bs_version > 34:
+        shader, alpha = struct.unpack_from("<ii", raw, at)
+        at += 8
+    return {"flags": flags, "data": data, "skin": skin, "materials": materials, "active_material": active,
+            "material_needs_update": needs_update, "shader": shader, "alpha": alpha, "tail": bytes(raw[at:])}
 
 
 def shape_tail(nif, index):
     """The bytes after a NiTriShape-based block's NiTriBasedGeom fields, and its data ref."""
-    raw = nif.blocks[index]
-    at = nif.av_offsets(index)["end"]
-    data, _skin, materials = struct.unpack_from("<iiI", raw, at)
-    at += 12 + 8 * materials + 4 + 1 + (8 if nif.bs_version > 34 else 0)
-    return bytes(raw[at:]), data
+    fields = tri_shape_fields(nif, index)
+    return fields["tail"], fields["data"]
 
 
 def lod_sizes(nif, index):

@@ -1,5 +1,6 @@
 """Helpers shared by the tests: where things are, and what a missing prerequisite means."""
 
+import functools
 import os
 from pathlib import Path
 
@@ -27,11 +28,52 @@ def unavailable(reason):
     pytest.skip(reason)
 
 
+# The corpus is read and parsed once per test session: collection builds many modules' test cases
+# from it (every NIF holding some block, every mesh of a kind), and these caches serve them all.
+@functools.cache
+def _matching(pattern):
+    return tuple(sorted(path for path in CORPUS.glob(pattern) if path.is_file()))
+
+
 def corpus_files(pattern):
     """The corpus files matching a glob pattern (e.g. ``"**/*.nif"``), sorted; empty when the corpus is
     missing. For ``parametrize``: ``tests/test_corpus.py`` fails in CI when the corpus is missing, so an
     empty parameter list cannot pass silently there."""
-    return sorted(path for path in CORPUS.glob(pattern) if path.is_file())
+    return list(_matching(pattern))
+
+
+@functools.cache
+def corpus_bytes(path):
+    """A corpus file's bytes, read once per session."""
+    return Path(path).read_bytes()
+
+
+def corpus_files_holding(pattern, *names):
+    """The corpus files matching ``pattern`` whose bytes hold any of ``names`` (block or class names)."""
+    return [path for path in corpus_files(pattern) if any(name in corpus_bytes(path) for name in names)]
+
+
+def corpus_nifs(*names):
+    """Every corpus NIF (.nif and .NIF) the codec reads, as (path, NifFile), holding any of ``names``
+    if given. Parsed once per session and shared by every module that chooses its test cases
+    from them: read these, never change them (a test that edits a NIF reads its own)."""
+    paths = corpus_files("**/*.nif") + corpus_files("**/*.NIF")
+    if names:
+        paths = [path for path in paths if any(name in corpus_bytes(path) for name in names)]
+    return [(path, nif) for path in paths if (nif := corpus_nif(path)) is not None]
+
+
+@functools.cache
+def corpus_nif(path):
+    """The codec's NifFile of a corpus file, parsed once per session (shared: never change it), or
+    None when the codec refuses the file."""
+    from precombined_nif.core.errors import FormatError
+    from precombined_nif.core.nif import NifFile
+
+    try:
+        return NifFile.from_bytes(corpus_bytes(path), path)
+    except FormatError:
+        return None  # Corrupt.nif: refused, which the damaged-file tests check
 
 
 def corpus_plugin_folder(corpus, folder):

@@ -312,6 +312,7 @@ def test_sources_are_sound(traced):
         assert layout.footer + 4 + 4 * num_roots == len(data), f"{name}: bytes after the footer"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(DAMAGE))
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_damaged(traced, name, kind):

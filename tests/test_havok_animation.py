@@ -1,8 +1,8 @@
 """Havok animation and skeleton files (.hkx): FO4 (hk_2014) and Skyrim SE (hk_2010), 64-bit, and
 Skyrim LE's 32-bit hk_2010 files.
 
-Decoded frames are checked against an independent reading written here (struct, one key at a
-time, B-splines evaluated by the recursive Cox-de Boor definition) and against the facts
+Decoded frames are checked against an independent reading (tests/raw_hkx_spline.py: struct, one
+key at a time, B-splines evaluated by the recursive Cox-de Boor definition) and against the facts
 BadDogSkyrim/PyNifly's tests/anim_tests.py states about the same corpus files."""
 
 import json
@@ -10,7 +10,8 @@ import struct
 
 import numpy as np
 import pytest
-from raw_hkx import data_objects, independent_frames, skeleton_fields
+from raw_hkx import data_objects, skeleton_fields
+from raw_hkx_spline import independent_frames
 from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
 
 from precombined_nif.core.errors import FormatError

@@ -4,7 +4,7 @@ classes cover every hknp object of the game's files."""
 
 import pytest
 from packfiles import nif_systems
-from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_files
+from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
@@ -12,14 +12,14 @@ from precombined_nif.core.havok.animation.hkx import CLASSES
 from precombined_nif.core.havok.objects import typed_class
 
 def binary_hkx():
-    return [path for path in corpus_files("**/*.hkx") if path.read_bytes()[:4] == bytes.fromhex("57E0E057")]
+    return [path for path in corpus_files("**/*.hkx") if corpus_bytes(path)[:4] == bytes.fromhex("57E0E057")]
 
 
 def corpus_packfiles():
     """(name, bytes) of every packfile: NIF blocks, cut-out blobs and binary .hkx files."""
     found = [(name, data) for name, (_, data) in nif_systems().items()]
-    found += [(str(path.relative_to(CORPUS)), path.read_bytes()) for path in corpus_files("havok/*.packfile*.bin")]
-    found += [(str(path.relative_to(CORPUS)), path.read_bytes()) for path in binary_hkx()]
+    found += [(str(path.relative_to(CORPUS)), corpus_bytes(path)) for path in corpus_files("havok/*.packfile*.bin")]
+    found += [(str(path.relative_to(CORPUS)), corpus_bytes(path)) for path in binary_hkx()]
     return found
 
 
@@ -51,7 +51,7 @@ def test_hkx_physics_decodes_typed_too(corpus):
     arrays run past the capsule into the next objects (8 planes stored as 7, no faces), which the
     typed capsule refuses; the .hkx reader carries them as they are."""
     for path in binary_hkx():
-        data = path.read_bytes()
+        data = corpus_bytes(path)
         if path == FO4_CREATURE_SKELETON:
             with pytest.raises(FormatError, match="8 items of 16 bytes need 128 bytes but only 112 remain") as caught:
                 Packfile.from_bytes(data)

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 from packfiles import nif_systems
-from support import CORPUS, ROOT, corpus_files
+from support import CORPUS, ROOT, corpus_bytes, corpus_files
 
 from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.classes.physics_system import PhysicsSystemData, RagdollData
@@ -28,7 +28,7 @@ def compressed_meshes():
     """(name, shape) of every compressed mesh in the corpus packfiles."""
     found = []
     sources = [(name, data) for name, (_, data) in nif_systems().items()]
-    sources += [(path.name, path.read_bytes()) for path in corpus_files("havok/*.packfile*.bin")]
+    sources += [(path.name, corpus_bytes(path)) for path in corpus_files("havok/*.packfile*.bin")]
     for name, data in sources:
         for obj, _ in Packfile.from_bytes(data).objects():
             if isinstance(obj, CompressedMeshShape):

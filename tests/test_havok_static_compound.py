@@ -10,14 +10,13 @@ import sys
 import numpy as np
 import pytest
 from packfiles import shapes_round_trip
-from support import CORPUS, ROOT, corpus_files
+from support import CORPUS, ROOT, corpus_nifs
 
 from precombined_nif.core.havok import Packfile
 from precombined_nif.core.havok.shapes.base import GAME_UNITS, w_int
 from precombined_nif.core.havok.shapes.compressed_mesh_encode import build_compressed_mesh
 from precombined_nif.core.havok.shapes.convex import ConvexPolytopeShape
 from precombined_nif.core.havok.shapes.static_compound import StaticCompoundShape
-from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkSystem
 
 CELL = "ck-precombined/Meshes/PreCombined/00001E58_A8F0581B_OC.NIF"
@@ -27,11 +26,7 @@ def static_compounds():
     """[(file, owner node, physics block, packfile bytes)] of every physics system in the corpus
     whose bytes name hknpStaticCompoundShape."""
     found = []
-    for path in corpus_files("**/*.nif") + corpus_files("**/*.NIF"):
-        data = path.read_bytes()
-        if b"hknpStaticCompoundShape" not in data:
-            continue
-        nif = NifFile.from_bytes(data, path)
+    for path, nif in corpus_nifs(b"hknpStaticCompoundShape"):
         for index, block in nif.blocks_of(bhkSystem):
             owner = next(b for b in nif.blocks if getattr(b, "collision_object", -1) >= 0 and nif.blocks[b.collision_object].data == index)
             found.append((path, owner, index, bytes(block.packfile)))

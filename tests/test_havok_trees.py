@@ -5,14 +5,13 @@ boxes, so every node's box must hold its children's and every leaf's box its pri
 
 import numpy as np
 import pytest
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_nifs
 
 from precombined_nif.core.havok import Packfile, PhysicsSystemData
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.compressed_mesh_encode import build_compressed_mesh
 from precombined_nif.core.havok.tagfile import is_tagfile
-from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkSystem
 
 SLACK = 1e-5  # float32 rounding of the boxes (Havok units)
@@ -74,11 +73,8 @@ def check_trees(shape):
 
 def corpus_meshes():
     found = []
-    for path in corpus_files("**/*.nif") + corpus_files("**/*.NIF"):
-        data = path.read_bytes()
-        if b"bhkPhysicsSystem" not in data:
-            continue
-        for index, block in NifFile.from_bytes(data, path).blocks_of(bhkSystem):
+    for path, nif in corpus_nifs(b"bhkPhysicsSystem"):
+        for index, block in nif.blocks_of(bhkSystem):
             if is_tagfile(block.packfile):  # Starfield's: not decoded
                 continue
             system = Packfile.from_bytes(block.packfile).root

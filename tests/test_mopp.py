@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from raw_havok import HAND_MOPP
 from raw_mopp import mopp_blocks, shape_triangles
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import mopp
@@ -23,12 +23,12 @@ from precombined_nif.core.nif.blocks.legacy_havok import (
 )
 from precombined_nif.core.nif.legacy_mopp import damaged_mopps
 
-MOPP_FILES = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if b"bhkMoppBvTreeShape" in p.read_bytes()]
-CASES = [(path, index) for path in MOPP_FILES for index, *_ in mopp_blocks(path.read_bytes())]
+MOPP_FILES = corpus_files_holding("**/*.nif", b"bhkMoppBvTreeShape") + corpus_files_holding("**/*.NIF", b"bhkMoppBvTreeShape")
+CASES = [(path, index) for path in MOPP_FILES for index, *_ in mopp_blocks(corpus_bytes(path))]
 
 
 def _case(path, index):
-    found = {i: rest for i, *rest in mopp_blocks(path.read_bytes())}
+    found = {i: rest for i, *rest in mopp_blocks(corpus_bytes(path))}
     code, origin, scale, type_name, payload, raw = found[index]
     vertices, triangles, keys, radius = shape_triangles(type_name, payload, raw)
     return code, origin, scale, vertices, triangles, keys, radius

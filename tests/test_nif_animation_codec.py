@@ -5,13 +5,13 @@ where a raw reading finds them."""
 import numpy as np
 import pytest
 from raw_animation import bool_data, read_sequences, text_keys, transform_data
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_files_holding
 
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.animation import NiBoolData, NiBoolInterpolator, NiTransformData, NiTransformInterpolator
 from precombined_nif.core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData
 
-ANIMATED = [path for path in corpus_files("**/*.nif") if b"NiControllerSequence" in path.read_bytes()]
+ANIMATED = corpus_files_holding("**/*.nif", b"NiControllerSequence")
 ANIMATION_TYPES = {
     "NiControllerManager", "NiControllerSequence", "NiMultiTargetTransformController", "NiDefaultAVObjectPalette",
     "NiTextKeyExtraData", "NiTransformController", "NiTransformInterpolator", "NiTransformData", "NiVisController",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from raw_havok import block_bytes
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies, read_compressed_data
-from support import corpus_files
+from support import corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import mopp
@@ -19,9 +19,8 @@ from precombined_nif.core.nif.blocks.compressed_mesh import bhkCompressedMeshSha
 from precombined_nif.core.nif.compressed_mesh_build import MAX_CHUNK_SPAN, build_compressed_data, build_mopp
 
 SKYRIM = "pynifly/tests/tests/Skyrim*/**/*.nif"
-COLLISION_FILES = [path for path in corpus_files(SKYRIM)
-                   if b"bhkCollisionObject" in path.read_bytes() or b"bhkBlendCollisionObject" in path.read_bytes()]
-MESH_FILES = [path for path in COLLISION_FILES if b"bhkCompressedMeshShapeData" in path.read_bytes()]
+COLLISION_FILES = corpus_files_holding(SKYRIM, b"bhkCollisionObject", b"bhkBlendCollisionObject")
+MESH_FILES = [path for path in COLLISION_FILES if b"bhkCompressedMeshShapeData" in corpus_bytes(path)]
 KEPT_RAW = {"bhkRagdollConstraint", "bhkLimitedHingeConstraint", "bhkSimpleShapePhantom", "bhkSPCollisionObject"}
 
 

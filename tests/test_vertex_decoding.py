@@ -22,7 +22,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from support import CORPUS, unavailable  # conftest.py makes precombined_nif importable
+from support import CORPUS, corpus_bytes, corpus_files, unavailable  # conftest.py makes precombined_nif importable
 
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -208,7 +208,7 @@ def raw_triangles(data, shape, order):
 # -- the corpus, surveyed by the reader above ---------------------------------------------
 def survey(path):
     """Every BSTriShape-family block of one file: (index, type, fields before the buffer)."""
-    data = path.read_bytes()
+    data = corpus_bytes(path)
     header = parse_header(data)
     shapes = []
     for index, (type_name, offset) in enumerate(zip(header["block_types"], header["offsets"])):
@@ -223,7 +223,7 @@ def rel(path):
 
 def survey_corpus():
     files, unreadable = {}, {}
-    for path in sorted(CORPUS.rglob("*.nif")):
+    for path in corpus_files("**/*.nif"):
         if rel(path) == CORRUPT:
             continue
         try:

@@ -69,7 +69,7 @@ def build(context, mesh_object):
     if not bsm.animations:
         bsm.animations = [bones.static_animation(context.scene)]
     bsm.hierarchy = bones.hierarchy()
-    bsm.validate()
+    bsm.check()
     return bsm, warnings + bsm.warnings
 
 

@@ -53,10 +53,10 @@ class SceneBuilder:
     material; collision_import.build_collision (legacy_collision_import's for FO3/FNV) places the
     Havok bodies under their owner. Starfield's shapes (BSGeometry, their .mesh files found in the
     Data folders) are built by io/starfield: ``skeleton`` (a skeleton NIF's path) poses their
-    bones, ``morphs`` (a morph.dat's path) gives a shape its shape keys."""
+    bones, ``starfield_morphs`` (a morph.dat's path) gives a shape its shape keys."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
-                 progress=None, rollback=None, skeleton=None, morphs=None):
+                 progress=None, rollback=None, skeleton=None, starfield_morphs=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
@@ -71,7 +71,7 @@ class SceneBuilder:
         self.shapes_done = 0
         self._warnings = []
         self.hidden = []  # objects shown hidden once the collection is in the scene (hide)
-        self.starfield = StarfieldShapes(self, skeleton, morphs) if versions.starfield(nif.header.bs_version) else None
+        self.starfield = StarfieldShapes(self, skeleton, starfield_morphs) if versions.starfield(nif.header.bs_version) else None
         # Starfield looks in the NIF's own Data folder first, as for its meshes.
         self.materials = material_import.MaterialImport(self, self.starfield.source.files if self.starfield else None)
         if not skin:

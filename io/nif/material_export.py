@@ -10,8 +10,11 @@ import weakref
 import bpy
 import numpy as np
 
+from ...core.nif.blocks.geometry import NiTriBasedGeomData
 from ...core.nif.blocks.shaders import BSShaderTextureSet
+from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif import versions
+from ...core.nif import vertex_format as vf
 from ...core.nif.materials import (
     BLOCK_CLASSES,
     ROLE_ORDER,
@@ -42,11 +45,36 @@ def write_material(exporter, shape_index, material):
     if key not in written:
         record, found = stored_record(exporter, material)
         if record is None:
-            record, found = new_record(exporter.game, skinned=shape.skinned), {}
+            path = material_file_path(exporter, material) if exporter.game == "FO76" else None
+            record, found = new_record(exporter.game, skinned=shape.skinned, colors=has_colors(nif, shape), material_path=path), {}
         if material is not None:
             apply_look(record, changed_look(record, shown_look(material), bs_version, built_from(material)), bs_version)
         written[key] = write_blocks(exporter, record, found)
     link_blocks(nif, shape, written[key])
+
+
+def material_file_path(exporter, material):
+    """The material file a new Fallout 76 shader names (the game takes everything from it): the
+    one the material was imported with, else one named after the material, reported."""
+    told = "Fallout 76 shaders take their look from a material file: "
+    if material is None:
+        path = "Materials\\Default.bgsm"
+        exporter.warn(f"{told}shapes without a material name {path} (give them a material whose "
+                      f"{schema.NIF_MATERIAL_PATH} names another)")
+        return path
+    if schema.NIF_MATERIAL_PATH in material:
+        return material[schema.NIF_MATERIAL_PATH]
+    path = f"Materials\\{material.name}.bgsm"
+    exporter.warn(f"{told}material {material.name!r} names {path} (set its {schema.NIF_MATERIAL_PATH} to name another)")
+    return path
+
+
+def has_colors(nif, shape):
+    """Whether the shape's vertices have colours (Skyrim LE flags its shaders so only then)."""
+    if isinstance(shape, BSTriShape):
+        return bool(shape.vertex_flags & vf.COLORS)
+    data = nif.block_at(shape.data, NiTriBasedGeomData)
+    return data is not None and data.vertex_colors is not None
 
 
 def built_from(material):

@@ -1,4 +1,4 @@
-"""A mesh's geometry encoded into a shape block: a BSTriShape vertex buffer (FO4, Skyrim SE) or a
+"""A mesh's geometry encoded into a shape block: a BSTriShape vertex buffer (FO4, FO76, Skyrim SE) or a
 NiTriShape and its NiTriShapeData (FO3/FNV, Skyrim LE), new or the object's own. The exporter
 decides which pieces a mesh becomes and where they stand; this writes each piece's vertices."""
 
@@ -26,15 +26,16 @@ def shape_block(exporter, obj, index, number, source=None):
             exporter.nif.blocks[block.data] = data
         return index
     name = obj.name if number == 0 else f"{obj.name}:{number}"
-    if exporter.game in ("FO4", "SSE"):
+    if exporter.game in ("FO4", "FO76", "SSE"):
         block = BSTriShape("BSTriShape", name=name, flags=exporter.new_flags)
         block.set_vertex_flags(FO4_FLAGS, exporter.full_precision or exporter.game == "SSE")  # SSE: float positions
         return exporter.add(block)
-    data_index = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
     like = exporter.nif.blocks[source] if source is not None else None
-    if isinstance(like, GROUPED):
-        return exporter.add(type(like)(like.type_name, name=name, flags=0xE, data=data_index))
-    return exporter.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
+    kind, type_name = (type(like), like.type_name) if isinstance(like, GROUPED) else (NiTriBasedGeom, "NiTriShape")
+    # as the games' files hold them: the shape, then its data; material 0 active
+    index = exporter.add(kind(type_name, name=name, flags=exporter.new_flags, active_material=0))
+    exporter.nif.blocks[index].data = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
+    return index
 
 
 def encode_geometry(exporter, index, arrays, used, triangles, skinned):

@@ -1,6 +1,7 @@
 """Armatures and skin weights back into a NIF (the exporter side of skin_import, whose
 docstring describes what an import stores). A template skin whose weights and bind pose still
-hold is left exactly as stored; otherwise it is rewritten in place (same block indices) or new
+hold, on a shape keeping its geometry, is left exactly as stored; otherwise it is rewritten in
+place (same block indices) or new
 blocks are appended. BSSubIndexTriShape segments follow the faces' segment attributes (also
 without a skin). Knows bpy and core objects, never file bytes."""
 
@@ -33,6 +34,7 @@ from .skin_import import node_parents, placement
 from .. import schema
 
 FO3_BONE_LIMIT = 18  # bones per NiSkinPartition partition (the FNV outfits in the corpus use up to 18)
+SKYRIM_MIN_BONES = 4  # bones a Skyrim LE partition lists at least (its vanilla heads and eyes)
 REST_NOISE = 1e-5  # matrix_local drift smaller than this is not an edit
 WEIGHT_NOISE = 1.5e-3  # half-float weights (FO4) round by up to 1/2048
 
@@ -152,8 +154,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     instance_index, existing, names, indices, values, binds, nodes = _skin_target(exporter, block, source, mesh, vertex_ids)
     if (values.sum(axis=1) == 0).any():
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
-    # Skyrim SE keeps the vertices in the partition too: a shape encoded anew rewrites its skin.
-    rewrite = sse and shape_index in exporter.encoded
+    # A shape encoded anew numbers its vertices anew (Skyrim SE keeps them in its partition too),
+    # so its skin, whose weights and partitions name them, is rewritten.
+    rewrite = shape_index in exporter.encoded
     kept = _bind_kept(exporter, shape_index, source, names)
     if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values):
         return
@@ -363,7 +366,8 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
     limit = sse_skin.BONE_LIMIT if exporter.game in ("SSE", "SKYRIM") else FO3_BONE_LIMIT
     built = skinning.build_partitions(indices, values, triangles, groups, limit)
-    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p) for p in built]
+    min_bones = SKYRIM_MIN_BONES if exporter.game == "SKYRIM" else 0
+    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p, min_bones) for p in built]
     if dismember is BSDismemberSkinInstance:
         flags = {int(part): int(flag) for part, flag in obj.get(schema.NIF_BODY_PARTS, [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))

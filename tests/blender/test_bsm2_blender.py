@@ -389,6 +389,7 @@ def test_mesh_without_armature_exports_as_static(scene, tmp_path):
 
 
 # -- Blender versions and the command line ------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_actions_on_other_blender_versions(version, extension_zip, tmp_path, corpus):
     """The classic (4.2) and slotted (5.0) action APIs, through the installed extension."""
@@ -412,6 +413,7 @@ def cli_with_bpy(*args):
     return subprocess.run([str(a) for a in command], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_import_then_export(corpus, tmp_path):
     sources = [corpus / "bsm2/Rabbit.bsm2", corpus / "bsm2/Cut.bsm2"]
     blend = tmp_path / "both.blend"
@@ -423,6 +425,7 @@ def test_cli_import_then_export(corpus, tmp_path):
     assert_same_data(Bsm2File.read(sources[0]), Bsm2File.read(out))
 
 
+@pytest.mark.slow
 def test_cli_import_failure_keeps_the_good_file(tmp_path, corpus):
     """A batch finishes the good files and saves them; the bad one is named, the status is 2.
     Alone, the bad file writes nothing."""

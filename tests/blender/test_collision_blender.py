@@ -5,7 +5,7 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 import numpy as np
 import pytest
 from scene import imported, panel_drawn
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
@@ -28,7 +28,7 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 def physics_files():
     """Corpus NIFs holding a bhkPhysicsSystem packfile (skeletons' ragdolls are not built, nor
     Starfield's tagfiles)."""
-    return [path for path in corpus_files("**/*.nif") if b"bhkPhysicsSystem" in (data := path.read_bytes()) and MAGIC not in data]
+    return [path for path in corpus_files_holding("**/*.nif", b"bhkPhysicsSystem") if MAGIC not in corpus_bytes(path)]
 
 
 def bodies_of(collection):
@@ -100,6 +100,7 @@ def check_invariants(system):
 # -- import ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_physics_system_body_is_built_under_its_owner(clean_scene, path):
     nif = NifFile.read(path)
@@ -159,6 +160,7 @@ def world_box(objects):
     return points.min(axis=0), points.max(axis=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_collision_lands_on_its_node(clean_scene, path):
     """Where the game puts collision: the shape in its owner node's space (the body's stored
@@ -256,6 +258,7 @@ def test_unreadable_packfile_warns_and_imports_the_rest(clean_scene, corpus, tmp
 # -- export ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", physics_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_collision_writes_back_byte_identical(clean_scene, path):
     collection = imported(path)

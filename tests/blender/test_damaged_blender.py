@@ -87,6 +87,7 @@ def remove_new(before):
             getattr(bpy.data, kind).remove(datablock)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_damaged_files_import_or_leave_nothing_behind(clean_scene, corpus, tmp_path, name):

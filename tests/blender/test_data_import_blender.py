@@ -302,6 +302,7 @@ def test_material_file_uv_transform_and_emission(clean_scene, corpus, addon, tmp
     assert bsdf.inputs["Emission Strength"].default_value == 4.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_data_folder_imports_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     import subprocess

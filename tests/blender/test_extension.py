@@ -11,6 +11,8 @@ import pytest
 import extension
 from support import unavailable
 
+pytestmark = pytest.mark.slow  # every test runs Blender or tasks.py in a subprocess
+
 SMOKE = Path(__file__).with_name("smoke_install.py")
 SMOKE_INSTALLED = Path(__file__).with_name("smoke_installed.py")
 TASKS = [sys.executable, str(extension.ROOT / "tasks.py")]  # the tests run on Python 3.11, as tasks.py needs

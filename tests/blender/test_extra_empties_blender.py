@@ -140,11 +140,12 @@ def test_bound_box_is_a_cube_empty(clean_scene, corpus, tmp_path):
 
 
 def _connect_point_files():
-    from support import corpus_files
+    from support import corpus_files_holding
 
-    return [path for path in corpus_files("**/*.nif") if b"BSConnectPoint::Parents" in path.read_bytes()]
+    return corpus_files_holding("**/*.nif", b"BSConnectPoint::Parents")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _connect_point_files(), ids=lambda p: p.name)
 def test_every_connect_point_sits_where_its_parent_node_puts_it(clean_scene, path):
     """In the world: the parent node's world matrix in the file (the node holding the block when

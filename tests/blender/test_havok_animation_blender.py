@@ -253,6 +253,7 @@ def differences(before, after):
     return rotation, translation
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compressed", [True, False], ids=["spline", "uncompressed"])
 @pytest.mark.parametrize("animation, skeleton", ANIMATIONS, ids=lambda p: p.name)
 def test_import_export_reimport(clean_scene, tmp_path, animation, skeleton, compressed):
@@ -294,6 +295,7 @@ def test_import_export_reimport(clean_scene, tmp_path, animation, skeleton, comp
         assert rotation < 1e-5 and translation < 1e-4
 
 
+@pytest.mark.slow
 def test_cli_import_then_export(tmp_path):
     """``cli.py import ANIM.hkx --skeleton SKELETON.hkx --blend`` then ``cli.py export BLEND OUT.hkx
     --object --action``: the written file decodes to the animation's bones and frames."""
@@ -316,6 +318,7 @@ def test_cli_import_then_export(tmp_path):
     assert not (tmp_path / "none.hkx").exists()
 
 
+@pytest.mark.slow
 def test_cli_animation_without_its_skeleton_fails(tmp_path):
     from extension import blender_cli
 
@@ -458,6 +461,7 @@ def test_operators_import_and_export(clean_scene, tmp_path):
     assert np.abs(local - original_local).max() < 1e-4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_other_blender_versions(version, extension_zip, tmp_path):
     """The classic (4.2) and slotted (5.0) action APIs, through the installed extension."""
@@ -593,7 +597,8 @@ def test_fo4_mod_animation_poses_against_its_bytes(clean_scene, tmp_path):
     file's keys, decoded here with struct, put it."""
     import bpy
     from hkx_writer import animation_container, packfile, root_container, skeleton
-    from raw_hkx import data_objects, independent_frames
+    from raw_hkx import data_objects
+    from raw_hkx_spline import independent_frames
 
     names, parents, pose = struct_skeleton(corpus(FO4 / "skeleton_vanilla.hkx"))
     spline = next(o for o in data_objects(corpus(FO4_MOD_ANIMATION).read_bytes())

@@ -772,6 +772,7 @@ def _name_bytes(raw, name):
     return struct.pack("<i", raw.strings.index(name))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_animations_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     """Classic actions (4.2) and slotted ones without Action.fcurves (5.0): CigaretteMachine's

@@ -8,24 +8,15 @@ import numpy as np
 import pytest
 
 import extension
-from scene import cube, export, export_objects, imported, skinned_column
-from support import CORPUS, corpus_files, unavailable
+from scene import cube, export, export_objects, imported, scene_files, skinned_column
+from support import CORPUS, unavailable
 
 from precombined_nif.core.nif import NifFile, skinning
 from precombined_nif.core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from precombined_nif.core.nif.blocks.nodes import NiNode
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 
-def _exportable(path):
-    """Every NIF the codec reads, of every game, but precombined cells (their own exporter)."""
-    try:
-        nif = NifFile.read(path)
-    except Exception:
-        return False
-    return not any("PackedCombined" in b.type_name for b in nif.blocks)
-
-
-ROUND_TRIP = [p for p in corpus_files("**/*.nif") + corpus_files("**/*.NIF") if _exportable(p)]
+ROUND_TRIP = scene_files()
 
 
 def shapes(nif):
@@ -54,6 +45,7 @@ def triangle_set(points, triangles):
     return sorted(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ROUND_TRIP, ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_untouched_import_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
@@ -122,7 +114,7 @@ def test_edited_strips_become_a_triangle_list(clean_scene, corpus, tmp_path):
     assert others and all(b.type_name == "NiTriStrips" for b in others)
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
+@pytest.mark.parametrize("game", ["FO4", "FO76", "FO3", "SSE", "SKYRIM"])
 def test_new_cube_is_written_with_seams_and_hard_edges(clean_scene, tmp_path, game):
     obj = cube()
     obj.location = (1.0, 2.0, 3.0)
@@ -258,6 +250,7 @@ def test_a_failed_export_names_the_file_once(clean_scene, tmp_path):
         assert str(failure.value).count(str(target)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     venv = extension.VENVS[version]
@@ -289,7 +282,7 @@ def _node_worlds(nif):
     return worlds
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
+@pytest.mark.parametrize("game", ["FO4", "FO76", "FO3", "SSE", "SKYRIM"])
 def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, game):
 
     armature, column = skinned_column()
@@ -299,7 +292,8 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     instance, data, partition = skinning.skin_blocks(out, shape.skin if isinstance(shape, BSTriShape) else shape.skin_instance)
     assert [out.blocks[b].name for b in np.asarray(instance.bones).tolist()] == ["Lower", "Upper"]
     positions, triangles = geometry(out, shape)
-    packed = (shape.bone_indices, shape.bone_weights) if game == "FO4" else None
+    bs_skin = game in ("FO4", "FO76")  # weights in the shape's vertices, as half floats
+    packed = (shape.bone_indices, shape.bone_weights) if bs_skin else None
     weights = skinning.shape_weights(instance, data, partition, len(positions), packed)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=2e-3)
     # Each file vertex carries the weights of the Blender vertex at its place.
@@ -308,14 +302,14 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     shape_world = worlds[out.blocks.index(shape)]
     for position, row in zip(positions, weights):
         expected = blender[tuple(np.round(shape_world[:3, :3] @ position + shape_world[:3, 3], 3))]
-        np.testing.assert_allclose(row, expected, atol=2e-3 if game == "FO4" else 1e-5)
+        np.testing.assert_allclose(row, expected, atol=2e-3 if bs_skin else 1e-5)
     # In the bind pose the skinning reproduces the mesh where Blender shows it.
     binds = skinning.bind_matrices(instance, data)
     bones = [worlds[b] for b in np.asarray(instance.bones).tolist()]
     homogeneous = np.c_[positions, np.ones(len(positions))]
     skinned = sum(w[:, None] * (homogeneous @ (bone @ bind).T) for w, bone, bind in zip(weights.T, bones, binds))
     np.testing.assert_allclose(skinned[:, :3], (homogeneous @ shape_world.T)[:, :3], atol=1e-3)
-    if game != "FO4":
+    if not bs_skin:
         covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
         assert len(covered) == len(triangles)
 

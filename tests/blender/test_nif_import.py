@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from scene import imported
+from scene import imported, scene_files
 from support import CORPUS, corpus_files
 
 from precombined_nif.core.nif import NifFile, skinning
@@ -85,6 +85,7 @@ def _shapes(collection):
     return [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", corpus_files("**/*.nif"), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
     import bpy
@@ -139,19 +140,9 @@ def test_progress_follows_the_shapes(clean_scene, corpus):
     assert seen == sorted(seen) and seen[-1] == 1.0
 
 
-def _scene_files():
-    found = []
-    for path in corpus_files("**/*.nif") + corpus_files("**/*.NIF"):
-        try:
-            nif = NifFile.read(path)
-        except Exception:
-            continue  # Corrupt.nif: refused, tested with the damaged files
-        if not any("Packed" in b.type_name for b in nif.blocks):  # cells: the precombined importer
-            found.append(path)
-    return found
-
-
-@pytest.mark.parametrize("path", _scene_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
+@pytest.mark.slow
+# cells, and files with packed collision strips
+@pytest.mark.parametrize("path", scene_files("Packed"), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_every_object_and_bone_is_where_the_file_puts_its_node(clean_scene, path):
     """World matrices against the node transforms read from the bytes (tests/raw_nodes), not the
     codec: a transposed rotation or a lost parent moves something here."""

@@ -16,6 +16,8 @@ from support import unavailable
 sys.path.insert(0, str(extension.ROOT / "tools"))
 import render_pictures  # noqa: E402
 
+pytestmark = pytest.mark.slow  # renders, in Blender subprocesses
+
 PYTHON = str(extension.python(extension.VENVS["4.5"]))
 SCRIPT = str(extension.ROOT / "tools" / "render_pictures.py")
 

@@ -132,6 +132,7 @@ def test_without_a_load_order_nothing_is_marked(clean_scene, corpus, addon):
     assert not [o for o in collection.all_objects if "precombine_breaker" in o]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_precombine_state_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
     import subprocess

@@ -7,6 +7,8 @@ import zlib
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # the corpus's real cells, all of them, in Blender
+
 CELL_FOLDER = "ck-precombined/Meshes/PreCombined"
 CSG = "ck-precombined/AlootHomePlate - Geometry.csg"
 

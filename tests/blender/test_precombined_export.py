@@ -154,6 +154,7 @@ def test_non_uniform_scale_is_refused(clean_scene, tmp_path):
     assert not (tmp_path / "bad.nif").exists()
 
 
+@pytest.mark.slow
 def test_cli_import_then_export_round_trip(tmp_path):
     import subprocess
 

@@ -97,6 +97,7 @@ def test_damaged_cell_leaves_the_scene_as_it_was(clean_scene, tmp_path):
     assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.collections)) == counts
 
 
+@pytest.mark.slow
 def test_cli_import_of_an_external_cell(tmp_path):
     import json
     import subprocess

@@ -327,6 +327,7 @@ def run_cli(*args):
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_cli_dry_run_lists_the_export_and_the_export_keeps_the_precombines(clean_scene, addon, data, tmp_path):
     import bpy
 

@@ -4,6 +4,7 @@ import importlib
 import struct
 
 import numpy as np
+import pytest
 from plugin_writer import independent_refrs
 from scene import export_cell
 from support import CORPUS, corpus_files
@@ -67,6 +68,7 @@ print(json.dumps({o.name: [o["reference_form_id"], [list(r) for r in o.matrix_wo
 """
 
 
+@pytest.mark.slow
 def test_cli_import_of_the_corpus_cells_places_every_named_copy_at_its_refr(tmp_path, corpus):
     """``cli.py import CELL... --plugin P`` headless does what the import in Blender does: every
     named copy saved in the .blend sits at the placement of the REFR it names."""

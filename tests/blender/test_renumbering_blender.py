@@ -10,7 +10,7 @@ import pytest
 from nif_rewriter import RawNif
 from raw_controllers import COLLISION, AnimatedFile, refs_in
 from scene import export_bytes, imported
-from support import CORPUS, corpus_files
+from support import CORPUS, corpus_bytes, corpus_files
 
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.block import RawBlock
@@ -24,7 +24,7 @@ def controlled_collision_files():
     controller and a collision object."""
     found = []
     for path in corpus_files("**/*.nif"):
-        data = path.read_bytes()
+        data = corpus_bytes(path)
         if not (b"CollisionObject" in data and (b"Controller" in data or b"Ctlr" in data)):
             continue
         raw = RawNif(data)
@@ -67,6 +67,7 @@ def unattached(nif):
     return set(range(len(nif.blocks))) - reachable(nif)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", ["deleted", "edited"])
 @pytest.mark.parametrize("path", controlled_collision_files(), ids=lambda p: p.relative_to(CORPUS).as_posix())
 def test_collision_edits_in_files_with_controllers_leave_no_unattached_block(clean_scene, tmp_path, path, edit):

@@ -69,6 +69,7 @@ def run_bpy(script, *args):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_blend_of_the_previous_release_still_exports(tmp_path, corpus):
     """Imported with this release, the .blend is made into one the previous release saved; the
     command line exports every file of it as the file it came from, and the .bsm2 and .hkx as

@@ -7,12 +7,11 @@ import numpy as np
 import pytest
 from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
 from scene import bounds, export_bytes, imported, panel_drawn, world_points
-from support import corpus_files
+from support import corpus_files_holding
 
 from precombined_nif.core.havok import mopp
 
-COLLISION_FILES = [path for path in corpus_files("pynifly/tests/tests/Skyrim*/**/*.nif")
-                   if b"bhkCollisionObject" in path.read_bytes() or b"bhkBlendCollisionObject" in path.read_bytes()]
+COLLISION_FILES = corpus_files_holding("pynifly/tests/tests/Skyrim*/**/*.nif", b"bhkCollisionObject", b"bhkBlendCollisionObject")
 CASES = [pytest.param(path, id=path.name) for path in COLLISION_FILES]
 
 
@@ -32,6 +31,7 @@ def collection_mesh_bounds(collection):
     return bounds(np.concatenate(points)) if points else None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scene, path):
     collection = imported(path)
@@ -55,6 +55,7 @@ def test_corpus_collision_shows_with_the_bytes_values_over_its_meshes(clean_scen
         assert 0.2 <= ratio <= 3, f"{obj.name} is {ratio:.2f} times the size of the meshes"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_untouched_corpus_collision_exports_byte_identical(clean_scene, tmp_path, path):
     collection = imported(path)
@@ -255,6 +256,7 @@ def raw_body_points(raw, body, owner_world):
     return shape_vertices(raw, body["shape"], matrix, SKYRIM_UNITS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CASES)
 def test_bodies_sit_where_the_bytes_put_them(clean_scene, path):
     """Every body's world bounds against the bytes (raw_body_points); a capsule's mesh (rings of

@@ -192,7 +192,7 @@ def test_without_a_skeleton_the_skin_shows_its_bind_pose(clean_scene, addon, cor
 
 
 def test_morphs_become_shape_keys(clean_scene, addon, corpus):
-    collection, warnings = import_nif(addon, corpus / BODY, morphs=str(corpus / MORPHS))
+    collection, warnings = import_nif(addon, corpus / BODY, starfield_morphs=str(corpus / MORPHS))
     obj = shape_object(collection)
     names, count, deltas = read_morphs((corpus / MORPHS).read_bytes())
     keys = obj.data.shape_keys.key_blocks
@@ -206,7 +206,7 @@ def test_morphs_become_shape_keys(clean_scene, addon, corpus):
             if morph == number:
                 expected[vertex] = delta
         np.testing.assert_allclose(co.reshape(-1, 3) - basis, expected, atol=1e-6)
-    head, warnings = import_nif(addon, corpus / HEAD, morphs=str(corpus / MORPHS))
+    head, warnings = import_nif(addon, corpus / HEAD, starfield_morphs=str(corpus / MORPHS))
     assert shape_object(head).data.shape_keys is None
     assert any("no shape has their 6616 vertices" in w for w in warnings)
 
@@ -484,7 +484,7 @@ def test_command_line_imports_and_exports_starfield(corpus, tmp_path):
 
     blend = tmp_path / "body.blend"
     result = blender_cli("import", corpus / BODY, "--blend", blend, "--starfield-skeleton", corpus / SKELETON,
-                         "--morphs", corpus / MORPHS)
+                         "--starfield-morphs", corpus / MORPHS)
     assert result.returncode == 0, result.stderr
     assert "naked_f: 4 objects, 3 meshes, 38 bones" in result.stdout
     out = tmp_path / "meshes" / "naked_f.nif"

@@ -36,11 +36,6 @@ def check_scalar(kind, where):
         raise FormatError(f"{where}: scalar quantisation {kind} is not 8 or 16 bits")
 
 
-def gather(data, offsets, size):
-    """(len(offsets), size) bytes of ``data`` (u8 array) from each offset, already bounds-checked."""
-    return data[offsets[:, None] + np.arange(size)]
-
-
 def scalars_from(raw, bits16, low, high):
     """Values from gathered bytes (n, 2) (the second byte ignored where ``bits16`` is false)."""
     codes = np.where(bits16, raw[:, 0] | (raw[:, 1].astype(np.uint32) << 8), raw[:, 0])
@@ -60,29 +55,27 @@ def scalars_to(values, bits16, low, high):
 
 
 def _rebuild(three, index, negative):
-    """Unit quaternions (n, 4) from the three kept components, the dropped index and sign."""
-    n = len(three)
+    """Unit quaternions (n, 4) from the three kept components, the dropped index and sign: column
+    c is the dropped component where the index is c, else kept component c left of the index and
+    c - 1 right of it."""
     largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
     largest = np.where(negative, -largest, largest)
-    out = np.empty((n, 4), np.float32)
-    # positions of the kept components: the four slots without the dropped one, in order
-    slots = np.arange(3)[None, :] + (np.arange(3)[None, :] >= index[:, None])
-    rows = np.arange(n)[:, None]
-    out[rows, slots] = three
-    out[np.arange(n), index] = largest
+    out = np.empty((len(three), 4), np.float32)
+    for c in range(4):
+        out[:, c] = np.where(index == c, largest, np.where(index > c, three[:, min(c, 2)], three[:, max(c - 1, 0)]))
     return out
 
 
 def rotations_from(raw, kind):
-    """Quaternions x y z w (n, 4) float32 from gathered bytes (n, size) of one quantisation."""
+    """Quaternions x y z w (n, 4) float32 from the bytes (n, size) of one quantisation."""
     if kind == UNCOMPRESSED:
         return np.ascontiguousarray(raw).view("<f4").reshape(-1, 4).astype(np.float32)
     middle = _MIDDLE[kind]
     scale = np.float32(1.0 / (middle * np.sqrt(2.0)))
     if kind == THREECOMP40:
-        bits = np.zeros(len(raw), np.uint64)
-        for k in range(5):
-            bits |= raw[:, k].astype(np.uint64) << np.uint64(8 * k)
+        padded = np.zeros((len(raw), 8), np.uint8)
+        padded[:, :5] = raw
+        bits = padded.view("<u8")[:, 0]
         fields = ((bits[:, None] >> np.array([0, 12, 24], np.uint64)) & np.uint64(0xFFF)).astype(np.int32)
         index = ((bits >> np.uint64(36)) & np.uint64(3)).astype(np.intp)
         negative = ((bits >> np.uint64(38)) & np.uint64(1)).astype(bool)

@@ -92,7 +92,7 @@ class VectorSection(Curve):
             self.codes_at = s.pos
             size = self.count * sum(map(self.splined, range(3))) * SCALAR_SIZE[self.quant]
             self.codes = _bytes(s, self.codes, size, "control points")
-        else:
+        elif self.flags & 0x07:  # most are identity: nothing to read
             for axis in range(3):
                 if self.static(axis):
                     self.values[axis] = s.f32(self.values[axis])

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import FormatError
 from ...stream import ReadStream
-from .quantize import ROTATION_SIZE, SCALAR_SIZE, gather, rotations_from, scalars_from
+from .quantize import ROTATION_SIZE, SCALAR_SIZE, rotations_from, scalars_from
 from .spline_block import Block
 
 MAX_FRAMES_PER_BLOCK = 256  # knots are u8 frame numbers
@@ -92,69 +92,79 @@ def decode_spline(anim, where="hkaSplineCompressedAnimation"):
         _collect(kinds, block, (read.positions, read.rotations, read.scales))
         float_values[block] = read.floats
 
-    translation = np.zeros((frames, tracks, 3), np.float32)
-    rotation = np.zeros((frames, tracks, 4), np.float32)
-    rotation[..., 3] = 1.0
-    scale = np.ones((frames, tracks, 3), np.float32)
-    for kind, out, identity in zip(kinds, (translation, rotation, scale), (0.0, None, 1.0)):
-        _fill(kind, out, first, last, identity, where)
+    identities = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0))
+    translation, rotation, scale = (_fill(kind, frames, tracks, np.array(identity, np.float32), first, last, where)
+                                    for kind, identity in zip(kinds, identities))
     block_of_frame = np.minimum(np.arange(frames) // (anim.frames_per_block - 1), len(starts) - 1)
     return translation, rotation, scale, float_values[block_of_frame]
 
 
-def _frames_of(blocks, first, last):
-    """For splines in ``blocks``: (spline index per query, local frame, frame)."""
-    counts = (last - first + 1)[blocks]
-    spline = np.repeat(np.arange(len(blocks)), counts)
-    local = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    return spline, local, local + first[blocks][spline]
-
-
-def _fill(kind, out, first, last, identity, where):
-    """Writes one kind's static values and splines into ``out``; ``identity`` None for rotations,
-    else the value of an axis neither static nor splined."""
-    is_rotation = identity is None
-    if kind.static_track:
-        spline, _, frame = _frames_of(np.array(kind.static_block), first, last)
-        if is_rotation:
-            values = _rotations(kind.static_sections)
-        else:
-            values = np.array([[identity if v is None else v for v in section.values] for section in kind.static_sections], np.float32)
-        out[frame, np.array(kind.static_track)[spline]] = values[spline]
+def _fill(kind, frames, tracks, identity, first, last, where):
+    """(frames, tracks, width) values of one kind; ``identity``: the value of a track with neither
+    static value nor spline (its length the width). Each block's frames start as one row of its
+    static values, copied down; the splines are evaluated at every frame of their blocks, a
+    degree at a time, and written over them."""
+    out = np.empty((frames, tracks, len(identity)), np.float32)
+    is_rotation = len(identity) == 4
+    static_block, static_track = np.array(kind.static_block, np.int64), np.array(kind.static_track, np.int64)
+    if is_rotation:
+        statics = _rotations(kind.static_sections)
+    else:
+        defaults = identity.tolist()
+        statics = np.array([[default if v is None else v for v, default in zip(section.values, defaults)]
+                            for section in kind.static_sections], np.float32).reshape(-1, 3)
+    for block in range(len(first)):
+        row = np.tile(identity, (tracks, 1))
+        mine = static_block == block
+        row[static_track[mine]] = statics[mine]
+        out[first[block] : last[block] + 1] = row
     if not kind.track:
-        return
+        return out
     sections = kind.sections
     degree = np.array([section.degree for section in sections])
     count = np.array([section.count for section in sections])
     knots = np.frombuffer(b"".join(section.knots for section in sections), np.uint8)
     points = _rotations(sections) if is_rotation else _vector_points(sections, count, identity)
-    spline, local, frame = _frames_of(np.array(kind.block), first, last)
-    values = evaluate(knots, degree, count, points, spline, local, where)
+    spline_block, spline_track = np.array(kind.block), np.array(kind.track)
+    # the queries (spline, local frame) in runs of one degree and block, frame by frame
+    groups = []
+    for d in np.unique(degree).tolist():
+        for block in np.unique(spline_block).tolist():
+            (mine,) = np.nonzero((degree == d) & (spline_block == block))
+            if len(mine):
+                groups.append((d, block, mine, int(last[block] - first[block] + 1)))
+    spline = np.concatenate([np.tile(mine, frames_in) for _, _, mine, frames_in in groups])
+    local = np.concatenate([np.repeat(np.arange(frames_in), len(mine)) for _, _, mine, frames_in in groups])
+    runs = [(d, len(mine) * frames_in) for d, _, mine, frames_in in groups]
+    values = evaluate(knots, degree, count, points, spline, local, runs, where)
     if is_rotation:
         values /= np.linalg.norm(values, axis=1, keepdims=True)
-    out[frame, np.array(kind.track)[spline]] = values
+    at = 0
+    for _, block, mine, frames_in in groups:
+        out[first[block] : last[block] + 1, spline_track[mine]] = values[at : at + len(mine) * frames_in].reshape(frames_in, len(mine), -1)
+        at += len(mine) * frames_in
+    return out
 
 
 def _rotations(sections):
-    """Every section's quaternions, stacked: (sum of counts, 4)."""
+    """Every section's quaternions, stacked: (sum of counts, 4). The codes of one quantisation are
+    whole quaternions back to back, so each quantisation's are decoded in one piece."""
     quant = np.repeat([section.quant for section in sections], [section.count for section in sections])
-    codes = np.frombuffer(b"".join(section.codes for section in sections), np.uint8)
-    starts = np.cumsum([0] + [len(section.codes) for section in sections])[:-1]
-    index = np.arange(len(quant)) - np.repeat(np.cumsum([0] + [s.count for s in sections])[:-1], [s.count for s in sections])
-    at = np.repeat(starts, [section.count for section in sections])
     points = np.empty((len(quant), 4), np.float32)
-    for q in np.unique(quant).tolist():
-        rows = quant == q
-        points[rows] = rotations_from(gather(codes, at[rows] + index[rows] * ROTATION_SIZE[q], ROTATION_SIZE[q]), q)
+    for q in {section.quant for section in sections}:
+        codes = np.frombuffer(b"".join(section.codes for section in sections if section.quant == q), np.uint8)
+        points[quant == q] = rotations_from(codes.reshape(-1, ROTATION_SIZE[q]), q)
     return points
 
 
 def _vector_points(sections, count, identity):
-    """Every section's control points, stacked: (sum of counts, 3), static axes at their value."""
+    """Every section's control points, stacked: (sum of counts, 3), static axes at their value,
+    the others at ``identity``'s."""
     owner = np.repeat(np.arange(len(count)), count)
     index = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
     splined = np.array([[section.splined(axis) for axis in range(3)] for section in sections], bool)
-    ranges = np.array([[v if isinstance(v, tuple) else (identity if v is None else v,) * 2 for v in section.values]
+    defaults = identity.tolist()
+    ranges = np.array([[v if isinstance(v, tuple) else (default if v is None else v,) * 2 for v, default in zip(section.values, defaults)]
                        for section in sections], np.float32)  # (splines, 3, 2)
     codes = np.frombuffer(b"".join(section.codes for section in sections) + b"\0", np.uint8)
     starts = np.cumsum([0] + [len(section.codes) for section in sections])[:-1][owner]
@@ -170,50 +180,53 @@ def _vector_points(sections, count, identity):
     return points
 
 
-def evaluate(knots, degree, count, points, spline, local, where):
+def evaluate(knots, degree, count, points, spline, local, runs, where):
     """B-spline values at local frames ``local`` of splines ``spline``: (queries, width).
-    ``knots`` holds every spline's knots in turn, ``points`` their control points."""
+    ``knots`` holds every spline's knots in turn, ``points`` their control points; the queries
+    come in runs of one degree, ``runs`` [(degree, queries)]."""
     knot_count = count + degree + 1
-    # all knots in one sorted run, each spline's lifted by 512 * its index, so one
+    # all knots in one sorted run, each spline's lifted by 256 * its index, so one
     # searchsorted finds every query's span
     owner = np.repeat(np.arange(len(count)), knot_count)
-    knots = knots.astype(np.float64)
+    knots = knots.astype(np.int64)
     if (np.diff(knots)[np.diff(owner) == 0] < 0).any():
         raise FormatError(f"{where}: spline knots decrease")
     knot_start = np.cumsum(knot_count) - knot_count
-    lifted = knots + 512.0 * owner
+    last_le = np.searchsorted(knots + 256 * owner, local + 256 * spline, side="right") - 1 - knot_start[spline]
+    span = np.clip(last_le, degree[spline], count[spline] - 1)
+    base = knot_start[spline] + span
+    last_point = (np.cumsum(count) - count)[spline] + span
+    knots = knots.astype(np.float64)
     u = local.astype(np.float64)
-    last_le = np.searchsorted(lifted, u + 512.0 * spline, side="right") - 1 - knot_start[spline]
-    p = degree[spline]
-    span = np.clip(last_le, p, count[spline] - 1)
-    point_start = np.cumsum(count) - count
-    result = np.zeros((len(spline), points.shape[1]), np.float64)
-    for d in np.unique(degree).tolist():
-        rows = np.nonzero(p == d)[0]
-        base = knot_start[spline[rows]] + span[rows]
-        weights = basis(knots, base, u[rows], d)
-        first_point = point_start[spline[rows]] + span[rows] - d
+    result = np.empty((len(spline), points.shape[1]), np.float32)
+    at = 0
+    for d, size in runs:
+        rows = slice(at, at + size)
+        weights = basis(knots, base[rows], u[rows], d)
+        total = np.zeros((size, points.shape[1]))
         for r in range(d + 1):
-            result[rows] += weights[:, r : r + 1] * points[first_point + r]
-    return result.astype(np.float32)
+            total += weights[:, r : r + 1] * points[last_point[rows] + (r - d)]
+        result[rows] = total
+        at += size
+    return result
 
 
 def basis(knots, base, u, degree):
     """Cox-de Boor basis values (queries, degree + 1) at ``u``; ``base`` indexes the span's
     knot in ``knots``."""
     n = len(u)
-    weights = np.zeros((n, degree + 1))
-    weights[:, 0] = 1.0
-    left = np.zeros((n, degree + 1))
-    right = np.zeros((n, degree + 1))
+    weights = np.zeros((degree + 1, n))  # one row per term: each a contiguous run
+    weights[0] = 1.0
+    left = np.zeros((degree + 1, n))
+    right = np.zeros((degree + 1, n))
     for j in range(1, degree + 1):
-        left[:, j] = u - knots[base + 1 - j]
-        right[:, j] = knots[base + j] - u
+        left[j] = u - knots[base + 1 - j]
+        right[j] = knots[base + j] - u
         saved = np.zeros(n)
         for r in range(j):
-            denominator = right[:, r + 1] + left[:, j - r]
-            temp = np.divide(weights[:, r], denominator, out=np.zeros(n), where=denominator != 0)
-            weights[:, r] = saved + right[:, r + 1] * temp
-            saved = left[:, j - r] * temp
-        weights[:, j] = saved
-    return weights
+            denominator = right[r + 1] + left[j - r]
+            temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
+            weights[r] = saved + right[r + 1] * temp
+            saved = left[j - r] * temp
+        weights[j] = saved
+    return weights.T

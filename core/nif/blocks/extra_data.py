@@ -22,10 +22,14 @@ class NiStringExtraData(NiExtraData):
         self.string_data = s.string(self.string_data)
 
 
+BSX_HAVOK = 0x2  # BSXFlags bit 1: collision (Skyrim's bHavok)
+BSX_ARTICULATED = 0x80  # BSXFlags bit 7 (Skyrim's bArticulated)
+
+
 @block_class("NiIntegerExtraData", "BSXFlags")
 class NiIntegerExtraData(NiExtraData):
-    """BSXFlags bits: 0 havok, 1 collision, 2 skeleton/ragdoll, 3 animated, 4 flame nodes,
-    5 editor marker, 6 dynamic, 7 articulated..."""
+    """BSXFlags bits: 0 havok (Skyrim: animated), 1 collision, 2 skeleton/ragdoll, 3 animated
+    (Skyrim: complex), 4 flame nodes, 5 editor marker, 6 dynamic, 7 articulated..."""
 
     integer_data = 0
 
