@@ -132,6 +132,7 @@ class RecordingLayout:
     ("SSE", "sse_data", "Skyrim.esm"),
     ("SKYRIM", "skyrim_data", "Skyrim.esm"),
     ("FO76", "fo76_data", "SeventySix.esm"),
+    ("SF", "sf_data", "Starfield.esm"),
 ])
 def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_path, game, setting, plugin):
     import bpy
@@ -151,7 +152,7 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
         assert module.folder_problem(preferences, game) is None
         layout = RecordingLayout()
         module.draw_data_folders(layout, preferences, module.SETTINGS)
-        assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data")]
+        assert layout.drawn == [("prop", name) for name in ("fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data", "sf_data")]
         assert module.folders(bpy.context).data_folders(game) == [str(tmp_path)]
     finally:
         setattr(preferences, setting, "")
@@ -159,7 +160,7 @@ def test_preferences_say_when_a_data_folder_lacks_the_games_files(addon, tmp_pat
 
 
 @pytest.mark.parametrize("operator, folders", [
-    ("precombined_nif", ["fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data"]),
+    ("precombined_nif", ["fo4_data", "fnv_data", "sse_data", "skyrim_data", "fo76_data", "sf_data"]),
     ("precombined_cell", ["fo4_data"]),
 ])
 def test_import_options_show_the_data_folders_they_look_in(addon, tmp_path, operator, folders):

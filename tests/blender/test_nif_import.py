@@ -80,6 +80,17 @@ def test_the_import_report_says_precombined_only_for_cells(clean_scene, corpus, 
     assert "Info: Imported 2 NIF file(s) (1 precombined cell(s))" in capfd.readouterr().out
 
 
+def _starfield_slots(path, nif):
+    """{BSGeometry index: (triangles, vertices) of its LOD 0}, read from the bytes."""
+    from nif_rewriter import RawNif
+    from raw_starfield import geometry_slots
+
+    if not any(block.type_name == "BSGeometry" for block in nif.blocks):
+        return {}
+    raw = RawNif.read(path)
+    return {index: geometry_slots(raw, index)[0][:2] for index in raw.indices_of("BSGeometry")}
+
+
 def _shapes(collection):
     """The NIF shapes an import made (collision bodies are meshes too, but not shapes)."""
     return [o for o in collection.all_objects if o.type == "MESH" and "havok_shape" not in o]
@@ -107,8 +118,15 @@ def test_every_corpus_nif_imports_or_fails_cleanly(clean_scene, path):
         for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)
         if (block.vertex_data is not None if isinstance(block, BSTriShape) else 0 <= block.data < len(nif.blocks))
     } | set(in_partition)
-    meshes = _shapes(collection)
+    starfield = _starfield_slots(path, nif)  # BSGeometry: LOD 0 from its .mesh, further LODs its children
+    geometry |= set(starfield)
+    meshes = [o for o in _shapes(collection) if "sf_mesh_lod" not in o]
     assert {o["nif_block"] for o in meshes} <= geometry
+    for obj in meshes:
+        if obj["nif_block"] in starfield:
+            triangles, vertices = starfield[obj["nif_block"]]
+            assert len(obj.data.vertices) == vertices and len(obj.data.polygons) <= triangles
+    meshes = [o for o in meshes if o["nif_block"] not in starfield]
     bones = {bone.name for o in collection.all_objects if o.type == "ARMATURE" for bone in o.data.bones}
     shaders = {}
     for obj in meshes:
@@ -158,6 +176,8 @@ def test_every_object_and_bone_is_where_the_file_puts_its_node(clean_scene, path
             checked += 1
         if obj.type == "ARMATURE":
             for bone in obj.data.bones:
+                if "nif_block" not in bone:  # a Starfield skin's bone: no node of this file stands for it
+                    continue
                 rest = np.array(bone["nif_rest"]).reshape(4, 4)
                 pose = np.array(obj.matrix_world @ obj.pose.bones[bone.name].matrix @ bone.matrix_local.inverted())
                 np.testing.assert_allclose(pose @ rest, worlds[bone["nif_block"]], atol=1e-3, err_msg=bone.name)
