@@ -45,6 +45,7 @@ def command_import(args):
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
+                    skeleton=args.starfield_skeleton, starfield_morphs=args.starfield_morphs,
                     morphs=args.morphs) as import_nif:
         def import_one(context, path, progress, rollback):
             if is_tri(path):  # onto the meshes of the file imported before, else (FaceGen) a mesh of its own
@@ -246,7 +247,8 @@ def export_objects(objects, output, args):
             print(f"{path}: material file written")
     if Path(args.output).suffix.lower() == ".kf":
         return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
-    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
+    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips",
+                                                         "BSGeometry"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
 

@@ -133,6 +133,11 @@ def build_parser():
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
                       "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
                       "the cell's Data folder)")
+    load.add_argument("--starfield-skeleton", metavar="NIF", help="Starfield NIFs: the skeleton NIF whose nodes pose "
+                      "their skins' bones (default: meshes\\actors\\human\\characterassets\\skeleton.nif when the "
+                      "NIF's Data folder holds it)")
+    load.add_argument("--starfield-morphs", metavar="MORPH.dat", help="Starfield NIFs: a morph.dat whose morphs become shape keys "
+                      "of the shape with as many vertices")
     load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
                       "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
     load.set_defaults(run=command_import)
@@ -177,13 +182,13 @@ def build_parser():
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO76", "FO3", "SSE", "SKYRIM"), help=".nif: the game to write for "
-                      "(default: as imported, else FO4; SKYRIM: Skyrim LE); .hkx: FO4 or SSE, when the action's import "
-                      "does not say")
+    save.add_argument("--game", choices=("FO4", "FO76", "FO3", "SSE", "SKYRIM", "SF"), help=".nif: the game to write "
+                      "for (default: as imported, else FO4; SKYRIM: Skyrim LE; SF: Starfield, its .mesh files under the "
+                      "NIF's Data folder); .hkx: FO4 or SSE, when the action's import does not say")
     save.add_argument("--full-precision", action="store_true", help=".nif, FO4 and FO76: 32-bit vertex positions")
     save.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: do not write the meshes' shape "
                       "keys to their .tri files beside it")
-    save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
-                      "edited since their material file gave them their look")
+    save.add_argument("--write-materials", action="store_true", help=".nif: write the material files (FO4: BGSM/BGEM; "
+                      "Starfield: .mat) of materials edited since their material file gave them their look")
     save.set_defaults(run=command_export)
     return parser

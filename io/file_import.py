@@ -115,6 +115,8 @@ def build_nif(context, path, progress, rollback, builder, folders, options):
     scene_builder = builder(nif, collection, progress=progress, rollback=rollback, **options)
     scene_builder.build()
     context.scene.collection.children.link(collection)
+    for obj in scene_builder.hidden:
+        obj.hide_set(True)
     schema.stamp(collection)
     collection[schema.NIF_PATH] = str(path)
     collection[schema.NIF_GAME] = nif.header.game

@@ -137,6 +137,15 @@ NIF_SEGMENT = "nif_segment"  # also a BSSegmentedTriShape's segments (io/nif/tri
 NIF_SUBSEGMENT = "nif_subsegment"
 NIF_LOD_LEVEL = "nif_lod_level"  # INT face attribute: a BSLODTriShape's LOD level (0 to 2)
 
+# -- Starfield shapes (io/starfield/): a BSGeometry's object holds its LOD 0 mesh ----------------
+SF_LOD_SLOT = "sf_lod_slot"  # int: a mesh object under a shape's object filling LOD slot 1 to 3
+SF_MESH_LOD = "sf_mesh_lod"  # int: a mesh object under a slot's object: triangle list N (from 1) of its .mesh
+SF_MESH_FILE = "sf_mesh_file"  # str: on a slot's object: where its .mesh was read (a file or ARCHIVE:inner; "" inline)
+SF_SOURCE = "sf_source"  # str: on a slot's object: fingerprint of its mesh, its mesh LODs and weights as imported
+SF_LODS_KEPT = "sf_lods_kept"  # [int]: on a shape's object: slots whose mesh the import could not read (kept as stored)
+SF_MAT_FILE = "sf_mat_file"  # str: on a material: the .mat file its textures came from
+SF_MAT_TEXTURE = "sf_mat_texture"  # [int, int]: on an image node: the .mat object and component naming its texture
+
 # -- actions of NIF animations (io/nif/animation_import.py) --------------------------------------
 NIF_SEQUENCE = "nif_sequence"  # int: the NiControllerSequence block
 NIF_NAME = "nif_name"  # str: the sequence's name as imported

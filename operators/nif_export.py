@@ -1,5 +1,5 @@
-"""File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim or Skyrim SE files
-from Blender objects."""
+"""File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE or
+Starfield files from Blender objects."""
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
@@ -33,8 +33,8 @@ class NifExport(ExportHelper):
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
-    """Export objects as a Bethesda NIF (Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE).
-    Objects imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
+    """Export objects as a Bethesda NIF (Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE,
+    Starfield). Objects imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
@@ -47,6 +47,8 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
             ("SKYRIM", "Skyrim", "Skyrim (Legendary Edition): NiTriShape geometry, NiSkinInstance skinning"),
             ("FO76", "Fallout 76", "BSTriShape geometry, BSSkin skinning, shaders named after their material file"),
+            ("SF", "Starfield", "BSGeometry shapes naming .mesh files (written under the NIF's Data folder), BSSkin "
+             "skinning naming its bones"),
         ),
         default="AUTO",
     )
@@ -65,8 +67,9 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
     )
     write_materials: bpy.props.BoolProperty(
         name="Write Material Files",
-        description="Fallout 4: write the BGSM/BGEM files of materials edited since their material file gave them their "
-        "look (into the Data folder the NIF goes to, else beside it); the NIF keeps naming them either way",
+        description="Write the material files (Fallout 4: BGSM/BGEM; Starfield: .mat, their textures) of materials "
+        "edited since their material file gave them their look (into the Data folder the NIF goes to, else beside it); "
+        "the NIF keeps naming them either way",
         default=False,
     )
 

@@ -27,7 +27,7 @@ class NifImport(MultiFileImport):
         return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
 
     # The games whose Data folders (from the preferences) the import looks in, shown in its options.
-    data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76")
+    data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76", "SF")
 
     def draw(self, context):
         """The options as Blender draws them by default, then the Data folders."""
@@ -40,7 +40,7 @@ class NifImport(MultiFileImport):
 
 
 class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
-    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
+    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Fallout 76, Skyrim, Starfield)"""
 
     bl_idname = "import_scene.precombined_nif"
     bl_label = "Import NIF"
@@ -53,6 +53,20 @@ class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
         "creation morphs named after it, the BodySlide file its BODYTRI names",
         default=True,
     )
+    starfield_skeleton: bpy.props.StringProperty(
+        name="Starfield Skeleton", subtype="FILE_PATH",
+        description="Starfield: the skeleton NIF whose nodes pose the skins' bones (empty: the human skeleton, "
+        "when the Data folders hold it; else the bind pose)",
+    )
+    starfield_morphs: bpy.props.StringProperty(
+        name="Starfield Morphs", subtype="FILE_PATH",
+        description="Starfield: a morph.dat whose morphs become shape keys of the shape with as many vertices",
+    )
+
+    def import_options(self):
+        return {**super().import_options(),
+                "skeleton": bpy.path.abspath(self.starfield_skeleton) or None,
+                "starfield_morphs": bpy.path.abspath(self.starfield_morphs) or None}
 
     def execute(self, context):
         # Precombined cells dropped or picked here import with the cell importer's defaults.

@@ -60,6 +60,25 @@ def read_mesh(data):
     return mesh
 
 
+def read_morphs(data):
+    """Names and {(morph, vertex): (position delta, normal delta)} read with struct."""
+    r = Reader(data)
+    assert r.take("4s")[0] == b"MDAT"
+    axes, vertex_count, morph_count = r.take("3I")
+    names = [r.take(f"{r.u32()}s")[0].decode() for _ in range(morph_count)]
+    row_count, listed = r.take("2I")
+    rows = r.rows("3eHII", row_count)
+    deltas = {}
+    for vertex in range(listed):
+        first, *mask = r.take("5I")
+        bits = [j for j in range(128) if mask[j // 32] >> (j % 32) & 1]
+        for rank, morph in enumerate(bits):
+            x, y, z, _, normal, _ = rows[first + rank]
+            deltas[morph, vertex] = ((x, y, z), udec3(normal))
+    assert r.at == len(data) and axes == 3 and vertex_count == listed
+    return names, vertex_count, deltas
+
+
 def count_offsets(kind, data):
     """Where a file's u32 counts (and, in a .mesh, the weights per vertex) lie: ``kind`` "sf-mesh",
     "sf-morphs" or "sf-material" (text: its first hundred line starts)."""
@@ -144,3 +163,80 @@ def refusal(reader, path, data):
     with pytest.raises(FormatError) as caught:
         reader.read(path)
     return str(caught.value)
+
+
+# -- NIF fields by struct (a RawNif's block bytes) ---------------------------------------------
+def transform(raw, index):
+    """A node's or shape's 4x4 local transform (world = T + R * s * v, R's rows as stored)."""
+    values = struct.unpack_from("<13f", raw.blocks[index], raw.av_offsets(index)["transform"])
+    matrix = [[values[3 + 3 * row + col] * values[12] for col in range(3)] + [values[row]] for row in range(3)]
+    return matrix + [[0.0, 0.0, 0.0, 1.0]]
+
+
+def bone_binds(raw, index):
+    """The 4x4 bind transforms (skin space to bone space) of a BSSkin::BoneData block."""
+    block = raw.blocks[index]
+    (count,) = struct.unpack_from("<I", block, 0)
+    binds = []
+    for bone in range(count):
+        values = struct.unpack_from("<17f", block, 4 + 68 * bone)  # sphere centre, radius, rotation rows, translation, scale
+        rotation, translation, scale = values[4:13], values[13:16], values[16]
+        binds.append([[rotation[3 * row + col] * scale for col in range(3)] + [translation[row]] for row in range(3)]
+                     + [[0.0, 0.0, 0.0, 1.0]])
+    return binds
+
+
+def skin_attach_names(raw, index):
+    """The bone names a SkinAttach block lists (after its name's string index)."""
+    block = raw.blocks[index]
+    (count,) = struct.unpack_from("<I", block, 4)
+    names, at = [], 8
+    for _ in range(count):
+        (size,) = struct.unpack_from("<I", block, at)
+        names.append(block[at + 4:at + 4 + size].decode("latin-1"))
+        at += 4 + size
+    return names
+
+
+def node_placements(raw):
+    """{node name: 4x4 placement in the first root's space} of every named NiNode under it."""
+    import numpy as np
+
+    found = {}
+
+    def visit(index, above):
+        if raw.type_of(index) != "NiNode":
+            return
+        here = above @ np.array(transform(raw, index))
+        found.setdefault(raw.node_name(index), here)
+        for child in raw.node_children(index):
+            if child >= 0:
+                visit(child, here)
+
+    root = raw.roots()[0]
+    for child in raw.node_children(root):
+        visit(child, np.eye(4))
+    return found
+
+
+def geometry_slots(raw, index):
+    """A BSGeometry's four LOD slots: None, or (triangles, vertices, flags, mesh name) of an
+    external one (after bounds, three refs: 52 bytes past NiAVObject's fields)."""
+    block, at = raw.blocks[index], raw.av_offsets(index)["end"] + 52
+    slots = []
+    for _ in range(4):
+        if block[at]:
+            triangles, vertices, flags, length = struct.unpack_from("<4I", block, at + 1)
+            slots.append((triangles // 3, vertices, flags, block[at + 17:at + 17 + length].decode()))
+            at += 17 + length
+        else:
+            slots.append(None)
+            at += 1
+    assert at == len(block)
+    return slots
+
+
+def mesh_file(folder, name):
+    """The .mesh a slot names, under the Data folder ``folder``."""
+    parts = [part for part in name.replace("/", "\\").split("\\") if part]
+    return folder.joinpath("geometries", *parts[:-1], parts[-1] + ".mesh")

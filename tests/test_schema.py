@@ -69,11 +69,14 @@ def test_the_previous_release_keys_are_all_kept():
 def test_the_new_keys_are_these():
     """Adding keys is allowed (then this list grows); here: the stamp, the limits' prefix, and
     the keys of issue 36 (collision left out, lists under MOPP trees, shapes kept as their
-    blocks; LOD shapes' faces), issue 31 (a cell's export preview) and issue 35 (a mesh's .tri
-    morphs: the files read, each key's morph, where new keys go)."""
+    blocks; LOD shapes' faces), issue 31 (a cell's export preview), issue 34 (Starfield LODs,
+    meshes and materials) and issue 35 (a mesh's .tri morphs: the files read, each key's morph,
+    where new keys go)."""
     assert set(schema_keys().values()) - PREVIOUS_RELEASE == {
         schema.NIF_SCHEMA_VERSION, schema.HAVOK_LIMIT_PREFIX,
         schema.NIF_COLLISION_LEFT_OUT, schema.HAVOK_MOPP, schema.NIF_SHAPE, schema.HAVOK_SHAPE_SOURCE,
         schema.NIF_LOD_LEVEL, schema.PRECOMBINED_EXPORT_PREVIEW,
+        schema.SF_LOD_SLOT, schema.SF_MESH_LOD, schema.SF_MESH_FILE, schema.SF_SOURCE, schema.SF_LODS_KEPT,
+        schema.SF_MAT_FILE, schema.SF_MAT_TEXTURE,
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
     }

@@ -6,30 +6,11 @@ import struct
 
 import numpy as np
 import pytest
-from raw_starfield import SF, Reader, read_mesh, refusal, udec3
+from raw_starfield import SF, read_mesh, read_morphs, refusal
 
 from precombined_nif.core.starfield.morphs import MorphFile
 
 MORPHS = f"{SF}/morphs/female_chargen_body_morph.dat"
-
-
-def read_morphs(data):
-    """Names and {(morph, vertex): (position delta, normal delta)} read with struct."""
-    r = Reader(data)
-    assert r.take("4s")[0] == b"MDAT"
-    axes, vertex_count, morph_count = r.take("3I")
-    names = [r.take(f"{r.u32()}s")[0].decode() for _ in range(morph_count)]
-    row_count, listed = r.take("2I")
-    rows = r.rows("3eHII", row_count)
-    deltas = {}
-    for vertex in range(listed):
-        first, *mask = r.take("5I")
-        bits = [j for j in range(128) if mask[j // 32] >> (j % 32) & 1]
-        for rank, morph in enumerate(bits):
-            x, y, z, _, normal, _ = rows[first + rank]
-            deltas[morph, vertex] = ((x, y, z), udec3(normal))
-    assert r.at == len(data) and axes == 3 and vertex_count == listed
-    return names, vertex_count, deltas
 
 
 def test_deltas_match_the_struct_reader(corpus):

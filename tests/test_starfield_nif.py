@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from archive_writer import write_ba2_gnrl
 from nif_rewriter import RawNif
-from raw_starfield import SF, inline_geometry, read_mesh
+from raw_starfield import SF, geometry_slots, inline_geometry, read_mesh
 from support import CORPUS, ROOT, corpus_files
 
 from precombined_nif.core.errors import FormatError
@@ -57,17 +57,7 @@ def test_geometry_slots_match_the_bytes_and_their_meshes(path):
     block, at = raw.blocks[index], raw.av_offsets(index)["end"]
     bounds = struct.unpack_from("<10f", block, at)
     skin, shader, alpha = struct.unpack_from("<3i", block, at + 40)
-    at += 52
-    slots = []
-    for _ in range(4):
-        if block[at]:
-            triangles, vertices, flags, length = struct.unpack_from("<4I", block, at + 1)
-            slots.append((triangles // 3, vertices, flags, block[at + 17:at + 17 + length].decode()))
-            at += 17 + length
-        else:
-            slots.append(None)
-            at += 1
-    assert at == len(block)
+    slots = geometry_slots(raw, index)
     shape = NifFile.read(path).blocks[index]
     assert (*shape.bound_center, shape.bound_radius, *shape.bound_box) == pytest.approx(bounds)
     assert (shape.skin_instance, shape.shader_property, shape.alpha_property) == (skin, shader, alpha)

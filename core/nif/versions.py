@@ -36,6 +36,7 @@ WRITTEN = {
     "SSE": (12, SSE),
     "SKYRIM": (12, SKYRIM),  # Skyrim LE: NiTriShape geometry, as FO3's
     "FO76": (12, FO76),  # BSTriShape geometry and BSSkin skinning, as FO4's
+    "SF": (12, 173),  # BSGeometry naming .mesh files (io/starfield), as the corpus files are
 }
 
 

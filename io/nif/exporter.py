@@ -14,6 +14,7 @@ from ...core.files import write_all
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import versions
+from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.nif.blocks.extra_data import BSX_ARTICULATED, BSX_HAVOK, NiIntegerExtraData
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
@@ -24,6 +25,8 @@ from ...core.nif.refs import reachable, remove_blocks
 from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
+from ..starfield import geometry_export as starfield_export
+from ..starfield.lod_objects import is_lod
 from ..collection_objects import objects_in
 from ..integers import to_uint32
 from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
@@ -34,7 +37,7 @@ from .extras import write_extras
 from .source import import_scale, source_of, template_collection
 from .. import schema
 
-SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
+SHAPE_TYPES = (BSTriShape, NiTriBasedGeom, BSGeometry)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
 NEW_FLAGS = {"SSE": 0x8000E, "SKYRIM": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim's), else 0xE
 SKYRIM_GAMES = ("SSE", "SKYRIM")
@@ -113,6 +116,8 @@ class NifExporter:
         self.new_flags = NEW_FLAGS.get(game, 0xE)
         self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim's root type)
         self.collision = False  # whether an exported object has collision objects (Skyrim's BSXFlags)
+        self.starfield = versions.starfield(self.nif.header.bs_version)  # shapes by io/starfield, no bone nodes
+        self.side_files = {}  # Data-relative path -> bytes (or where a kept file was read): files the NIF names
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -138,7 +143,8 @@ class NifExporter:
     def export(self, objects):
         objects = [obj for obj in objects if not collision_export.is_collision(obj)]
         extras = [obj for obj in objects if extra_empties.is_extra(obj)]
-        objects = [obj for obj in objects if not extra_empties.is_extra(obj)]
+        # Starfield LODs are written with their shape's object.
+        objects = [obj for obj in objects if not extra_empties.is_extra(obj) and not is_lod(obj)]
         unsupported = sorted({obj.type for obj in objects} - {"EMPTY", "MESH", "ARMATURE"})
         if unsupported:
             self.warn(f"objects of type {', '.join(unsupported)} are not written (only empties, meshes and armatures)")
@@ -256,7 +262,8 @@ class NifExporter:
         if obj.type == "ARMATURE" and obj not in self.bound and schema.NIF_ROOT in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
-            skin_export.write_armature(self, obj, parent_index)
+            if not self.starfield:
+                skin_export.write_armature(self, obj, parent_index)
             self.pass_through[obj] = matrix
             for child in kids.get(obj, []):
                 self._write_tree(child, obj, parent_index, kids)
@@ -270,7 +277,7 @@ class NifExporter:
         if parent_index is None and not self.template:  # the one empty holding everything
             self.nif.roots = indices[:1]
             self._dress_root(indices[0])
-        if obj.type == "ARMATURE":
+        if obj.type == "ARMATURE" and not self.starfield:  # Starfield skins name bones no node stands for
             skin_export.write_armature(self, obj, indices[0])
         for child in kids.get(obj, []):
             self._write_tree(child, obj, indices[0], kids)
@@ -335,6 +342,12 @@ class NifExporter:
 
     # -- shapes ----------------------------------------------------------------------------
     def _write_shape(self, obj, matrix):
+        if self.starfield:
+            index = starfield_export.write_shape(self, obj, self.bound.get(obj))
+            self._place(index, obj, matrix)
+            self.shapes_of[obj] = [index]
+            self.block_of[obj] = index
+            return [index]
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
@@ -444,12 +457,13 @@ class NifExporter:
 
 def export_nif(path, objects, *, game=None, scale=None, full_precision=False, morphs=True, written=None):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
-    game matches. A file of a game the exporter cannot encode for (Starfield) is written back as
+    game matches. A file of a game the exporter cannot encode for is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
     per game unit, by default the import's. ``morphs``: the meshes' shape keys go to their .tri
     files too (io.tri.exporter), all encoded before any file is written; their paths are added to
-    the list ``written`` when given. Returns (NifFile, messages): what did not go as asked, and
-    for a static Fallout 4 model why the Creation Kit would crash on it or leave it uncombined."""
+    the list ``written`` when given. Files the NIF names (Starfield's .mesh files) are written
+    under its Data folder first. Returns (NifFile, messages): what did not go as asked, and for a
+    static Fallout 4 model why the Creation Kit would crash on it or leave it uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -468,11 +482,13 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False, mo
     else:
         exporter = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
     tri_files, tri_messages = morph_files(path, exporter) if morphs else ([], [])
+    # The files it names first (named by their bytes, so never a wrong one), then the NIF.
+    _, side_messages = starfield_export.write_side_files(exporter.side_files, path)
     # the NIF and its .tri files written together: all of them, or none when one fails
     write_all([(path, exporter.nif.to_bytes()), *((tri_path, tri.to_bytes()) for tri_path, tri in tri_files)])
     if written is not None:
         written.extend(tri_path for tri_path, _ in tri_files)
-    return exporter.nif, messages + exporter.messages + tri_messages + export_warnings(exporter.nif)
+    return exporter.nif, messages + exporter.messages + tri_messages + side_messages + export_warnings(exporter.nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):

@@ -5,12 +5,15 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ...core.nif import skinning
+from ...core.nif import skinning, versions
+from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
+from ..starfield.geometry_import import StarfieldShapes
+from ..starfield.skin_import import StarfieldSkinImport
 from . import animation_import, extras, material_import, skin_import, triangle_groups
 from ..datablocks import Rollback
 from ..integers import to_int32
@@ -48,10 +51,12 @@ class SceneBuilder:
     ``skins`` (skin_import.SkinImport) turns bone nodes into armature bones and binds
     skinned shapes; ``materials`` (material_import.MaterialImport) gives each shape its
     material; collision_import.build_collision (legacy_collision_import's for FO3/FNV) places the
-    Havok bodies under their owner."""
+    Havok bodies under their owner. Starfield's shapes (BSGeometry, their .mesh files found in the
+    Data folders) are built by io/starfield: ``skeleton`` (a skeleton NIF's path) poses their
+    bones, ``starfield_morphs`` (a morph.dat's path) gives a shape its shape keys."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
-                 progress=None, rollback=None):
+                 progress=None, rollback=None, skeleton=None, starfield_morphs=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
@@ -62,11 +67,19 @@ class SceneBuilder:
         self.objects = {}
         # progress(fraction of the file's shapes built), for long imports
         self.progress = progress
-        self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom)), 1)
+        self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom, BSGeometry)), 1)
         self.shapes_done = 0
         self._warnings = []
-        self.skins = skin_import.SkinImport(self) if skin else None
-        self.materials = material_import.MaterialImport(self)
+        self.hidden = []  # objects shown hidden once the collection is in the scene (hide)
+        self.starfield = StarfieldShapes(self, skeleton, starfield_morphs) if versions.starfield(nif.header.bs_version) else None
+        # Starfield looks in the NIF's own Data folder first, as for its meshes.
+        self.materials = material_import.MaterialImport(self, self.starfield.source.files if self.starfield else None)
+        if not skin:
+            self.skins = None
+        elif self.starfield is not None:
+            self.skins = StarfieldSkinImport(self, self.starfield.skeleton)
+        else:
+            self.skins = skin_import.SkinImport(self)
 
     def build(self):
         if self.skins is not None:
@@ -84,6 +97,9 @@ class SceneBuilder:
             constraints.build_constraints(self)
         extras.build_extras(self)
         animation_import.import_animations(self, bpy.context.scene)
+        if self.starfield is not None and self.starfield.unused_morphs() is not None:
+            morphs = self.starfield.unused_morphs()
+            self.warn(f"morphs {morphs.path}: no shape has their {len(morphs.vertices)} vertices: not imported")
         return self.objects
 
     keeps_source = True  # the importer keeps the file's bytes as the exporter's template
@@ -91,6 +107,11 @@ class SceneBuilder:
     def warn(self, message):
         if message not in self._warnings:
             self._warnings.append(message)
+
+    def hide(self, obj):
+        """Show ``obj`` hidden (in the viewport once the collection is in the scene, and in renders)."""
+        obj.hide_render = True
+        self.hidden.append(obj)
 
     def link(self, datablock):
         """Record a datablock made for this file (removed again if the import fails); objects
@@ -138,16 +159,21 @@ class SceneBuilder:
             armature = self.skins.armature_data(index) if self.skins is not None else None
             obj = self._new_object(index, block, armature)
             self._place(obj, block, parent)
-        elif isinstance(block, (BSTriShape, NiTriBasedGeom)):
-            mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
-            if mesh is not None:
+        elif isinstance(block, (BSTriShape, NiTriBasedGeom, BSGeometry)):
+            if isinstance(block, BSGeometry):
+                mesh = self.starfield.shape_mesh(index, block)
+            else:
+                mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
+            if mesh is not None and not isinstance(block, BSGeometry):
                 self.rollback.add(mesh)
                 mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
                 triangle_groups.show_groups(self.nif, block, mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)
-            if mesh is not None and self.skins is not None:
+            if isinstance(block, BSGeometry):
+                self.starfield.finish_shape(index, block, obj)
+            elif mesh is not None and self.skins is not None:
                 self.skins.bind(index, block, obj)
             self.shapes_done += 1
             if self.progress is not None:

@@ -26,6 +26,7 @@ from ...core.nif.materials import (
     new_record,
     record_from_props,
 )
+from ..starfield.material_export import write_mat_files
 from .. import compat, schema
 
 _written = weakref.WeakKeyDictionary()  # exporter -> {material name: {role: block index}}
@@ -88,7 +89,8 @@ def write_material_files(nif_path, objects):
     """Write the BGSM/BGEM file of every material of ``objects`` whose node tree was edited
     since a material file gave it its look: the file as read, with the edits, at its material
     path under the Data folder the NIF is written into (the folder holding its ``meshes``
-    folder), else beside the NIF. Returns the paths written."""
+    folder), else beside the NIF; and Starfield's .mat files (io/starfield/material_export).
+    Returns the paths written."""
     from pathlib import Path
 
     from ...core.archives.data import path_in_folder, read_path
@@ -111,7 +113,7 @@ def write_material_files(nif_path, objects):
         target.parent.mkdir(parents=True, exist_ok=True)
         material_file.write(target)
         written.append(target)
-    return written
+    return written + write_mat_files(nif_path, objects)
 
 
 def stored_record(exporter, material):

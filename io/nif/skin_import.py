@@ -83,6 +83,62 @@ def _uniformly_scaled_rotation(matrix, tolerance=0.01):
     return stretch[-1] > 1e-6 * max(stretch[0], 1.0) and stretch[0] <= stretch[-1] * (1 + tolerance)
 
 
+def make_bones(data, rests, names, parents, dropped):
+    """The bones of the armature ``data``: one per key of ``rests`` ({key: bind-pose placement in
+    armature space}), named ``names[key]``, under the bone of ``parents[key]`` (a key, or None),
+    pointing along the node's +Y; each keeps its exact rest (nif_rest) and the matrix_local
+    Blender made of it (nif_matrix). Returns {key: bone name}; a bone Blender drops (a degenerate
+    rest) raises ``dropped(key)``."""
+    heads = np.array([rest[:3, 3] for rest in rests.values()])
+    length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1) if len(heads) else 0.1
+    with armature_edit.edit_bones(data):
+        edit_bones = {}
+        for key, rest in rests.items():
+            bone = data.edit_bones.new(names[key])
+            bone.tail = (0.0, length, 0.0)
+            rotation, translation, _scale = transforms.transform_parts(rest)
+            bone.matrix = _matrix(transforms.transform_matrix(rotation, translation, 1.0))
+            edit_bones[key] = bone
+        for key, bone in edit_bones.items():
+            if parents.get(key) is not None:
+                bone.parent = edit_bones[parents[key]]
+        made = {key: bone.name for key, bone in edit_bones.items()}
+    for key, bone_name in made.items():
+        bone = data.bones.get(bone_name)
+        if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
+            raise dropped(key)
+        bone[schema.NIF_REST] = [float(v) for v in rests[key].ravel()]
+        bone[schema.NIF_MATRIX] = [float(v) for row in bone.matrix_local for v in row]
+    return made
+
+
+def pose_bones(obj, placements):
+    """Pose the armature object ``obj``'s bones where ``placements`` ({bone name: its node's
+    placement in armature space}) puts their nodes: a pose bone's matrix is ``parent pose @
+    inv(parent rest) @ rest @ basis`` in Blender's terms, and its deformation ``pose @ inv(rest)``
+    must be ``node @ inv(bind rest)``. Returns the name of a bone no pose can put there (its node
+    singular: the armature stays in its bind pose), else None."""
+    if obj.pose is None:
+        _build_pose(obj)
+    bones = obj.data.bones
+    targets = {
+        name: placement @ np.linalg.inv(np.asarray(bones[name][schema.NIF_REST]).reshape(4, 4)) @ _array(bones[name].matrix_local)
+        for name, placement in placements.items()
+    }
+    linear = np.array([target[:3, :3] for target in targets.values()]).reshape(-1, 3, 3)
+    singular = [name for name, good in zip(targets, transforms.invertible(linear)) if not good]
+    if singular:
+        return singular[0]
+    for bone_name, target in targets.items():
+        bone = bones[bone_name]
+        relative = _array(bone.matrix_local)
+        if bone.parent is not None:
+            relative = np.linalg.inv(_array(bone.parent.matrix_local)) @ relative
+            target = np.linalg.inv(targets[bone.parent.name]) @ target
+        obj.pose.bones[bone_name].matrix_basis = _matrix(np.linalg.inv(relative) @ target)
+    return None
+
+
 class _Skin:
     """One skinned shape: its blocks, weights and the armature it joins."""
 
@@ -118,6 +174,10 @@ class _Armature:
 
 
 class SkinImport:
+    """Skins of the NIF's shapes (``skinned_shapes``), each a ``skin_class`` joining an armature."""
+
+    skin_class = _Skin
+
     def __init__(self, builder):
         self.builder = builder
         self.skins = {}  # shape index -> _Skin
@@ -130,12 +190,10 @@ class SkinImport:
         """Find the skinned shapes and their bones; make the armatures."""
         nif = self.builder.nif
         self.parents = node_parents(nif)
-        for index, block in enumerate(nif.blocks):
-            if not (isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned):
-                continue
+        for index, block in self.skinned_shapes():
             root, where = self._placement(index)
             try:
-                skin = _Skin(nif, index, block, where)
+                skin = self.skin_class(nif, index, block, where)
             except FormatError as error:
                 self.builder.warn(f"{block.name or index}: skin not imported ({error})")
                 continue
@@ -148,6 +206,10 @@ class SkinImport:
             self.skins[index] = skin
         for number, armature in enumerate(self.armatures):
             self._make_armature(armature, number)
+
+    def skinned_shapes(self):
+        """(index, block) of the shapes with a skin."""
+        return [(i, b) for i, b in self.builder.nif.blocks_of(BSTriShape, NiTriBasedGeom) if b.skinned]
 
     def _placement(self, index):
         return placement(self.builder.nif.blocks, self.parents, index)
@@ -175,60 +237,27 @@ class SkinImport:
         else:  # the root node's object, made by the SceneBuilder (armature_data)
             self.root_armatures[armature.root] = armature
         armature.data = data
-        heads = np.array([rest[:3, 3] for rest in armature.rests.values()])
-        length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1)
-        with armature_edit.edit_bones(data):
-            edit_bones = {}
-            for node, rest in armature.rests.items():
-                bone = data.edit_bones.new(blocks[node].name or f"NiNode:{node}")
-                bone.tail = (0.0, length, 0.0)
-                rotation, translation, _scale = transforms.transform_parts(rest)
-                bone.matrix = _matrix(transforms.transform_matrix(rotation, translation, 1.0))
-                edit_bones[node] = bone
-            for node, bone in edit_bones.items():
-                parent = self._bone_parent(armature, node)
-                if parent is not None:
-                    bone.parent = edit_bones[parent]
-            armature.names = {node: bone.name for node, bone in edit_bones.items()}
+        armature.names = make_bones(
+            data, armature.rests, {node: blocks[node].name or f"NiNode:{node}" for node in armature.rests},
+            {node: self._bone_parent(armature, node) for node in armature.rests},
+            lambda node: FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
+                                     block=node, block_type=blocks[node].type_name))
         for node, bone_name in armature.names.items():
-            bone = data.bones.get(bone_name)
-            if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
-                raise FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
-                                  block=node, block_type=blocks[node].type_name)
-            bone[schema.NIF_BLOCK] = node
-            bone[schema.NIF_REST] = [float(v) for v in armature.rests[node].ravel()]
-            bone[schema.NIF_MATRIX] = [float(v) for row in bone.matrix_local for v in row]
+            data.bones[bone_name][schema.NIF_BLOCK] = node
             self.bones.setdefault(node, (armature, bone_name))
 
     def pose(self):
         """Pose every bone where the file puts its node (after the scene is built: the root
-        armature object exists then). A pose bone's matrix is ``parent pose @ inv(parent rest)
-        @ rest @ basis`` in Blender's terms; its deformation ``pose @ inv(rest)`` must be
-        ``node @ inv(bind rest)``."""
+        armature object exists then)."""
         for armature in self.armatures:
             obj = self._object(armature)
             if obj is None:
                 continue
-            if obj.pose is None:
-                _build_pose(obj)
-            targets = {}
-            for node, bone_name in armature.names.items():
-                bone = armature.data.bones[bone_name]
-                node_matrix = self._placement(node)[1]
-                targets[bone_name] = node_matrix @ np.linalg.inv(armature.rests[node]) @ _array(bone.matrix_local)
-            linear = np.array([target[:3, :3] for target in targets.values()]).reshape(-1, 3, 3)
-            singular = [name for name, good in zip(targets, transforms.invertible(linear)) if not good]
+            placements = {bone_name: self._placement(node)[1] for node, bone_name in armature.names.items()}
+            singular = pose_bones(obj, placements)
             if singular:  # a node scaled to nothing (or damaged): no pose reproduces it
                 self.builder.warn(f"{armature.data.name}: shown in its bind pose; where the file puts bone "
-                                  f"{singular[0]!r} cannot be posed (its node's transform is singular)")
-                continue
-            for bone_name, target in targets.items():
-                bone = armature.data.bones[bone_name]
-                relative = _array(bone.matrix_local)
-                if bone.parent is not None:
-                    relative = np.linalg.inv(_array(bone.parent.matrix_local)) @ relative
-                    target = np.linalg.inv(targets[bone.parent.name]) @ target
-                obj.pose.bones[bone_name].matrix_basis = _matrix(np.linalg.inv(relative) @ target)
+                                  f"{singular!r} cannot be posed (its node's transform is singular)")
 
     # -- while the scene is built -----------------------------------------------------------
     def armature_data(self, node_index):
