@@ -24,7 +24,7 @@ SHELL_FENCES = {"", "bash", "console", "shell", "shell-session", "sh-session", "
 # The programs a documented command may start with (as typed at the repository root).
 CODEC = ("python cli.py ", ".venv/bin/python cli.py ")
 PROGRAMS = (*CODEC, "python3 tasks.py ", ".venv/bin/python tools/", ".venv/bin/python benchmarks/",
-            "blender -b --python cli.py -- ", "blender --command extension ")
+            "blender -b --python cli.py -- ", "blender --command extension ", "mkdir -p ")
 STARTS_BLENDER = re.compile(r"cli\.py (-- )?(import|export)\b")
 # Commands that would run the suite inside itself only collect it.
 REDUCED = {"python3 tasks.py test": " --collect-only -q"}
