@@ -206,8 +206,3 @@ def test_files_of_other_kinds_given_as_nifs_are_named_for_what_they_are(corpus, 
         return
     assert result.returncode == 2 and result.stderr.strip() == f"error: {corpus / name}: not a NIF: {says}"
 
-
-def test_readme_begins_with_its_title_and_the_two_commands():
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    assert lines[0] == "# Precombined NIF"
-    assert "python3 tasks.py main" in lines[3] and "python3 tasks.py test" in lines[4]

@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 PICTURES_DIR = ROOT / "docs" / "pictures"
 CORPUS = "../shared/corpus"  # as the captions spell it: relative to the repository root
-SIZE = (800, 500)
+SIZE = (640, 400)  # small PNGs (each under 200 KB): they live in the repository
 
 # A picture has changed when more than this share of its pixels differ by more than a twentieth
 # of full scale in some channel (alpha included): small enough to catch a moved, missing or
@@ -273,6 +273,7 @@ def render(bpy, output, view=(-35.0, 25.0), size=SIZE, see_through=0.0, engine="
     scene.render.resolution_percentage = 100
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = "RGBA"
+    scene.render.image_settings.compression = 100  # the smallest files: the pictures live in the repository
     scene.render.filepath = str(output)
     bpy.ops.render.render(write_still=True)
 
