@@ -9,39 +9,21 @@ A spline is a clamped B-spline: a frame's span is the last knot not after it, ke
 [degree, n]; the value is the degree + 1 control points from span - degree weighted by the
 Cox-de Boor basis. Rotations are blended as 4-vectors and normalised.
 
-Blocks are read per track (their sections' sizes chain); control points are dequantised and
-every spline evaluated at once with numpy.
+Every block is read at once (spline_block); then every section's control points (a static
+section's one value) are dequantised into one table, each block's static values copied down
+its frames, and every spline of every kind and block evaluated in one pass per degree.
 """
+
+import itertools
 
 import numpy as np
 
 from ...errors import FormatError
-from ...stream import ReadStream
-from .quantize import ROTATION_SIZE, SCALAR_SIZE, rotations_from, scalars_from
-from .spline_block import Block
+from .quantize import ROTATION_SIZE, rotations_from, scalars_from
+from .spline_block import POSITION, ROTATION, SCALE, Blocks, ranges
 
 MAX_FRAMES_PER_BLOCK = 256  # knots are u8 frame numbers
-
-
-class _Splines:
-    """One kind of value (position, rotation or scale) of every block, in flat lists."""
-
-    def __init__(self):
-        self.track, self.block, self.sections = [], [], []  # splines
-        self.static_track, self.static_block, self.static_sections = [], [], []
-
-
-def _collect(kinds, block, sections_by_kind):
-    for kind, sections in zip(kinds, sections_by_kind):
-        for track, section in enumerate(sections):
-            if section.is_spline():
-                kind.track.append(track)
-                kind.block.append(block)
-                kind.sections.append(section)
-            elif section.is_static():
-                kind.static_track.append(track)
-                kind.static_block.append(block)
-                kind.static_sections.append(section)
+IDENTITY = {POSITION: (0.0, 0.0, 0.0), ROTATION: (0.0, 0.0, 0.0, 1.0), SCALE: (1.0, 1.0, 1.0)}
 
 
 def block_layout(anim, where):
@@ -74,159 +56,153 @@ def block_layout(anim, where):
 def decode_spline(anim, where="hkaSplineCompressedAnimation"):
     """(translation (F, T, 3), rotation (F, T, 4) xyzw, scale (F, T, 3), floats (F, N))."""
     starts, ends, first, last = block_layout(anim, where)
-    data = np.asarray(anim.data, np.uint8)
     tracks, floats = anim.transform_track_count, anim.float_track_count
-    frames = anim.frame_count
-    kinds = [_Splines(), _Splines(), _Splines()]
-    float_values = np.zeros((len(starts), floats), np.float32)
-    for block, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-        stream = ReadStream(memoryview(data)[:end])
-        stream.pos = start
-        read = Block()
-        read.float_offset = int(anim.float_block_offsets[block]) if floats else 0
-        try:
-            read.sync(stream, tracks, floats)
-        except FormatError as error:
-            at = "" if error.offset is None else f" (spline data offset {error.offset})"
-            raise FormatError(f"{where}, block {block}: {error.message}{at}") from None
-        _collect(kinds, block, (read.positions, read.rotations, read.scales))
-        float_values[block] = read.floats
-
-    identities = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0))
-    translation, rotation, scale = (_fill(kind, frames, tracks, np.array(identity, np.float32), first, last, where)
-                                    for kind, identity in zip(kinds, identities))
-    block_of_frame = np.minimum(np.arange(frames) // (anim.frames_per_block - 1), len(starts) - 1)
-    return translation, rotation, scale, float_values[block_of_frame]
+    float_offsets = anim.float_block_offsets.astype(np.int64) if floats else np.zeros(len(starts), np.int64)
+    try:
+        blocks = Blocks.read(np.asarray(anim.data, np.uint8), starts, ends, tracks, floats, float_offsets)
+    except FormatError as error:
+        at = "" if error.offset is None else f" (spline data offset {error.offset})"
+        raise FormatError(f"{where}, {error.message}{at}") from None
+    points, point_from = _points(blocks)
+    block_of_frame = np.minimum(np.arange(anim.frame_count) // (anim.frames_per_block - 1), len(starts) - 1)
+    out = {kind: _statics(blocks.sections, kind, points, point_from, block_of_frame, tracks) for kind in IDENTITY}
+    _splines(blocks, points, point_from, first, last, out, where)
+    return out[POSITION], out[ROTATION], out[SCALE], blocks.floats.take(block_of_frame, axis=0)
 
 
-def _fill(kind, frames, tracks, identity, first, last, where):
-    """(frames, tracks, width) values of one kind; ``identity``: the value of a track with neither
-    static value nor spline (its length the width). Each block's frames start as one row of its
-    static values, copied down; the splines are evaluated at every frame of their blocks, a
-    degree at a time, and written over them."""
-    out = np.empty((frames, tracks, len(identity)), np.float32)
-    is_rotation = len(identity) == 4
-    static_block, static_track = np.array(kind.static_block, np.int64), np.array(kind.static_track, np.int64)
-    if is_rotation:
-        statics = _rotations(kind.static_sections)
-    else:
-        defaults = identity.tolist()
-        statics = np.array([[default if v is None else v for v, default in zip(section.values, defaults)]
-                            for section in kind.static_sections], np.float32).reshape(-1, 3)
-    for block in range(len(first)):
-        row = np.tile(identity, (tracks, 1))
-        mine = static_block == block
-        row[static_track[mine]] = statics[mine]
-        out[first[block] : last[block] + 1] = row
-    if not kind.track:
-        return out
-    sections = kind.sections
-    degree = np.array([section.degree for section in sections])
-    count = np.array([section.count for section in sections])
-    knots = np.frombuffer(b"".join(section.knots for section in sections), np.uint8)
-    points = _rotations(sections) if is_rotation else _vector_points(sections, count, identity)
-    spline_block, spline_track = np.array(kind.block), np.array(kind.track)
-    # the queries (spline, local frame) in runs of one degree and block, frame by frame
-    groups = []
-    for d in np.unique(degree).tolist():
-        for block in np.unique(spline_block).tolist():
-            (mine,) = np.nonzero((degree == d) & (spline_block == block))
-            if len(mine):
-                groups.append((d, block, mine, int(last[block] - first[block] + 1)))
-    spline = np.concatenate([np.tile(mine, frames_in) for _, _, mine, frames_in in groups])
-    local = np.concatenate([np.repeat(np.arange(frames_in), len(mine)) for _, _, mine, frames_in in groups])
-    runs = [(d, len(mine) * frames_in) for d, _, mine, frames_in in groups]
-    values = evaluate(knots, degree, count, points, spline, local, runs, where)
-    if is_rotation:
-        values /= np.linalg.norm(values, axis=1, keepdims=True)
-    at = 0
-    for _, block, mine, frames_in in groups:
-        out[first[block] : last[block] + 1, spline_track[mine]] = values[at : at + len(mine) * frames_in].reshape(frames_in, len(mine), -1)
-        at += len(mine) * frames_in
-    return out
+def _points(blocks):
+    """Every section's control points (a static section's one value), one section after the
+    other: (rows, 4) float32, positions and scales in the first three columns; and each
+    section's first row."""
+    s = blocks.sections
+    rows = np.where(s.spline, s.count, s.static)
+    point_from = np.cumsum(rows) - rows
+    points = np.zeros((int(rows.sum()), 4), np.float32)
+    codes_from = np.cumsum(s.code_bytes) - s.code_bytes
+    rotation = (s.kind == ROTATION) & (rows > 0)
+    for quant in np.unique(s.quant[rotation]).tolist():
+        mine = rotation & (s.quant == quant)
+        codes = blocks.codes[ranges(codes_from[mine], s.code_bytes[mine])]
+        points[ranges(point_from[mine], rows[mine])] = rotations_from(codes.reshape(-1, ROTATION_SIZE[quant]), quant)
+    _vector_points(blocks, rows, point_from, codes_from, points)
+    return points, point_from
 
 
-def _rotations(sections):
-    """Every section's quaternions, stacked: (sum of counts, 4). The codes of one quantisation are
-    whole quaternions back to back, so each quantisation's are decoded in one piece."""
-    quant = np.repeat([section.quant for section in sections], [section.count for section in sections])
-    points = np.empty((len(quant), 4), np.float32)
-    for q in {section.quant for section in sections}:
-        codes = np.frombuffer(b"".join(section.codes for section in sections if section.quant == q), np.uint8)
-        points[quant == q] = rotations_from(codes.reshape(-1, ROTATION_SIZE[q]), q)
-    return points
+def _vector_points(blocks, rows, point_from, codes_from, points):
+    """The positions' and scales' rows: per axis, splined (its code between the section's
+    minimum and maximum), static (its value) or the identity's."""
+    s = blocks.sections
+    (vector,) = np.nonzero((s.kind != ROTATION) & (rows > 0))
+    bit = 1 << np.arange(3)
+    splined = s.splined_axes[vector, None] & bit != 0  # (sections, 3)
+    width = 2 * splined + (s.static_axes[vector, None] & bit != 0)  # values per axis
+    value_at = ((np.cumsum(s.value_bytes) - s.value_bytes) // 4)[vector, None] + np.cumsum(width, 1) - width
+    low = np.repeat(np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None], 3, 1)
+    low[width > 0] = blocks.values[value_at[width > 0]]
+    high = low.copy()
+    high[splined] = blocks.values[value_at[splined] + 1]
+    count = rows[vector]
+    owner = np.repeat(np.arange(len(vector)), count)  # each row's section
+    row = ranges(point_from[vector], count)
+    points[row, :3] = low[owner]
+    # point i's code of a splined axis: (i * the splined axes + the axis's place among them) * code size
+    at, axis = np.nonzero(splined[owner])
+    section = owner[at]
+    index = at - (np.cumsum(count) - count)[section]
+    place = (np.cumsum(splined, 1) - splined)[section, axis]
+    size = s.scalar_bytes[vector][section]
+    code_at = codes_from[vector][section] + (index * splined.sum(1)[section] + place) * size
+    raw = blocks.codes[np.minimum(code_at[:, None] + np.arange(2), len(blocks.codes) - 1)]
+    points[row[at], axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
 
 
-def _vector_points(sections, count, identity):
-    """Every section's control points, stacked: (sum of counts, 3), static axes at their value,
-    the others at ``identity``'s."""
-    owner = np.repeat(np.arange(len(count)), count)
-    index = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    splined = np.array([[section.splined(axis) for axis in range(3)] for section in sections], bool)
-    defaults = identity.tolist()
-    ranges = np.array([[v if isinstance(v, tuple) else (default if v is None else v,) * 2 for v, default in zip(section.values, defaults)]
-                       for section in sections], np.float32)  # (splines, 3, 2)
-    codes = np.frombuffer(b"".join(section.codes for section in sections) + b"\0", np.uint8)
-    starts = np.cumsum([0] + [len(section.codes) for section in sections])[:-1][owner]
-    per_point = splined.sum(1)
-    slot = np.cumsum(splined, 1) - splined  # position of each axis among the splined ones
-    size = np.array([SCALAR_SIZE[section.quant] for section in sections])[owner]
-    points = np.repeat(ranges[:, :, 0], count, axis=0)  # static axes: their value
-    for axis in range(3):
-        rows = splined[owner, axis]
-        at = starts[rows] + (index[rows] * per_point[owner[rows]] + slot[owner[rows], axis]) * size[rows]
-        raw = codes[np.minimum(at[:, None] + np.arange(2), len(codes) - 1)]
-        points[rows, axis] = scalars_from(raw, size[rows] == 2, ranges[owner[rows], axis, 0], ranges[owner[rows], axis, 1])
-    return points
+def _statics(s, kind, points, point_from, block_of_frame, tracks):
+    """(frames, tracks, width) values of one kind: each block's static values (the identity's
+    where a track has none), copied down its frames."""
+    identity = IDENTITY[kind]
+    rows = np.tile(np.array(identity, np.float32), (s.blocks, tracks, 1))
+    mine = (s.kind == kind) & s.static
+    rows[s.block[mine], s.track[mine]] = points[point_from[mine], : len(identity)]
+    return rows.take(block_of_frame, axis=0)
 
 
-def evaluate(knots, degree, count, points, spline, local, runs, where):
-    """B-spline values at local frames ``local`` of splines ``spline``: (queries, width).
-    ``knots`` holds every spline's knots in turn, ``points`` their control points; the queries
-    come in runs of one degree, ``runs`` [(degree, queries)]."""
-    knot_count = count + degree + 1
-    # all knots in one sorted run, each spline's lifted by 256 * its index, so one
-    # searchsorted finds every query's span
-    owner = np.repeat(np.arange(len(count)), knot_count)
-    knots = knots.astype(np.int64)
+def _splines(blocks, points, point_from, first, last, out, where):
+    """Evaluates every spline at every frame of its block over ``out`` ({kind: (frames, tracks,
+    width)}), the splines a degree at a time."""
+    s = blocks.sections
+    (spline,) = np.nonzero(s.spline)
+    if not len(spline):
+        return
+    knots = blocks.knots.astype(np.int64)
+    owner = np.repeat(np.arange(len(spline)), s.knot_bytes[spline])
     if (np.diff(knots)[np.diff(owner) == 0] < 0).any():
         raise FormatError(f"{where}: spline knots decrease")
-    knot_start = np.cumsum(knot_count) - knot_count
-    last_le = np.searchsorted(knots + 256 * owner, local + 256 * spline, side="right") - 1 - knot_start[spline]
-    span = np.clip(last_le, degree[spline], count[spline] - 1)
-    base = knot_start[spline] + span
-    last_point = (np.cumsum(count) - count)[spline] + span
+    # the queries (spline, local frame): each spline at every frame of its block, the splines
+    # by degree, then kind
+    group = (s.degree * 3 + s.kind)[spline]
+    rank = np.argsort(group, kind="stable")
+    order = spline[rank]
+    frames_in = (last - first + 1)[s.block[order]]
+    query_from = np.cumsum(frames_in) - frames_in
+    local = np.arange(query_from[-1] + frames_in[-1]) - np.repeat(query_from, frames_in)
+    # a frame's span: how many of its spline's knots lie at or before it, less one; counted in a
+    # histogram of each spline's knots over its frames, with one bin past them for later knots
+    bins_from = query_from + np.arange(len(order))
+    place = np.empty(len(order), np.int64)
+    place[rank] = np.arange(len(order))
+    knot_place = place[owner]
+    seen = np.cumsum(np.bincount(bins_from[knot_place] + np.minimum(knots, frames_in[knot_place]),
+                                 minlength=bins_from[-1] + frames_in[-1] + 1))
+    knot_bytes = s.knot_bytes[order]
+    span = np.clip(
+        seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(np.cumsum(knot_bytes) - knot_bytes + 1, frames_in),
+        np.repeat(s.degree[order], frames_in), np.repeat(s.count[order] - 1, frames_in),
+    )
+    base = np.repeat((np.cumsum(s.knot_bytes) - s.knot_bytes)[order], frames_in) + span
+    last_point = np.repeat(point_from[order], frames_in) + span
+    tracks = out[POSITION].shape[1]
+    at = np.repeat(first[s.block[order]] * tracks + s.track[order], frames_in) + local * tracks
     knots = knots.astype(np.float64)
+    points = points.astype(np.float64)
     u = local.astype(np.float64)
-    result = np.empty((len(spline), points.shape[1]), np.float32)
-    at = 0
-    for d, size in runs:
-        rows = slice(at, at + size)
-        weights = basis(knots, base[rows], u[rows], d)
-        total = np.zeros((size, points.shape[1]))
-        for r in range(d + 1):
-            total += weights[:, r : r + 1] * points[last_point[rows] + (r - d)]
-        result[rows] = total
-        at += size
-    return result
+    # runs of one degree and kind: (degree, kind, first query, end)
+    heads = np.flatnonzero(np.diff(group[rank], prepend=-1))
+    ends = np.append(query_from[heads[1:]], len(local))
+    runs = [(g // 3, g % 3, a, b) for g, a, b in zip(group[rank][heads].tolist(), query_from[heads].tolist(), ends.tolist())]
+    for degree, kinds in itertools.groupby(runs, key=lambda run: run[0]):
+        kinds = list(kinds)
+        start, end = kinds[0][2], kinds[-1][3]
+        weights = basis(knots, base[start:end], u[start:end], degree)
+        total = np.zeros((end - start, 4))
+        for r in range(degree + 1):
+            total += weights[:, r : r + 1] * points.take(last_point[start:end] + (r - degree), axis=0)
+        values = total.astype(np.float32)
+        for _, kind, a, b in kinds:
+            mine = values[a - start : b - start]
+            if kind == ROTATION:
+                mine /= np.linalg.norm(mine, axis=1, keepdims=True)
+            _rows(out[kind])[at[a:b]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+
+
+def _rows(array):
+    """The rows of a contiguous array (its last axis) as single items of a 1-D array, which
+    numpy copies by index faster than rows of numbers."""
+    return array.reshape(-1, array.shape[-1]).view(f"V{array.itemsize * array.shape[-1]}").reshape(-1)
 
 
 def basis(knots, base, u, degree):
     """Cox-de Boor basis values (queries, degree + 1) at ``u``; ``base`` indexes the span's
     knot in ``knots``."""
     n = len(u)
-    weights = np.zeros((degree + 1, n))  # one row per term: each a contiguous run
-    weights[0] = 1.0
-    left = np.zeros((degree + 1, n))
-    right = np.zeros((degree + 1, n))
+    left = [u - knots.take(base + 1 - j) for j in range(degree + 1)]  # [0] unused
+    right = [knots.take(base + j) - u for j in range(degree + 1)]
+    weights = [np.ones(n)]
     for j in range(1, degree + 1):
-        left[j] = u - knots[base + 1 - j]
-        right[j] = knots[base + j] - u
         saved = np.zeros(n)
         for r in range(j):
             denominator = right[r + 1] + left[j - r]
             temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
             weights[r] = saved + right[r + 1] * temp
             saved = left[j - r] * temp
-        weights[j] = saved
-    return weights.T
+        weights.append(saved)
+    return np.stack(weights, 1)
