@@ -35,6 +35,7 @@ POSITION, ROTATION, SCALE = range(3)  # a track's sections, in file order
 HEADER = struct.Struct("<HB")  # a spline's control points - 1 and degree; its knots follow
 
 _AXES = np.array([bin(bits).count("1") for bits in range(8)])  # axes set in 3 flag bits
+ROTATION_KEY = 1 << 12  # a section's mask key: flags | quantisation << 8 | this for a rotation
 
 
 def _per_code(sizes, codes):
@@ -43,9 +44,30 @@ def _per_code(sizes, codes):
     return table
 
 
-_SCALAR_BYTES = _per_code(SCALAR_SIZE, 4)
-_ROTATION_BYTES = _per_code(ROTATION_SIZE, 16)
-_ROTATION_ALIGN = np.maximum(_per_code(ROTATION_ALIGN, 16), 1)
+def _per_mask():
+    """What a section holds, for every mask key: (fields, keys)."""
+    key = np.arange(2 * ROTATION_KEY)
+    rotation, quant, flags = key >= ROTATION_KEY, key >> 8 & 15, key & 0xFF
+    splined_axes = np.where(rotation, 0, flags >> 4 & 7)  # positions and scales: x y z bits
+    static_axes = np.where(rotation, 0, flags & 7 & ~splined_axes)
+    spline = np.where(rotation, flags & SPLINE, splined_axes) != 0
+    static = ~spline & (np.where(rotation, flags, static_axes) != 0)
+    scalar_bytes = _per_code(SCALAR_SIZE, 16)[quant]  # positions and scales: per value
+    rotation_bytes = _per_code(ROTATION_SIZE, 16)[quant]
+    point_bytes = np.where(rotation, rotation_bytes, _AXES[splined_axes] * scalar_bytes)
+    value_bytes = np.where(rotation, 0, 8 * _AXES[splined_axes] + 4 * _AXES[static_axes])
+    return np.stack([
+        spline, static, splined_axes, static_axes,
+        np.where(rotation, np.maximum(_per_code(ROTATION_ALIGN, 16)[quant], 1), 4),  # the values' alignment
+        value_bytes, scalar_bytes, point_bytes,
+        # the whole size of a section without a spline: its static values or quaternion
+        np.where(spline, 0, value_bytes + np.where(rotation & static, point_bytes, 0)),
+        np.where(rotation, (flags != 0) & (rotation_bytes == 0), spline & (scalar_bytes == 0)),  # unsupported
+    ]).astype(np.int64)
+
+
+_PER_MASK = _per_mask()
+_QUANT_SHIFT, _QUANT_MASK = np.array([0, 2, 6]), np.array([3, 15, 3])  # position, rotation, scale
 
 
 def padded(size, alignment):
@@ -75,33 +97,22 @@ class Sections:
     def __init__(self, masks):
         self.masks = masks
         self.blocks, tracks = masks.shape[:2]
-        masks = masks.reshape(-1, 4).astype(np.int64)
         self.per_block = 3 * tracks
-        self.block = np.repeat(np.arange(self.blocks), self.per_block)
-        self.track = np.tile(np.repeat(np.arange(tracks), 3), self.blocks)
-        self.kind = np.tile(np.arange(3), self.blocks * tracks)
-        self.flags = flags = masks[:, 1:].ravel()
-        quant = masks[:, :1]
-        self.quant = np.hstack([quant & 3, quant >> 2 & 15, quant >> 6]).ravel()
-        rotation = self.kind == ROTATION
-        self.splined_axes = np.where(rotation, 0, flags >> 4 & 7)  # positions and scales: x y z bits
-        self.static_axes = np.where(rotation, 0, flags & 7 & ~self.splined_axes)
-        self.spline = np.where(rotation, flags & SPLINE, self.splined_axes) != 0
-        self.static = ~self.spline & (np.where(rotation, flags, self.static_axes) != 0)
-        self.align = np.where(rotation, _ROTATION_ALIGN[self.quant], 4)
-        self.value_bytes = np.where(rotation, 0, 8 * _AXES[self.splined_axes] + 4 * _AXES[self.static_axes])
-        self.scalar_bytes = _SCALAR_BYTES[self.quant & 3]  # positions and scales: per value
-        self.point_bytes = np.where(rotation, _ROTATION_BYTES[self.quant], _AXES[self.splined_axes] * self.scalar_bytes)
-        # the whole size of a section without a spline: its static values or quaternion
-        self.fixed = np.where(self.spline, 0, self.value_bytes + np.where(rotation & self.static, self.point_bytes, 0))
-        unsupported = np.where(rotation, (flags != 0) & (self.point_bytes == 0), self.spline & (self.scalar_bytes == 0))
+        index = np.arange(self.blocks * self.per_block)
+        self.block, self.track, self.kind = index // self.per_block, index // 3 % max(tracks, 1), index % 3
+        quant = masks[..., :1] >> _QUANT_SHIFT & _QUANT_MASK
+        self.key = (masks[..., 1:] | quant << 8 | np.array([0, ROTATION_KEY, 0])).ravel()
+        (spline, static, self.splined_axes, self.static_axes, self.align, self.value_bytes, self.scalar_bytes,
+         self.point_bytes, self.fixed, unsupported) = _PER_MASK[:, self.key]
+        self.spline, self.static = spline.astype(bool), static.astype(bool)
         if unsupported.any():
             at = int(np.argmax(unsupported))
+            quant = int(self.key[at] >> 8 & 15)
             try:
-                if rotation[at]:
-                    check_rotation(int(self.quant[at]), "rotation")
+                if self.kind[at] == ROTATION:
+                    check_rotation(quant, "rotation")
                 else:
-                    check_scalar(int(self.quant[at]), "position or scale")
+                    check_scalar(quant, "position or scale")
             except FormatError as error:
                 raise FormatError(f"block {self.block[at]}: {error.message}") from None
 
@@ -139,8 +150,8 @@ class Sections:
         """Places every field, from each block's first section (``starts``; per section, from
         its start: ``values_at``, ``codes_at``; the sizes ``knot_bytes``, ``code_bytes``), and
         keeps ``count`` and ``degree`` (0 off splines). Returns each block's sections' size."""
-        self.count = np.zeros(len(self.flags), np.int64)
-        self.degree = np.zeros(len(self.flags), np.int64)
+        self.count = np.zeros(len(self.key), np.int64)
+        self.degree = np.zeros(len(self.key), np.int64)
         self.count[self.spline] = counts
         self.degree[self.spline] = degrees
         values, codes, ends = spline_fields(self.count, self.degree, self.align, self.value_bytes, self.point_bytes)

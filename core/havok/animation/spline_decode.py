@@ -80,10 +80,11 @@ def _points(blocks):
     points = np.zeros((int(rows.sum()), 4), np.float32)
     codes_from = np.cumsum(s.code_bytes) - s.code_bytes
     rotation = (s.kind == ROTATION) & (rows > 0)
-    for quant in np.unique(s.quant[rotation]).tolist():
-        mine = rotation & (s.quant == quant)
+    quant = s.key >> 8 & 15
+    for kind in set(quant[rotation].tolist()):
+        (mine,) = np.nonzero(rotation & (quant == kind))
         codes = blocks.codes[ranges(codes_from[mine], s.code_bytes[mine])]
-        points[ranges(point_from[mine], rows[mine])] = rotations_from(codes.reshape(-1, ROTATION_SIZE[quant]), quant)
+        points[ranges(point_from[mine], rows[mine])] = rotations_from(codes.reshape(-1, ROTATION_SIZE[kind]), kind)
     _vector_points(blocks, rows, point_from, codes_from, points)
     return points, point_from
 
@@ -142,6 +143,7 @@ def _splines(blocks, points, point_from, first, last, out, where):
     group = (s.degree * 3 + s.kind)[spline]
     rank = np.argsort(group, kind="stable")
     order = spline[rank]
+    degree = s.degree[order]
     frames_in = (last - first + 1)[s.block[order]]
     query_from = np.cumsum(frames_in) - frames_in
     local = np.arange(query_from[-1] + frames_in[-1]) - np.repeat(query_from, frames_in)
@@ -156,10 +158,11 @@ def _splines(blocks, points, point_from, first, last, out, where):
     knot_bytes = s.knot_bytes[order]
     span = np.clip(
         seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(np.cumsum(knot_bytes) - knot_bytes + 1, frames_in),
-        np.repeat(s.degree[order], frames_in), np.repeat(s.count[order] - 1, frames_in),
+        np.repeat(degree, frames_in), np.repeat(s.count[order] - 1, frames_in),
     )
-    base = np.repeat((np.cumsum(s.knot_bytes) - s.knot_bytes)[order], frames_in) + span
-    last_point = np.repeat(point_from[order], frames_in) + span
+    # the first knot and control point each query weighs
+    first_knot = np.repeat((np.cumsum(s.knot_bytes) - s.knot_bytes)[order] - degree + 1, frames_in) + span
+    first_point = np.repeat(point_from[order] - degree, frames_in) + span
     tracks = out[POSITION].shape[1]
     at = np.repeat(first[s.block[order]] * tracks + s.track[order], frames_in) + local * tracks
     knots = knots.astype(np.float64)
@@ -169,19 +172,31 @@ def _splines(blocks, points, point_from, first, last, out, where):
     heads = np.flatnonzero(np.diff(group[rank], prepend=-1))
     ends = np.append(query_from[heads[1:]], len(local))
     runs = [(g // 3, g % 3, a, b) for g, a, b in zip(group[rank][heads].tolist(), query_from[heads].tolist(), ends.tolist())]
-    for degree, kinds in itertools.groupby(runs, key=lambda run: run[0]):
+    for d, kinds in itertools.groupby(runs, key=lambda run: run[0]):
         kinds = list(kinds)
         start, end = kinds[0][2], kinds[-1][3]
-        weights = basis(knots, base[start:end], u[start:end], degree)
-        total = np.zeros((end - start, 4))
-        for r in range(degree + 1):
-            total += weights[:, r : r + 1] * points.take(last_point[start:end] + (r - degree), axis=0)
+        weights = basis(knots, first_knot[start:end], u[start:end], d)
+        # sum of the weighted control points, from zero (so a -0 term adds up to +0)
+        total = points.take(first_point[start:end], axis=0)
+        total *= weights[0][:, None]
+        total += 0.0
+        for r in range(1, d + 1):
+            term = points[r:].take(first_point[start:end], axis=0)
+            term *= weights[r][:, None]
+            total += term
         values = total.astype(np.float32)
         for _, kind, a, b in kinds:
             mine = values[a - start : b - start]
             if kind == ROTATION:
-                mine /= np.linalg.norm(mine, axis=1, keepdims=True)
+                mine /= _lengths(mine)
             _rows(out[kind])[at[a:b]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+
+
+def _lengths(quaternions):
+    """Lengths (n, 1) of float32 quaternions (n, 4): the squares summed left to right in float32,
+    as np.linalg.norm sums them, column by column (faster than its reduction over rows of 4)."""
+    squares = quaternions * quaternions
+    return np.sqrt(squares[:, 0] + squares[:, 1] + squares[:, 2] + squares[:, 3])[:, None]
 
 
 def _rows(array):
@@ -190,19 +205,26 @@ def _rows(array):
     return array.reshape(-1, array.shape[-1]).view(f"V{array.itemsize * array.shape[-1]}").reshape(-1)
 
 
-def basis(knots, base, u, degree):
-    """Cox-de Boor basis values (queries, degree + 1) at ``u``; ``base`` indexes the span's
-    knot in ``knots``."""
+def basis(knots, first, u, degree):
+    """Cox-de Boor basis values (degree + 1, queries) at ``u``; ``first`` indexes the first knot
+    the span uses (span - degree + 1) in ``knots``."""
     n = len(u)
-    left = [u - knots.take(base + 1 - j) for j in range(degree + 1)]  # [0] unused
-    right = [knots.take(base + j) - u for j in range(degree + 1)]
-    weights = [np.ones(n)]
+    # left[j] = u - knots[span + 1 - j], right[j] = knots[span + j] - u: views of the knots
+    # shifted so that ``first`` indexes them
+    left = [None] + [u - knots[degree - j :].take(first) for j in range(1, degree + 1)]
+    right = [None] + [knots[degree - 1 + j :].take(first) - u for j in range(1, degree + 1)]
+    weights = np.empty((degree + 1, n))
+    weights[0] = 1.0
     for j in range(1, degree + 1):
-        saved = np.zeros(n)
+        saved = 0.0
         for r in range(j):
             denominator = right[r + 1] + left[j - r]
-            temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
-            weights[r] = saved + right[r + 1] * temp
+            if denominator.all():
+                temp = weights[r] / denominator
+            else:  # repeated knots: those terms are zero
+                temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
+            np.multiply(right[r + 1], temp, out=weights[r])
+            weights[r] += saved
             saved = left[j - r] * temp
-        weights.append(saved)
-    return np.stack(weights, 1)
+        weights[j] = saved
+    return weights

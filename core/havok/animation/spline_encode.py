@@ -52,11 +52,11 @@ def basis_matrix(knots, degree, frames):
     count = len(knots) - degree - 1
     u = np.arange(frames, dtype=np.float64)
     span = np.clip(np.searchsorted(knots, u, side="right") - 1, degree, count - 1)
-    weights = basis(knots.astype(np.float64), span, u, degree)
+    weights = basis(knots.astype(np.float64), span - degree + 1, u, degree)
     matrix = np.zeros((frames, count))
     rows = np.arange(frames)
     for r in range(degree + 1):
-        matrix[rows, span - degree + r] = weights[:, r]
+        matrix[rows, span - degree + r] = weights[r]
     return matrix
 
 
