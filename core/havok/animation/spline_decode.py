@@ -23,6 +23,7 @@ from .quantize import ROTATION_SIZE, rotations_from, scalars_from
 from .spline_block import POSITION, ROTATION, SCALE, Blocks, ranges
 
 MAX_FRAMES_PER_BLOCK = 256  # knots are u8 frame numbers
+CHUNK = 4096  # queries evaluated together: their arrays stay small, in memory already in use
 IDENTITY = {POSITION: (0.0, 0.0, 0.0), ROTATION: (0.0, 0.0, 0.0, 1.0), SCALE: (1.0, 1.0, 1.0)}
 
 
@@ -72,12 +73,12 @@ def decode_spline(anim, where="hkaSplineCompressedAnimation"):
 
 def _points(blocks):
     """Every section's control points (a static section's one value), one section after the
-    other: (rows, 4) float32, positions and scales in the first three columns; and each
-    section's first row."""
+    other: (rows, 4) float64 (of float32 values), positions and scales in the first three
+    columns; and each section's first row."""
     s = blocks.sections
     rows = np.where(s.spline, s.count, s.static)
     point_from = np.cumsum(rows) - rows
-    points = np.zeros((int(rows.sum()), 4), np.float32)
+    points = np.zeros((int(rows.sum()), 4))
     codes_from = np.cumsum(s.code_bytes) - s.code_bytes
     rotation = (s.kind == ROTATION) & (rows > 0)
     quant = s.key >> 8 & 15
@@ -129,67 +130,61 @@ def _statics(s, kind, points, point_from, block_of_frame, tracks):
 
 def _splines(blocks, points, point_from, first, last, out, where):
     """Evaluates every spline at every frame of its block over ``out`` ({kind: (frames, tracks,
-    width)}), the splines a degree at a time."""
+    width)}): the splines by degree, then kind, about CHUNK queries at a time."""
     s = blocks.sections
     (spline,) = np.nonzero(s.spline)
     if not len(spline):
         return
-    knots = blocks.knots.astype(np.int64)
+    knots = blocks.knots
     owner = np.repeat(np.arange(len(spline)), s.knot_bytes[spline])
-    if (np.diff(knots)[np.diff(owner) == 0] < 0).any():
+    if (knots[1:] < knots[:-1])[owner[1:] == owner[:-1]].any():
         raise FormatError(f"{where}: spline knots decrease")
-    # the queries (spline, local frame): each spline at every frame of its block, the splines
-    # by degree, then kind
-    group = (s.degree * 3 + s.kind)[spline]
-    rank = np.argsort(group, kind="stable")
-    order = spline[rank]
-    degree = s.degree[order]
+    knot_from = np.cumsum(s.knot_bytes) - s.knot_bytes
+    order = spline[np.argsort((s.degree * 3 + s.kind)[spline], kind="stable")]
     frames_in = (last - first + 1)[s.block[order]]
+    ends = np.cumsum(frames_in)
+    cuts = np.union1d(np.flatnonzero(np.diff(s.degree[order])) + 1, np.searchsorted(ends, np.arange(CHUNK, ends[-1], CHUNK))).tolist()
+    for a, b in zip([0] + cuts, cuts + [len(order)]):
+        _evaluate(s, order[a:b], frames_in[a:b], knots, knot_from, points, point_from, first, out)
+
+
+def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first, out):
+    """Evaluates splines of one degree, in runs of one kind, at every frame of their blocks."""
+    degree = int(s.degree[splines[0]])
     query_from = np.cumsum(frames_in) - frames_in
-    local = np.arange(query_from[-1] + frames_in[-1]) - np.repeat(query_from, frames_in)
+    queries = int(query_from[-1] + frames_in[-1])
+    local = np.arange(queries) - np.repeat(query_from, frames_in)
+    knot_bytes = s.knot_bytes[splines]
+    knots = knots[ranges(knot_from[splines], knot_bytes)]  # theirs, one spline after the other
+    knots_before = np.cumsum(knot_bytes) - knot_bytes
     # a frame's span: how many of its spline's knots lie at or before it, less one; counted in a
     # histogram of each spline's knots over its frames, with one bin past them for later knots
-    bins_from = query_from + np.arange(len(order))
-    place = np.empty(len(order), np.int64)
-    place[rank] = np.arange(len(order))
-    knot_place = place[owner]
-    seen = np.cumsum(np.bincount(bins_from[knot_place] + np.minimum(knots, frames_in[knot_place]),
-                                 minlength=bins_from[-1] + frames_in[-1] + 1))
-    knot_bytes = s.knot_bytes[order]
-    span = np.clip(
-        seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(np.cumsum(knot_bytes) - knot_bytes + 1, frames_in),
-        np.repeat(degree, frames_in), np.repeat(s.count[order] - 1, frames_in),
-    )
-    # the first knot and control point each query weighs
-    first_knot = np.repeat((np.cumsum(s.knot_bytes) - s.knot_bytes)[order] - degree + 1, frames_in) + span
-    first_point = np.repeat(point_from[order] - degree, frames_in) + span
+    bins_from = query_from + np.arange(len(splines))
+    owner = np.repeat(np.arange(len(splines)), knot_bytes)
+    seen = np.cumsum(np.bincount(bins_from[owner] + np.minimum(knots, frames_in[owner]), minlength=queries + len(splines)))
+    span = np.clip(seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(knots_before + 1, frames_in),
+                   degree, np.repeat(s.count[splines] - 1, frames_in))
+    weights = basis(knots.astype(np.float64), np.repeat(knots_before - degree + 1, frames_in) + span, local.astype(np.float64), degree)
+    # the weighted control points summed from zero (so that -0 terms add up to +0)
+    first_point = np.repeat(point_from[splines] - degree, frames_in) + span
+    total = points.take(first_point, axis=0)
+    total *= weights[0][:, None]
+    total += 0.0
+    for r in range(1, degree + 1):
+        term = points[r:].take(first_point, axis=0)
+        term *= weights[r][:, None]
+        total += term
+    values = total.astype(np.float32)
     tracks = out[POSITION].shape[1]
-    at = np.repeat(first[s.block[order]] * tracks + s.track[order], frames_in) + local * tracks
-    knots = knots.astype(np.float64)
-    points = points.astype(np.float64)
-    u = local.astype(np.float64)
-    # runs of one degree and kind: (degree, kind, first query, end)
-    heads = np.flatnonzero(np.diff(group[rank], prepend=-1))
-    ends = np.append(query_from[heads[1:]], len(local))
-    runs = [(g // 3, g % 3, a, b) for g, a, b in zip(group[rank][heads].tolist(), query_from[heads].tolist(), ends.tolist())]
-    for d, kinds in itertools.groupby(runs, key=lambda run: run[0]):
-        kinds = list(kinds)
-        start, end = kinds[0][2], kinds[-1][3]
-        weights = basis(knots, first_knot[start:end], u[start:end], d)
-        # sum of the weighted control points, from zero (so a -0 term adds up to +0)
-        total = points.take(first_point[start:end], axis=0)
-        total *= weights[0][:, None]
-        total += 0.0
-        for r in range(1, d + 1):
-            term = points[r:].take(first_point[start:end], axis=0)
-            term *= weights[r][:, None]
-            total += term
-        values = total.astype(np.float32)
-        for _, kind, a, b in kinds:
-            mine = values[a - start : b - start]
-            if kind == ROTATION:
-                mine /= _lengths(mine)
-            _rows(out[kind])[at[a:b]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+    at = np.repeat(first[s.block[splines]] * tracks + s.track[splines], frames_in) + local * tracks
+    kinds = s.kind[splines]
+    bounds = np.append(query_from, queries)
+    for kind in np.unique(kinds).tolist():
+        a, b = bounds[np.searchsorted(kinds, [kind, kind + 1])].tolist()
+        mine = values[a:b]
+        if kind == ROTATION:
+            mine /= _lengths(mine)
+        _rows(out[kind])[at[a:b]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
 
 
 def _lengths(quaternions):
