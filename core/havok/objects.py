@@ -19,6 +19,8 @@ Objects of classes without a typed reader are ``RawObject``: their bytes and fix
 back unchanged.
 """
 
+import struct
+
 import numpy as np
 
 from ..errors import FormatError
@@ -31,6 +33,8 @@ CAPACITY_MASK = 0x3FFFFFFF
 
 POINTER = "pointer"  # item type of an hkArray of object pointers
 STRING = "string"  # item type of an hkArray of hkStringPtr
+_SLOTS = {8: struct.Struct("<Q"), 4: struct.Struct("<I")}  # a pointer slot, per pointer size
+_SIZE_AND_CAPACITY = struct.Struct("<II")
 
 HAVOK_CLASSES = Registry("Havok class")
 
@@ -120,7 +124,7 @@ class ObjectReader(ReadStream):
         """A pointer slot: its position, after checking the stored value is the null the
         packfile writer leaves for the loader to patch."""
         at = self.pos
-        if (self.u64() if self.pointer_size == 8 else self.u32()) != 0:
+        if self._unpack(_SLOTS[self.pointer_size])[0]:
             raise self.error("pointer slot holds a value instead of a fixup", at)
         return at
 
@@ -149,8 +153,7 @@ class ObjectReader(ReadStream):
         numpy dtype (the items come back as an array), a class with ``sync`` and ``size`` (a
         list), ``POINTER`` (a list of objects) or ``STRING`` (a list of texts)."""
         at = self._slot()
-        size = self.u32()
-        capacity = self.u32()
+        size, capacity = self._unpack(_SIZE_AND_CAPACITY)
         if capacity & CAPACITY_MASK != size or capacity & ~CAPACITY_MASK != ARRAY_FLAGS:
             raise self.error(f"{what}: capacity field 0x{capacity:08X} does not match its size {size}", at + 12)
         if at in self.global_fixups:
@@ -180,10 +183,17 @@ class ObjectReader(ReadStream):
         if dst is None:
             return None
         self.consumed.add(at)
-        end = bytes(self.data[dst:]).find(b"\0")
-        if end < 0:
-            raise self.error("string has no terminating NUL inside its object", dst)
-        return bytes(self.data[dst : dst + end]).decode("utf-8", "surrogateescape")
+        # looked for in growing pieces: copying the rest of a large object for every string
+        # costs more than the strings
+        size = 64
+        while True:
+            piece = bytes(self.data[dst : dst + size])
+            end = piece.find(b"\0")
+            if end >= 0:
+                return piece[:end].decode("utf-8", "surrogateescape")
+            if dst + size >= len(self.data):
+                raise self.error("string has no terminating NUL inside its object", dst)
+            size *= 16
 
     def rel_array(self, value, item, *, what="relative array"):
         """hkRelArray: u16 count + u16 offset from the field's own address; the items are
