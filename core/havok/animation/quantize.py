@@ -66,30 +66,38 @@ _FIELD_VALUES = {kind: _field_values(kind) for kind in _MIDDLE}
 _COLUMNS = np.array([[c if c < dropped else 3 if c == dropped else c - 1 for c in range(4)] for dropped in range(4)])
 
 
+def _u16(raw, at):
+    """The little-endian u16 at byte ``at`` of every row of ``raw`` (n, size), as a view."""
+    return np.ndarray((len(raw),), "<u2", raw, at, (raw.shape[1],))
+
+
 def rotations_from(raw, kind):
     """Quaternions x y z w (n, 4) float32 from the bytes (n, size) of one quantisation."""
+    raw = np.ascontiguousarray(raw)
     if kind == UNCOMPRESSED:
-        return np.ascontiguousarray(raw).view("<f4").reshape(-1, 4).astype(np.float32)
+        return raw.view("<f4").reshape(-1, 4).astype(np.float32)
+    fields = np.empty((len(raw), 3), np.uint16)
     if kind == THREECOMP40:
-        b = raw.astype(np.uint16)
-        fields = np.empty((len(b), 3), np.uint16)
-        fields[:, 0] = b[:, 0] | (b[:, 1] & 0xF) << 8
-        fields[:, 1] = b[:, 1] >> 4 | b[:, 2] << 4
-        fields[:, 2] = b[:, 3] | (b[:, 4] & 0xF) << 8
-        index = b[:, 4] >> 4 & 3
-        negative = b[:, 4] & 0x40 != 0
+        np.bitwise_and(_u16(raw, 0), 0xFFF, out=fields[:, 0])
+        np.right_shift(_u16(raw, 1), 4, out=fields[:, 1])
+        np.bitwise_and(_u16(raw, 3), 0xFFF, out=fields[:, 2])
+        index = raw[:, 4] >> 4 & 3
+        negative = raw[:, 4] & 0x40 != 0
     else:
-        words = np.ascontiguousarray(raw).view("<u2").reshape(-1, 3)
-        fields = words & 0x7FFF
+        words = raw.view("<u2")
+        np.bitwise_and(words, 0x7FFF, out=fields)
         index = (words[:, 1] >> 14 & 2) | (words[:, 0] >> 15)
         negative = words[:, 2] >= 0x8000
-    # the kept components, then the dropped one rebuilt from the unit length, moved to its place
+    # the kept components, then the dropped one rebuilt from the unit length
     three = _FIELD_VALUES[kind].take(fields)
     largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
-    stacked = np.empty((len(three), 4), np.float32)
-    stacked[:, :3] = three
-    stacked[:, 3] = np.where(negative, -largest, largest)
-    return stacked.ravel().take(_COLUMNS.take(index, axis=0) + 4 * np.arange(len(three))[:, None])
+    out = np.empty((len(raw), 4), np.float32)
+    out[:, :3] = three
+    out[:, 3] = np.where(negative, -largest, largest)
+    (moved,) = np.nonzero(index != 3)  # a dropped x, y or z: the components after it move right
+    if len(moved):
+        out[moved] = out[moved].ravel().take(_COLUMNS.take(index[moved], axis=0) + 4 * np.arange(len(moved))[:, None])
+    return out
 
 
 def rotations_to(quaternions, kind):

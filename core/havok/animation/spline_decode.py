@@ -72,50 +72,53 @@ def decode_spline(anim, where="hkaSplineCompressedAnimation"):
 
 
 def _points(blocks):
-    """Every section's control points (a static section's one value), one section after the
-    other: (rows, 4) float64 (of float32 values), positions and scales in the first three
-    columns; and each section's first row."""
+    """Every section's control points (a static section's one value): (rows, 4) float64 (of
+    float32 values), positions and scales in the first three columns, the rotations first (by
+    quantisation), then the positions and scales; and each section's first row."""
     s = blocks.sections
     rows = np.where(s.spline, s.count, s.static)
-    point_from = np.cumsum(rows) - rows
-    points = np.zeros((int(rows.sum()), 4))
-    codes_from = np.cumsum(s.code_bytes) - s.code_bytes
-    rotation = (s.kind == ROTATION) & (rows > 0)
-    quant = s.key >> 8 & 15
-    for kind in set(quant[rotation].tolist()):
-        (mine,) = np.nonzero(rotation & (quant == kind))
-        codes = blocks.codes[ranges(codes_from[mine], s.code_bytes[mine])]
-        points[ranges(point_from[mine], rows[mine])] = rotations_from(codes.reshape(-1, ROTATION_SIZE[kind]), kind)
-    _vector_points(blocks, rows, point_from, codes_from, points)
+    group = np.where(s.kind == ROTATION, s.key >> 8 & 15, 16)[rows > 0]  # quantisation; 16: not a rotation
+    order = np.flatnonzero(rows)[np.argsort(group, kind="stable")]
+    group = np.sort(group)
+    point_from = np.zeros(len(rows), np.int64)
+    ends = rows[order].cumsum()
+    point_from[order] = ends - rows[order]
+    points = np.zeros((ends[-1] if len(ends) else 0, 4))
+    codes_from = s.code_bytes.cumsum() - s.code_bytes
+    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+        mine, start, end = order[a:b], ends[a] - rows[order[a]], ends[b - 1]
+        if group[a] < 16:
+            codes = blocks.codes[ranges(codes_from[mine], s.code_bytes[mine])]
+            points[start:end] = rotations_from(codes.reshape(-1, ROTATION_SIZE[group[a]]), group[a])
+        else:
+            _vector_points(blocks, mine, rows[mine], codes_from, points[start:end])
     return points, point_from
 
 
-def _vector_points(blocks, rows, point_from, codes_from, points):
-    """The positions' and scales' rows: per axis, splined (its code between the section's
-    minimum and maximum), static (its value) or the identity's."""
+def _vector_points(blocks, vector, count, codes_from, out):
+    """``out``: the control points of position and scale sections ``vector`` (``count`` each),
+    one section after the other; per axis, splined (its code between the section's minimum and
+    maximum), static (its value) or the identity's."""
     s = blocks.sections
-    (vector,) = np.nonzero((s.kind != ROTATION) & (rows > 0))
     bit = 1 << np.arange(3)
     splined = s.splined_axes[vector, None] & bit != 0  # (sections, 3)
     width = 2 * splined + (s.static_axes[vector, None] & bit != 0)  # values per axis
-    value_at = ((np.cumsum(s.value_bytes) - s.value_bytes) // 4)[vector, None] + np.cumsum(width, 1) - width
+    value_at = ((s.value_bytes.cumsum() - s.value_bytes) // 4)[vector, None] + width.cumsum(1) - width
     low = np.repeat(np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None], 3, 1)
     low[width > 0] = blocks.values[value_at[width > 0]]
     high = low.copy()
     high[splined] = blocks.values[value_at[splined] + 1]
-    count = rows[vector]
-    owner = np.repeat(np.arange(len(vector)), count)  # each row's section
-    row = ranges(point_from[vector], count)
-    points[row, :3] = low[owner]
+    out[:, :3] = low.repeat(count, axis=0)
     # point i's code of a splined axis: (i * the splined axes + the axis's place among them) * code size
-    at, axis = np.nonzero(splined[owner])
-    section = owner[at]
-    index = at - (np.cumsum(count) - count)[section]
-    place = (np.cumsum(splined, 1) - splined)[section, axis]
+    at, axis = np.nonzero(splined.repeat(count, axis=0))
+    section = np.repeat(np.arange(len(vector)), count)[at]
+    index = at - (count.cumsum() - count)[section]
+    place = (splined.cumsum(1) - splined)[section, axis]
     size = s.scalar_bytes[vector][section]
     code_at = codes_from[vector][section] + (index * splined.sum(1)[section] + place) * size
     raw = blocks.codes[np.minimum(code_at[:, None] + np.arange(2), len(blocks.codes) - 1)]
-    points[row[at], axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
+    out[at, axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
 
 
 def _statics(s, kind, points, point_from, block_of_frame, tracks):
