@@ -53,7 +53,7 @@ def main(argv=None):
             stream.reconfigure(errors="backslashreplace")
     from precombined_nif.commands import CommandError, UsageError
     from precombined_nif.commands.parser import build_parser
-    from precombined_nif.core.errors import FormatError
+    from precombined_nif.core.errors import failure_text
 
     try:
         try:
@@ -68,18 +68,11 @@ def main(argv=None):
     except CommandError as error:
         print(error, file=sys.stderr)
         return 2
-    except FormatError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into a command that stopped reading (head): not a failure
         sys.stderr.close()
         return 0
-    except OSError as error:
-        where = f"{error.filename}: " if error.filename else ""
-        print(f"error: {where}{error.strerror or error}", file=sys.stderr)
-        return 2
-    except Exception as error:  # a bug of ours: still one line, never a traceback
-        print(f"error: internal error ({type(error).__name__}: {error}); please report it", file=sys.stderr)
+    except Exception as error:  # bad input, a file the system refuses, or a bug of ours: one line, never a traceback
+        print(f"error: {failure_text(None, error)}", file=sys.stderr)
         return 2
     if isinstance(output, int):  # a batch: its lines are printed, this is its status
         return output

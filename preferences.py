@@ -12,7 +12,8 @@ ADDON_ID = __package__
 
 # The preference holding each game's Data folder (the first two names predate the others and
 # stay, so saved preferences keep their folders).
-SETTINGS = {"FO4": "fo4_data", "FO3": "fnv_data", "SSE": "sse_data", "SKYRIM": "skyrim_data", "FO76": "fo76_data"}
+SETTINGS = {"FO4": "fo4_data", "FO3": "fnv_data", "SSE": "sse_data", "SKYRIM": "skyrim_data", "FO76": "fo76_data",
+            "SF": "sf_data"}
 
 
 def _folder(game, looked_up):
@@ -31,6 +32,7 @@ class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     sse_data: _folder("SSE", "textures")
     skyrim_data: _folder("SKYRIM", "textures")
     fo76_data: _folder("FO76", "textures")
+    sf_data: _folder("SF", "meshes (.mesh), materials (.mat), textures and the human skeleton")
 
     plugins_txt: bpy.props.StringProperty(
         name="Fallout 4 plugins.txt",

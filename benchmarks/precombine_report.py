@@ -17,17 +17,13 @@ their ratio, in wall and in CPU seconds (the latter steadier on cores shared wit
 """
 
 import json
-import resource
-import statistics
 import struct
-import subprocess
 import sys
-import tempfile
-import time
 import zlib
 from pathlib import Path
 
 import numpy as np
+from processes import alternating, generated, print_ratios
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 3
@@ -203,14 +199,7 @@ def cell_files(folder, count, top=0):
 
 
 def data_folder(total):
-    folder = Path(tempfile.gettempdir()) / f"precombine-bench-{total}-v{VERSION}"
-    if not (folder / "done").exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        started = time.perf_counter()
-        generate(folder, total)
-        (folder / "done").write_text("")
-        print(f"  generated in {time.perf_counter() - started:.1f} s")
-    return folder
+    return generated(f"precombine-bench-{total}-v{VERSION}", generate, total)
 
 
 FLOOR = """
@@ -223,20 +212,6 @@ for path in sorted(Path(sys.argv[1]).glob("*.esm")):
 """
 
 
-def timed(args):
-    """(wall seconds, CPU seconds, stdout) of a process: CPU time too, since cores shared with
-    other work stretch the wall time."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(args, capture_output=True)
-    seconds = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode:
-        sys.exit(result.stderr.decode(errors="replace"))
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return seconds, cpu, result.stdout
-
-
 def main():
     sizes = [int(a) for a in sys.argv[1:]] or [3_000_000, 600_000]
     for total in sizes:
@@ -245,17 +220,11 @@ def main():
         size = sum(p.stat().st_size for p in folder.glob("*.esm"))
         report = [sys.executable, str(ROOT / "cli.py"), "precombines", str(folder), "--json"]
         floor = [sys.executable, "-c", FLOOR, str(folder)]
-        runs = {"report": [], "floor": []}
-        for _ in range(RUNS):
-            runs["floor"].append(timed(floor))
-            runs["report"].append(timed(report))
+        runs = alternating(RUNS, {"floor": floor, "report": report})
         cells = json.loads(runs["report"][-1][2])
         print(f"  {size / 1e6:.0f} MB in {len(cells['load_order'])} plugins; {len(cells['cells'])} cells with "
               f"precombines, {cells['broken']} broken")
-        for what, at in (("wall", 0), ("CPU", 1)):
-            base = statistics.median(run[at] for run in runs["floor"])
-            whole = statistics.median(run[at] for run in runs["report"])
-            print(f"  {what:4s} floor (read every byte): {base:.2f} s   report: {whole:.2f} s   ratio {whole / base:.1f}x")
+        print_ratios(runs, "floor", "read every byte", "report")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path, PurePosixPath
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 
-SUFFIXES = (".nif", ".kf", ".bsm2")
-NIF_SUFFIXES = (".nif", ".kf")  # what game archives hold of these (a .bsm2 is never packed in one)
+SUFFIXES = (".nif", ".kf", ".bsm2", ".mesh", ".tri")
+ARCHIVED_SUFFIXES = (".nif", ".kf", ".mesh", ".tri")  # what game archives hold of these (a .bsm2 is never packed in one)
 
 
 def expand(paths):
@@ -38,7 +38,7 @@ def expand(paths):
 
 
 def archive_files(path):
-    """(``ARCHIVE:inner/path``, inner path) of the NIFs an archive holds, in archive order. An
+    """(``ARCHIVE:inner/path``, inner path) of the NIFs (and .tri files) an archive holds, in archive order. An
     archive that cannot be read is one entry, ``ARCHIVE:``, whose reading fails with its error:
     a batch reports it as one failed file and goes on."""
     from ..core.archives.data import opened_archive
@@ -47,16 +47,7 @@ def archive_files(path):
         names = opened_archive(path).names()
     except FormatError:
         return [(f"{path}:", PurePosixPath(Path(path).name))]
-    return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in NIF_SUFFIXES]
-
-
-def failure_text(path, error):
-    """One line naming the file and what is wrong."""
-    if isinstance(error, FormatError):
-        return str(error.located(path=path))
-    if isinstance(error, OSError):
-        return f"{error.filename or path}: {error.strerror or error}"
-    return f"{path}: internal error ({type(error).__name__}: {error}); please report it"
+    return [(f"{path}:{name}", PurePosixPath(name)) for name in names if PurePosixPath(name).suffix.lower() in ARCHIVED_SUFFIXES]
 
 
 # -- the tasks (top-level functions: worker processes receive them by name) ------------------
@@ -99,6 +90,15 @@ def convert_task(source, target, as_json):
     if not was_big:
         return f"{target}: {source} is already a PC (little-endian) file: written back as it is"
     return f"{target}: PC file written from an Xbox 360 (big-endian) file, {unpacked} shape(s) unpacked"
+
+
+def ck_mesh_task(path, label, as_json):
+    """Whether the Creation Kit can combine the model at ``path`` (``label``: how to name it);
+    an unreadable model is a verdict, not a failure."""
+    from ..core.precombined.ck_rules.meshes import check_path
+
+    verdict = check_path(path)
+    return {"model": label, "file": str(path), **verdict.as_dict()} if as_json else f"{label}: {verdict.line()}"
 
 
 def _run_one(job):

@@ -26,32 +26,44 @@ def command_import(args):
     bpy = require_bpy("import")
     from .batch import expand
     from ..core.formats import is_bsm2
+    from ..core.tri import is_tri
     from ..io.file_import import CellImport, each_file, import_bsm2
     from ..io.havok.animation.importer import import_hkx, import_skeleton
+    from ..io.tri.importer import apply_file
 
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
-    paths = [str(path) for path, _ in expand(args.files)]
+    # A folder's .tri files come with the NIFs they belong to; those named go onto the file before them.
+    paths = [str(path) for path, relative in expand(args.files) if relative is None or not is_tri(path)]
     if not paths:
         raise UsageError("import: no .nif or .bsm2 files found")
     bpy.ops.wm.read_factory_settings(use_empty=True)
-    errors, built = [], []
+    errors, built, done = [], [], 0
     if args.skeleton:  # the armature the animations (.hkx) go onto
         import_skeleton(bpy.context, args.skeleton)
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
-    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or ()) as import_nif:
-        def import_one(context, path, progress):
+    with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
+                    skeleton=args.starfield_skeleton, starfield_morphs=args.starfield_morphs,
+                    morphs=args.morphs) as import_nif:
+        def import_one(context, path, progress, rollback):
+            if is_tri(path):  # onto the meshes of the file imported before, else (FaceGen) a mesh of its own
+                meshes = [o for o in objects_of(built[-1]) if o.type == "MESH"] if built else []
+                objects, warnings = apply_file(context, path, meshes, rollback=rollback)
+                return (built[-1] if meshes else objects[0]), warnings
             havok = Path(path).suffix.lower() == ".hkx"
-            return (import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif)(context, path, progress)
+            importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
+            return importer(context, path, progress, rollback=rollback)
 
         for imported, messages in each_file(bpy.context, paths, import_one):
             if imported is None:  # then its one message is its error
                 errors += messages
                 print(f"error: {messages[0]}", file=sys.stderr, flush=True)
                 continue
-            built.append(imported)
+            done += 1
+            if imported not in built:
+                built.append(imported)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
     if not built:
@@ -61,31 +73,37 @@ def command_import(args):
         bpy.ops.wm.save_as_mainfile(filepath=str(output))
     except RuntimeError as error:
         raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
-    lines = [f"{args.blend}: {len(built)} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
+    lines = [f"{args.blend}: {done} of {len(paths)} file(s) imported"] + [describe_collection(c) for c in built]
     print("\n".join(lines))
     if errors:
         print(f"{len(errors)} file(s) failed", file=sys.stderr)
     return 2 if errors else 0
 
 
-def describe_collection(collection):
-    """What an import built (a collection, or an object with its children), in one line."""
+def objects_of(built):
+    """The objects an import built (a collection, or an object with its children)."""
     import bpy
 
-    if isinstance(collection, bpy.types.Collection):
+    if isinstance(built, bpy.types.Collection):
         from ..io.collection_objects import objects_in
 
-        objects = objects_in(collection)
-    else:
-        objects = [collection, *collection.children_recursive]
+        return objects_in(built)
+    return [built, *built.children_recursive]
+
+
+def describe_collection(collection):
+    """What an import built (a collection, or an object with its children), in one line."""
+    from ..io import schema
+
+    objects = objects_of(collection)
     meshes = {o.data for o in objects if o.type == "MESH"}
-    placed = [o for o in objects if "precombined_object" in o]
+    placed = [o for o in objects if schema.PRECOMBINED_OBJECT in o]
     line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
     if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
-        copies = sum(len(o.data.vertices) if o.data is not None and "precombined_instances_raw" in o.data else 1 for o in placed)
-        records = {(o.get("precombined_block"), o["precombined_object"]) for o in placed}  # numbered per block
+        copies = sum(len(o.data.vertices) if o.data is not None and schema.PRECOMBINED_INSTANCES_RAW in o.data else 1 for o in placed)
+        records = {(o.get(schema.PRECOMBINED_BLOCK), o[schema.PRECOMBINED_OBJECT]) for o in placed}  # numbered per block
         line += f", {copies} precombined instances of {len(records)} records"
-        named = sum("reference_form_id" in o for o in placed)
+        named = sum(schema.REFERENCE_FORM_ID in o for o in placed)
         if named:
             line += f", {named} named after their references"
     armatures = [o for o in objects if o.type == "ARMATURE"]
@@ -94,7 +112,7 @@ def describe_collection(collection):
     return line
 
 
-CELL_OPTIONS = ("layout", "plugin")  # what applies to precombined cells only
+CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only
 NIF_OPTIONS = ("game", "full_precision", "write_materials")  # to general NIFs only
 
 
@@ -109,6 +127,8 @@ def command_export(args):
     from ..core.formats import is_bsm2
 
     if args.each:
+        if args.patch or args.dry_run:
+            raise UsageError("export --each: --patch and --dry-run take one cell at a time")
         if Path(args.output).suffix or args.object:
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
@@ -168,6 +188,7 @@ def export_animation_file(bpy, args):
 
 def export_nif_file(bpy, args):
     """The .blend's objects (or --object's collection) as a NIF; a .kf from its import."""
+    from ..io import schema
     from ..io.collection_objects import objects_in
 
     objects = list(bpy.context.scene.objects)
@@ -178,7 +199,7 @@ def export_nif_file(bpy, args):
         objects = list({o for c in chosen.users_collection for o in objects_in(c)})
     if Path(args.output).suffix.lower() == ".kf":
         # A .kf is written from the collection its import made (an empty standing for the file).
-        handles = [o for o in objects if "nif_kf" in o]
+        handles = [o for o in objects if schema.NIF_KF in o]
         if len(handles) != 1:
             found = f"{len(handles)} .kf imports: choose one with --object" if handles else "no .kf import"
             raise CommandError(f"error: {args.input}: {found} (a .kf is written from its import's empty)")
@@ -190,20 +211,35 @@ def export_objects(objects, output, args):
     """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
     written back into the file they were imported from, if any. Returns the line to print."""
     from ..core.nif.blocks.precombined import cell_totals
+    from ..io import schema
     from ..io.nif.exporter import export_nif
+    from ..io.precombined.cell_outputs import PatchOptions
     from ..io.precombined.exporter import export_cell
 
     args = argparse.Namespace(**{**vars(args), "output": output})
-    if any("precombined_object" in o for o in objects):
+    if any(schema.PRECOMBINED_OBJECT in o for o in objects):
         ignored(args, NIF_OPTIONS, "a precombined cell")
-        nif, geometry = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin)
-        records, instances = cell_totals(nif)
-        line = f"{args.output}: precombined cell, {records} records, {instances} instances"
-        return line + (f"\n{geometry}: edited records' geometry" if geometry else "")
+        patch = PatchOptions(args.patch, args.esl, args.update_patch) if args.patch else None
+        if not patch:
+            ignored(args, ("esl", "update_patch"), "an export without --patch")
+        plan = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin, index=args.cdx, patch=patch,
+                           plugins=args.cell_plugin or (), dry_run=args.dry_run)
+        if args.dry_run:
+            return "\n".join([f"{args.output}: dry run, nothing written", *plan.lines()])
+        for message in plan.messages:
+            print(f"warning: {message}", file=sys.stderr)
+        records, instances = cell_totals(plan.nif)
+        lines = [f"{args.output}: precombined cell, {records} records, {instances} instances"]
+        lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
+        return "\n".join(lines + [f"  {line}" for line in plan.records])
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
-    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision)
+    morph_files = []
+    nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision,
+                               morphs=args.morphs, written=morph_files)
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
+    for path in morph_files:
+        print(f"{path}: morphs written")
     if args.write_materials:
         from ..io.nif.material_export import write_material_files
 
@@ -211,7 +247,8 @@ def export_objects(objects, output, args):
             print(f"{path}: material file written")
     if Path(args.output).suffix.lower() == ".kf":
         return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
-    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips"))
+    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips",
+                                                         "BSGeometry"))
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
 
@@ -222,7 +259,9 @@ def export_each(bpy, args):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from .batch import failure_text, summary
+    from .batch import summary
+    from ..core.errors import failure_text
+    from ..io import schema
     from ..io.collection_objects import objects_in
 
     folder = Path(args.output)
@@ -230,7 +269,7 @@ def export_each(bpy, args):
     collections = [c for c in bpy.context.scene.collection.children_recursive if c.objects]
     if not collections:
         raise CommandError(f"error: {args.input}: no collection holds objects")
-    targets = [(c, folder / f"{Path(c.get('nif_path', c.name)).stem}.nif") for c in collections]
+    targets = [(c, folder / f"{Path(c.get(schema.NIF_PATH, c.name)).stem}.nif") for c in collections]
     started, failed = time.monotonic(), 0
     if args.jobs <= 1:
         results = []

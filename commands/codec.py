@@ -84,7 +84,7 @@ def run_batch(task, jobs_list, args, given):
     from . import batch
 
     if not jobs_list:  # folders or archives holding no mesh
-        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf or .bsm2 file (`cli.py ls` lists an archive's files)")
+        raise UsageError(f"{', '.join(map(str, given))}: holds no .nif, .kf, .bsm2, .mesh or .tri file (`cli.py ls` lists an archive's files)")
     started, failed = time.monotonic(), 0
     # A spawned worker (under Blender, on Windows) imports the package as cli.py does when not run as main.
     setup = (runpy.run_path, (str(ENTRY),))
@@ -103,6 +103,16 @@ def run_batch(task, jobs_list, args, given):
 
 
 def command_precombines(args):
+    if args.meshes is not None:
+        from .creation_kit import command_meshes
+
+        return command_meshes(args)
+    if args.data_folder is None:
+        raise UsageError("precombines: give the game's Data folder")
+    if args.plan:
+        from .creation_kit import command_plan
+
+        return command_plan(args)
     from ..core.precombined.status import precombine_report, render_report
 
     report = precombine_report(args.data_folder, args.plugins, args.cell, args.geometry or None)

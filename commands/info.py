@@ -7,17 +7,26 @@ from ..core.errors import FormatError
 from ..core.formats import read_file
 from ..core.havok.animation.summary import hkx_info, render_hkx_text
 from ..core.havok.summary import system_summary
+from ..core.materials.mat import MatFile
+from ..core.nif.blocks.bs_geometry import BSGeometry
 from ..core.nif.blocks.collision import bhkSystem
 from ..core.nif.blocks.connect_points import BSConnectPointParents
 from ..core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
+from ..core.nif.blocks.objects import NiObjectNET
 from ..core.nif.blocks.packed_geometry import STREAM_TYPE_NAMES, BSPackedAdditionalGeometryData, stream_semantics
 from ..core.nif.blocks.precombined import BSPackedCombinedGeomDataExtra
 from ..core.nif.blocks.tri_shape import BSTriShape
 from ..core.nif import skinning
 from ..core.nif.header import version_string
+from ..core.starfield.mesh import MeshData, mesh_name
+from ..core.starfield.morphs import MorphFile
+from ..core.tri import BodySlideTri, FaceGenTri
+from ..core.tri.summary import bodyslide_info, facegen_info, render_tri_text
 
 
 def shape_summary(nif, index, block):
+    if isinstance(block, BSGeometry):
+        return geometry_summary(nif, index, block)
     if isinstance(block, BSTriShape):
         vertices = block.vertex_count if block.vertex_data is not None else block.num_vertices
         triangles = block.triangle_count
@@ -41,6 +50,28 @@ def shape_summary(nif, index, block):
         "vertices": int(vertices),
         "triangles": int(triangles),
         "skinned": block.skinned,
+    }
+
+
+def geometry_summary(nif, index, block):
+    """A Starfield shape: its LOD slots' counts (as the NIF states them) and meshes, and the
+    material file its shader names."""
+    lods = [
+        {"lod": number, "mesh": None if slot.data is not None else slot.name,
+         "vertices": slot.num_vertices, "triangles": slot.triangle_count}
+        for number, slot in block.lods
+    ]
+    first = lods[0] if lods else {"vertices": 0, "triangles": 0}
+    return {
+        "block": index,
+        "type": block.type_name,
+        "name": block.name,
+        "vertices": first["vertices"],
+        "triangles": first["triangles"],
+        "skinned": block.skinned,
+        "internal": block.internal,
+        "lods": lods,
+        "material": getattr(nif.block_at(block.shader_property, NiObjectNET), "name", None),
     }
 
 
@@ -94,7 +125,7 @@ def nif_info(nif):
             {"index": index, "type": block.type_name, "size": int(size)}
             for index, (block, size) in enumerate(zip(nif.blocks, header.block_sizes))
         ],
-        "shapes": [shape_summary(nif, index, block) for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom)],
+        "shapes": [shape_summary(nif, index, block) for index, block in nif.blocks_of(BSTriShape, NiTriBasedGeom, BSGeometry)],
         "roots": list(nif.roots),
         "precombined": [precombined_summary(nif, index, block) for index, block in nif.blocks_of(BSPackedCombinedGeomDataExtra)],
         "havok": [system_summary(index, block) for index, block in nif.blocks_of(bhkSystem)],
@@ -131,17 +162,116 @@ def bsm2_info(bsm):
     }
 
 
+def cdx_info(path):
+    """A .cdx's rows by cell and kind, each named where the cell's combined meshes (under the
+    Data folder holding the .cdx, ``meshes\\precombined\\[<master>\\]``) tell."""
+    from ..core.archives.data import path_in_folder
+    from ..core.nif import NifFile
+    from ..core.plugin.load_order import GAME_MASTERS
+    from ..core.precombined import cdx
+    from ..core.precombined.cell_files import mesh_file_name, read_sibling
+
+    index = cdx.CdxFile.read(path)
+    folder = Path(path).parent
+    stem = Path(path).stem
+    plugins = [f"{stem}{suffix}" for suffix in (".esp", ".esm", ".esl")] + list(GAME_MASTERS)
+    places = [str(path_in_folder(folder, f"meshes/precombined/{sub}") / "x") for sub in ["", *plugins]]
+    cells, found = [], 0
+    keys = sorted({cdx.cell_key(row["cell"], row["kind"]) for row in index.rows})
+    for key in keys:
+        rows = index.rows[index.cell_mask(key)]
+        meshes = rows[(rows["kind"] & 0x7F | cdx.INTERIOR) == cdx.MESH]
+        cell_id = int(meshes["extra"][0]) if len(meshes) else (key[0] if not key[1] else None)
+        names = {}
+        for mesh in meshes["value"].tolist():
+            data, where = read_sibling(places, mesh_file_name(cell_id, mesh)) if cell_id is not None else (None, None)
+            if data is not None:
+                found += 1
+                try:
+                    names.update(cdx.resource_names(NifFile.from_bytes(bytearray(data), path=where)))
+                except FormatError:
+                    continue
+        kinds = {}
+        for row in rows:
+            kind = cdx.resource_kind(int(row["kind"]))
+            kinds.setdefault(cdx.KIND_NAMES[kind], []).append({
+                "value": f"{int(row['value']):08X}", "extra": f"{int(row['extra']):08X}",
+                "name": cdx.row_name(kind, cell_id, int(row["value"]), int(row["extra"]), names, plugins)})
+        location = {"world": f"{key[0]:08X}", "grid": list(cdx.grid_of(key[1]))} if key[1] else "interior"
+        cells.append({"cell": f"{cell_id:08X}" if cell_id is not None else None, "location": location,
+                      "rows": len(rows), "kinds": kinds})
+    return {"format": "cdx", "rows": len(index.rows), "cells": cells, "meshes_found": found}
+
+
+def render_cdx_text(path, info):
+    lines = [f"{path}: precombined resource index (.cdx), {info['rows']} rows, {len(info['cells'])} cells, "
+             f"{info['meshes_found']} combined meshes found to name them"]
+    for cell in info["cells"]:
+        where = "interior" if cell["location"] == "interior" else \
+            f"world {cell['location']['world']} at {tuple(cell['location']['grid'])}"
+        counts = ", ".join(f"{len(rows)} {kind}" for kind, rows in cell["kinds"].items())
+        lines.append(f"  CELL {cell['cell'] or '?'} ({where}): {counts}")
+        for kind, rows in cell["kinds"].items():
+            lines += [f"    {kind} {row['value']} {row['extra']}" + (f"  {row['name']}" if row["name"] else "")
+                      for row in rows]
+    return "\n".join(lines)
+
+
+def mesh_info(mesh):
+    """A Starfield .mesh: counts, position scale and extent, and the name its bytes give it."""
+    vertices = mesh.vertices
+    return {
+        "format": "mesh",
+        "version": mesh.version,
+        "name": mesh_name(mesh.to_bytes()),
+        "vertices": len(mesh.positions),
+        "triangles": len(mesh.triangles),
+        "scale": mesh.scale,
+        "min": vertices.min(axis=0).tolist() if len(vertices) else None,
+        "max": vertices.max(axis=0).tolist() if len(vertices) else None,
+        "uv_sets": int(len(mesh.uvs) > 0) + int(len(mesh.uvs2) > 0),
+        "colors": len(mesh.colors) > 0,
+        "weights_per_vertex": mesh.weights_per_vertex,
+        "lod_triangles": [len(lod) for lod in mesh.lods],
+        "meshlets": None if mesh.meshlets is None else len(mesh.meshlets),
+    }
+
+
+def mat_info(material):
+    return {
+        "format": "mat",
+        "objects": len(material.data.get("Objects", [])) if isinstance(material.data, dict) else 0,
+        "textures": material.textures,
+    }
+
+
+def morph_info(morphs):
+    return {
+        "format": "morph",
+        "morphs": list(morphs.names),
+        "vertices": len(morphs.vertices),
+        "rows": len(morphs.rows),
+    }
+
+
+READERS_INFO = ((Bsm2File, bsm2_info), (MeshData, mesh_info), (MatFile, mat_info), (MorphFile, morph_info),
+                (FaceGenTri, facegen_info), (BodySlideTri, bodyslide_info))
+
+
 def file_info(path):
+    if Path(path).suffix.lower() == ".cdx":
+        return cdx_info(path)
     if Path(path).suffix.lower() == ".hkx":
         return hkx_info(path)
     data = read_file(path)
-    return bsm2_info(data) if isinstance(data, Bsm2File) else nif_info(data)
+    return next((info(data) for kind, info in READERS_INFO if isinstance(data, kind)), None) or nif_info(data)
 
 
 GAME_NAMES = {
     "FO3": "Fallout 3 / New Vegas",
     "FO4": "Fallout 4",
     "FO76": "Fallout 76",
+    "SF": "Starfield",
     "SSE": "Skyrim Special Edition",
     "SKYRIM": "Skyrim",
     "unknown": "unknown game",
@@ -149,16 +279,20 @@ GAME_NAMES = {
 
 
 def render_text(path, info):
-    if info["format"] == "hkx":
-        return render_hkx_text(path, info)
-    if info["format"] == "bsm2":
-        return render_bsm2_text(path, info)
+    if info["format"] in TEXT:
+        return TEXT[info["format"]](path, info)
     lines = [
         f"{path}: NIF {info['version']} ({GAME_NAMES[info['game']]}), user {info['user_version']}, "
         f"bs {info['bs_version']}, {info['endian']}-endian, {len(info['blocks'])} blocks",
     ]
     for shape in info["shapes"]:
         skinned = ", skinned" if shape["skinned"] else ""
+        if "lods" in shape:
+            lods = "; ".join(f"LOD {lod['lod']} {lod['mesh'] or 'inline'}: {lod['vertices']} vertices, "
+                             f"{lod['triangles']} triangles" for lod in shape["lods"])
+            material = f", material {shape['material']}" if shape["material"] else ""
+            lines.append(f"  shape {shape['block']} {shape['type']} {shape['name']!r}{skinned}{material}: {lods or 'no LOD'}")
+            continue
         lines.append(
             f"  shape {shape['block']} {shape['type']} {shape['name']!r}: "
             f"{shape['vertices']} vertices, {shape['triangles']} triangles{skinned}"
@@ -179,7 +313,7 @@ def render_text(path, info):
         points = ", ".join(f"{p['name']} on {p['parent'] or 'the root'}" for p in info["connect_points"])
         lines.append(f"  connect points: {points}")
     for system in info["havok"]:
-        state = system.get("error") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
+        state = system.get("error") or system.get("kept") or f"{len(system['bodies'])} bodies, {system['constraints']} constraints"
         lines.append(f"  havok block {system['block']} ({system['kind']}): {state}")
     lines.extend(f"  warning: {warning}" for warning in info["warnings"])
     return "\n".join(lines)
@@ -199,3 +333,31 @@ def render_bsm2_text(path, info):
         )
     lines.extend(f"  warning: {warning}" for warning in info["warnings"])
     return "\n".join(lines)
+
+
+def render_mesh_text(path, info):
+    extent = f", from {fmt(info['min'])} to {fmt(info['max'])}" if info["min"] else ""
+    lods = ", LODs of " + ", ".join(map(str, info["lod_triangles"])) + " triangles" if info["lod_triangles"] else ""
+    weights = f", {info['weights_per_vertex']} bone weights per vertex" if info["weights_per_vertex"] else ""
+    meshlets = "no meshlets" if info["meshlets"] is None else f"{info['meshlets']} meshlets"
+    return (f"{path}: Starfield mesh version {info['version']}, {info['vertices']} vertices, {info['triangles']} triangles, "
+            f"scale {info['scale']:g}{extent}{weights}{lods}, {meshlets}\n  name for its bytes: {info['name']}")
+
+
+def fmt(values):
+    return "(" + ", ".join(f"{v:.4g}" for v in values) + ")"
+
+
+def render_mat_text(path, info):
+    lines = [f"{path}: Starfield material, {info['objects']} objects, {len(info['textures'])} textures"]
+    lines.extend(f"  texture {name}" for name in info["textures"])
+    return "\n".join(lines)
+
+
+def render_morph_text(path, info):
+    return (f"{path}: Starfield morphs for {info['vertices']} vertices ({info['rows']} rows): "
+            + ", ".join(repr(name) for name in info["morphs"]))
+
+
+TEXT = {"cdx": render_cdx_text, "hkx": render_hkx_text, "bsm2": render_bsm2_text, "mesh": render_mesh_text,
+        "mat": render_mat_text, "morph": render_morph_text, "tri": render_tri_text}

@@ -15,10 +15,16 @@ class Parser(argparse.ArgumentParser):
 
 
 def form_id(text):
+    """A FormID as the reports print one: hexadecimal, or ``Plugin.esm:XXXXXX`` (a record of a
+    plugin the Data folder lacks); checked again against the load order."""
+    name, colon, number = text.rpartition(":")
     try:
-        return int(text, 16)
+        value = int(number, 16)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a hexadecimal FormID") from None
+        value = -1
+    if not 0 <= value <= (0xFFFFFF if colon else 0xFFFFFFFF) or colon and not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a FormID: hexadecimal (00001E58), or Plugin.esm:XXXXXX")
+    return text
 
 
 def add_jobs(parser):
@@ -56,7 +62,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"%(prog)s (Precombined NIF) {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf and .bsm2 in them)")
+    info = commands.add_parser("info", help="summarise files (folders and archives: every .nif, .kf, .bsm2, .mesh and .tri in them)")
     info.add_argument("files", nargs="+", metavar="file")
     add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
@@ -96,17 +102,26 @@ def build_parser():
     precombines = commands.add_parser(
         "precombines", help="Fallout 4: which precombined cells of a load order the game draws, and what breaks the others"
     )
-    precombines.add_argument("data_folder", help="the game's Data folder")
+    precombines.add_argument("data_folder", nargs="?", help="the game's Data folder")
     precombines.add_argument("--plugins", help="the load order's plugins.txt (default: the game's masters, then the "
                              "folder's other plugins, masters first, by name)")
-    precombines.add_argument("--cell", type=form_id, help="only this cell (its load-order FormID, hexadecimal)")
+    precombines.add_argument("--cell", type=form_id, help="only this cell: its load-order FormID (hexadecimal), or "
+                             "Plugin.esm:XXXXXX as the report names a cell of a plugin the folder lacks")
     precombines.add_argument("--geometry", action="store_true", help="also open every cell's meshes to check their "
                              "geometry files (always done with --cell)")
-    precombines.add_argument("--json", action="store_true", help="print the report as JSON")
+    precombines.add_argument("--plan", action="store_true", help="with --cell: which references of the cell the "
+                             "Creation Kit will combine, into which group, and the rule keeping each other one out")
+    precombines.add_argument("--meshes", nargs="*", metavar="NIF", help="whether the Creation Kit can combine each "
+                             "model the load order's STAT and SCOL bases use (loose or archived), or each NIF given "
+                             "(files, folders, archives; no Data folder needed): the rule and block when it cannot")
+    precombines.add_argument("--json", action="store_true", help="print the report as JSON (--meshes: one JSON object "
+                             "a model)")
+    add_jobs(precombines)
     precombines.set_defaults(run=command_precombines)
 
-    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx) into a new .blend (needs Blender)")
-    load.add_argument("files", nargs="+")
+    load = commands.add_parser("import", help="import files (.bsm2, .nif, .hkx, .tri) into a new .blend (needs Blender)")
+    load.add_argument("files", nargs="+", help=".tri files named go onto the meshes of the file imported before them "
+                      "(a FaceGen .tri with none: a mesh of its own)")
     load.add_argument("--blend", required=True, help="the .blend file to write")
     load.add_argument("--skeleton", help=".hkx animations: the skeleton (.hkx or .nif) whose armature they animate "
                       "(default: the last skeleton .hkx imported before them)")
@@ -118,6 +133,13 @@ def build_parser():
     load.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin, then any of its masters "
                       "(repeatable), to name every copy after the reference placing it (default: the plugin found in "
                       "the cell's Data folder)")
+    load.add_argument("--starfield-skeleton", metavar="NIF", help="Starfield NIFs: the skeleton NIF whose nodes pose "
+                      "their skins' bones (default: meshes\\actors\\human\\characterassets\\skeleton.nif when the "
+                      "NIF's Data folder holds it)")
+    load.add_argument("--starfield-morphs", metavar="MORPH.dat", help="Starfield NIFs: a morph.dat whose morphs become shape keys "
+                      "of the shape with as many vertices")
+    load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
+                      "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
@@ -141,6 +163,18 @@ def build_parser():
         help=".nif, precombined cells: the plugin whose '<Plugin> - Geometry.csg' receives edited records of cells "
         "keeping their geometry in a .csg (default: the plugin the records came from, else the output's stem)",
     )
+    save.add_argument("--cdx", help=".nif, precombined cells: the .cdx to start the plugin's resource index from "
+                      "(default: the one beside the .csg the import read)")
+    save.add_argument("--patch", metavar="OUT.esp", help=".nif, precombined cells: also write a patch plugin moving, "
+                      "disabling and adding the REFRs of the copies edited, and its own '<Patch> - Geometry.csg' and "
+                      "'<Patch>.cdx'")
+    save.add_argument("--esl", action="store_true", help="--patch: flag the patch as a light plugin (ESL)")
+    save.add_argument("--update-patch", action="store_true", help="--patch: the patch may exist; its records are kept "
+                      "and updated (it is never overwritten otherwise)")
+    save.add_argument("--cell-plugin", action="append", metavar="PLUGIN", help="--patch: the cell's plugin, then any "
+                      "of its masters (repeatable; default: found in the cell's Data folder)")
+    save.add_argument("--dry-run", action="store_true", help=".nif, precombined cells: list the files and the patch's "
+                      "records the export would write, and write nothing")
     save.add_argument(
         "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
         "its own NIF there, named after the file it came from"
@@ -148,10 +182,13 @@ def build_parser():
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)
-    save.add_argument("--game", choices=("FO4", "FO3", "SSE"), help=".nif: the game to write for (default: as imported, else "
-                      "FO4); .hkx: FO4 or SSE, when the action's import does not say")
-    save.add_argument("--full-precision", action="store_true", help=".nif, FO4: 32-bit vertex positions")
-    save.add_argument("--write-materials", action="store_true", help=".nif, FO4: write the BGSM/BGEM files of materials "
-                      "edited since their material file gave them their look")
+    save.add_argument("--game", choices=("FO4", "FO76", "FO3", "SSE", "SKYRIM", "SF"), help=".nif: the game to write "
+                      "for (default: as imported, else FO4; SKYRIM: Skyrim LE; SF: Starfield, its .mesh files under the "
+                      "NIF's Data folder); .hkx: FO4 or SSE, when the action's import does not say")
+    save.add_argument("--full-precision", action="store_true", help=".nif, FO4 and FO76: 32-bit vertex positions")
+    save.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: do not write the meshes' shape "
+                      "keys to their .tri files beside it")
+    save.add_argument("--write-materials", action="store_true", help=".nif: write the material files (FO4: BGSM/BGEM; "
+                      "Starfield: .mat) of materials edited since their material file gave them their look")
     save.set_defaults(run=command_export)
     return parser

@@ -35,3 +35,17 @@ class FormatError(Exception):
         if self.offset is not None:
             where.append(f"offset {self.offset} (0x{self.offset:X})")
         return ": ".join([", ".join(where), self.message] if where else [self.message])
+
+
+def failure_text(path, error):
+    """The one line telling a user that ``path`` (a file read or written; None: only the error
+    knows) failed: the file, where in it when known, and what is wrong. Every failure a user
+    sees is worded by this: the operators, the import loop, the command line."""
+    if isinstance(error, FormatError):
+        return str(error.located(path=path))
+    where = [str(path)] if path is not None else []
+    if isinstance(error, OSError):
+        if error.filename is not None and str(error.filename) != str(path):  # another file than the one named
+            where.append(str(error.filename))
+        return ": ".join([*where, error.strerror or str(error)])
+    return ": ".join([*where, f"internal error ({type(error).__name__}: {error}); please report it"])

@@ -52,6 +52,7 @@ GAMES = {
         Game("SSE", "Skyrim Special Edition", ("Skyrim.esm",), ("Skyrim - *.bsa",)),
         Game("SKYRIM", "Skyrim", ("Skyrim.esm",), ("Skyrim - *.bsa",)),
         Game("FO76", "Fallout 76", ("SeventySix.esm",), ("SeventySix - *.ba2",)),
+        Game("SF", "Starfield", ("Starfield.esm",), ("Starfield - *.ba2",)),
     )
 }
 

@@ -1,5 +1,6 @@
 """The import loop the operators and the command line share: files one by one into the scene,
-a file that fails leaving nothing behind; a NIF (precombined cells as cells, their copies named
+a file that fails leaving nothing behind (one io.datablocks.Rollback a file, around all its
+passes); a NIF (precombined cells as cells, their copies named
 after their references) and a .bsm2 as one file's import. The user's folders come in as a
 ``UserFolders`` (the operators read theirs from the preferences; the command line has none)."""
 
@@ -11,16 +12,19 @@ import numpy as np
 
 from ..core.archives.data import read_path, split_archive_path, stored_path
 from ..core.bsm2 import Bsm2File
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..core.formats import not_a_nif
 from ..core.nif import NifFile
 from ..core.nif.xbox import to_pc
 from .bsm2 import importer as bsm2_import
+from .datablocks import Rollback, rolled_back
 from .nif.importer import SceneBuilder
 from .nif.source import keep_scale, keep_source
 from .plugin.references import name_instances
 from .precombined.breakers import load_order_report, mark_breakers
 from .precombined.importer import CellBuilder, GeometrySource
+from . import schema
+from .tri.importer import load_companions
 
 
 @dataclass(frozen=True)
@@ -43,26 +47,25 @@ NO_FOLDERS = UserFolders()
 
 
 def each_file(context, paths, import_one):
-    """Import each file with ``import_one(context, path, progress)`` -> (collection, warnings),
-    where ``progress(fraction)`` says how far into the file it is; yields (collection or None,
-    messages) per file. A file that fails leaves nothing behind and does not stop the others:
-    its one message is its error."""
+    """Import each file with ``import_one(context, path, progress, rollback=rollback)`` ->
+    (collection, warnings), where ``progress(fraction)`` says how far into the file it is and
+    ``rollback`` takes every datablock made; yields (collection or None, messages) per file. A
+    file that fails leaves nothing behind and does not stop the others: its one message is its
+    error."""
     window_manager = context.window_manager
     window_manager.progress_begin(0, max(len(paths), 1))
     try:
         for number, path in enumerate(paths):
             try:
-                with np.errstate(all="ignore"):  # odd values are reported as errors, not numpy warnings
+                # odd values are reported as errors, not numpy warnings
+                with Rollback() as rollback, np.errstate(all="ignore"):
                     collection, warnings = import_one(
-                        context, path, lambda fraction, done=number: window_manager.progress_update(done + fraction)
+                        context, path, lambda fraction, done=number: window_manager.progress_update(done + fraction),
+                        rollback=rollback,
                     )
                 result = collection, [f"{path}: {warning}" for warning in warnings]
-            except FormatError as error:  # errors found while building know no file: name it
-                result = None, [str(error.located(path=path))]
-            except OSError as error:
-                result = None, [f"{path}: {error.strerror or error}"]
-            except Exception as error:  # a bug of ours: the file's data is already removed; say so in one line
-                result = None, [f"{path}: internal error ({type(error).__name__}: {error}); please report it"]
+            except Exception as error:  # bad input, or a bug of ours: the rollback removed what the file made
+                result = None, [failure_text(path, error)]
             window_manager.progress_update(number + 1)
             yield result
     finally:
@@ -79,8 +82,19 @@ def import_files(context, paths, import_one):
     return collections, messages
 
 
-def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO_FOLDERS, **options):
-    """One file into a new collection linked to the scene, or nothing at all if it fails."""
+@rolled_back
+def import_nif(context, path, progress=None, *, rollback, builder=SceneBuilder, folders=NO_FOLDERS, morphs=True,
+               **options):
+    """One file into a new collection linked to the scene, or nothing at all if it fails:
+    (collection, warnings). ``morphs``: the .tri files the games read with the NIF go onto its
+    meshes as shape keys."""
+    scene_builder = build_nif(context, path, progress, rollback, builder, folders, options)
+    return scene_builder.collection, scene_builder.warnings() + (nif_morphs(context, scene_builder) if morphs else [])
+
+
+def build_nif(context, path, progress, rollback, builder, folders, options):
+    """The builder (``builder``'s instance) that made ``path`` into a new collection linked to
+    the scene, every datablock made added to ``rollback``."""
     path = stored_path(path)
     data = bytearray(read_path(path))  # a loose file, or ARCHIVE.ba2:inner/path
     try:
@@ -92,36 +106,37 @@ def import_nif(context, path, progress=None, *, builder=SceneBuilder, folders=NO
         data = bytearray(nif.to_bytes())
         nif = NifFile.from_bytes(data, path=path)
     inside = split_archive_path(path)
-    collection = bpy.data.collections.new(inside.stem if inside else Path(path).stem)
+    collection = rollback.add(bpy.data.collections.new(inside.stem if inside else Path(path).stem))
     data_folders = folders.data_folders(nif.header.game)
     if inside:  # the archive's own Data folder has the file's textures and materials
         data_folders = [*data_folders, str(inside.data_folder)]
     options.setdefault("data_folders", data_folders)
     options.setdefault("cache_folder", folders.cache)
-    try:
-        scene_builder = builder(nif, collection, progress=progress, **options)
-    except BaseException:  # refused options: nothing built yet
-        bpy.data.collections.remove(collection)
-        raise
-    try:
-        scene_builder.build()
-    except BaseException:
-        scene_builder.remove_created()
-        bpy.data.collections.remove(collection)
-        raise
+    scene_builder = builder(nif, collection, progress=progress, rollback=rollback, **options)
+    scene_builder.build()
     context.scene.collection.children.link(collection)
-    collection["nif_path"] = str(path)
-    collection["nif_game"] = nif.header.game
+    for obj in scene_builder.hidden:
+        obj.hide_set(True)
+    schema.stamp(collection)
+    collection[schema.NIF_PATH] = str(path)
+    collection[schema.NIF_GAME] = nif.header.game
     if scene_builder.keeps_source:
         keep_source(collection, data)
     # What the import left out is kept as stored on export, not taken for deleted.
-    collection["nif_built_collision"] = scene_builder.import_collision
-    collection["nif_built_skin"] = scene_builder.skins is not None
+    collection[schema.NIF_BUILT_COLLISION] = scene_builder.import_collision
+    collection[schema.NIF_BUILT_SKIN] = scene_builder.skins is not None
     keep_scale(collection, scene_builder.scale)
-    return collection, scene_builder.warnings()
+    return scene_builder
 
 
-def import_bsm2(context, path, progress=None):
+def nif_morphs(context, built):
+    """The .tri files the games read with the NIF ``built`` (its builder) made, onto its meshes:
+    warnings (a .tri that does not fit is one; the NIF's import stands)."""
+    return load_companions(context, built.nif, built.collection[schema.NIF_PATH], built.objects.values(), built.rollback)
+
+
+@rolled_back
+def import_bsm2(context, path, progress=None, *, rollback):
     """One file as a mesh and an armature in the active collection, or nothing at all if it fails;
     returns (armature object, warnings). For ``import_files``."""
     if context.mode != "OBJECT":
@@ -130,25 +145,28 @@ def import_bsm2(context, path, progress=None):
     bsm = Bsm2File.read(path)
     if progress is not None:
         progress(0.5)  # read; building the mesh and actions is the other half
-    _, armature, warnings = bsm2_import.build(context, bsm, path.stem)
+    _, armature, warnings = bsm2_import.build(context, bsm, path.stem, rollback=rollback)
     return armature, warnings
 
 
 class CellImport:
     """``import_one`` for NIFs with the cell builder (files without a precombined block import
-    like any NIF); ``options`` go to the general builder (scale, collision, skin). Placed copies
-    are named after their references, read from ``plugins`` (the cell's plugin, then masters) or
-    from the plugin found in the cell's Data folder when ``find_plugin``; then, in the load order
-    of ``load_order`` (Data folder, plugins.txt or None; default: the ``folders``' one), the cell
-    gets its precombine state and the copies overridden after its precombines were built are
-    marked. A context manager: the geometry files it opens close at its end."""
+    like any NIF, ``morphs`` as import_nif's); ``options`` go to the general builder (scale,
+    collision, skin). Placed copies are named after their references, read from ``plugins`` (the
+    cell's plugin, then masters) or from the plugin found in the cell's Data folder when
+    ``find_plugin``; then, in the load order of ``load_order`` (Data folder, plugins.txt or None;
+    default: the ``folders``' one), the cell gets its precombine state and the copies overridden
+    after its precombines were built are marked. These passes after the build are handed what it
+    made (its PlacedCopies, then the copies named), and what they make goes to the file's
+    rollback too. A context manager: the geometry files it opens close at its end."""
 
     def __init__(self, *, lod=0, geometry_path=None, instancing="OBJECTS", plugins=(), find_plugin=True,
-                 load_order=None, folders=NO_FOLDERS, **options):
+                 load_order=None, folders=NO_FOLDERS, morphs=True, **options):
         self.geometry = GeometrySource(geometry_path or None, folders.data.get("FO4") or None, folders.cache)
         self.load_order = folders.load_order if load_order is None else load_order
         self.plugins, self.find_plugin = plugins, find_plugin
-        self.options = dict(options, lod=lod, instancing=instancing, folders=folders)
+        self.folders, self.morphs = folders, morphs
+        self.options = dict(options, lod=lod, instancing=instancing)
         self.state = []  # the load order's report, read once at the first cell
 
     def __enter__(self):
@@ -157,21 +175,25 @@ class CellImport:
     def __exit__(self, *exc):
         self.geometry.close()
 
-    def __call__(self, context, path, progress=None):
+    @rolled_back
+    def __call__(self, context, path, progress=None, *, rollback):
         inside = split_archive_path(path)
         if inside is not None:  # a cell taken from an archive finds its geometry in the archive's Data folder too
             self.geometry.also_look_in(str(inside.data_folder))
-        collection, warnings = import_nif(context, path, progress, builder=CellBuilder, geometry=self.geometry, **self.options)
-        warnings = warnings + name_instances(collection, self.plugins, self.find_plugin)
-        return collection, warnings + self.mark(collection)
+        built = build_nif(context, path, progress, rollback, CellBuilder, self.folders,
+                          dict(self.options, geometry=self.geometry))
+        warnings = built.warnings() + (nif_morphs(context, built) if self.morphs else [])
+        named = name_instances(built.collection, built.copies, self.plugins, self.find_plugin)
+        return built.collection, warnings + named.warnings + self.mark(built.collection, named, rollback)
 
-    def mark(self, collection):
-        if self.load_order is None or "nif_path" not in collection:
+    def mark(self, collection, named, rollback):
+        if self.load_order is None:
             return []
         first = not self.state
         if first:
             self.state.extend(load_order_report(*self.load_order))
-        return mark_breakers(collection, self.state[0]) + (self.state[1] if first else [])  # the load order's problems once
+        # the load order's problems once, with the first file
+        return mark_breakers(collection, self.state[0], named, rollback) + (self.state[1] if first else [])
 
 
 def import_cells(context, paths, **options):

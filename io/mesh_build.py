@@ -6,11 +6,21 @@ import numpy as np
 from ..core.errors import FormatError
 
 
-def drop_degenerate(triangles):
-    """Triangles naming one vertex twice cannot be Blender faces."""
+def proper_triangles(triangles):
+    """Which triangles name three different vertices (the others cannot be Blender faces)."""
     triangles = np.asarray(triangles).reshape(-1, 3)
-    keep = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
-    return triangles[keep]
+    return (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
+
+
+def drop_degenerate(triangles):
+    """The triangles build_mesh makes faces of, in order."""
+    return np.asarray(triangles).reshape(-1, 3)[proper_triangles(triangles)]
+
+
+def face_attribute(mesh, name, values):
+    """A new INT face attribute holding ``values`` (one per face)."""
+    attribute = mesh.attributes.new(name, "INT", "FACE")
+    attribute.data.foreach_set("value", np.asarray(values, np.int32))
 
 
 def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=None, scale=1.0):

@@ -172,3 +172,15 @@ def geometry_fingerprint(mesh):
     for values in corner_data(mesh).values():
         digest.update(b"-" if values is None else np.ascontiguousarray(values).tobytes())
     return digest.hexdigest()
+
+
+def face_values(mesh, name, face_ids, missing=0):
+    """The INT face attribute ``name`` of each of ``face_ids`` (``missing`` without it; a face
+    id of -1 gets ``missing`` too)."""
+    face_ids = np.asarray(face_ids, np.intp)
+    attribute = mesh.attributes.get(name)
+    if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
+        return np.full(len(face_ids), missing, np.int64)
+    values = np.empty(len(mesh.polygons), np.int32)
+    attribute.data.foreach_get("value", values)
+    return np.where(face_ids >= 0, values[np.maximum(face_ids, 0)], missing).astype(np.int64)

@@ -2,9 +2,22 @@
 
 import bpy
 
-from . import bsm2, data_import, hkx, nif_export, nif_import, precombined_export, precombined_import
+from . import (
+    bsm2,
+    collision,
+    data_import,
+    hkx,
+    markers,
+    nif_export,
+    nif_import,
+    precombined_export,
+    precombined_import,
+    precombined_mark,
+    tri,
+)
 
-_modules = (nif_import, nif_export, precombined_import, precombined_export, bsm2, data_import, hkx)
+_modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, bsm2, data_import, hkx,
+            collision, markers, tri)
 
 
 def register():

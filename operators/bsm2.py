@@ -5,19 +5,12 @@ from pathlib import Path
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..io.bsm2.exporter import export_file, find_mesh
 from ..io.file_import import import_bsm2, import_files
-from .nif_import import MultiFileImport, report_import
+from .file_import import DropImport, MultiFileImport, report_import
 
 EXTENSION = ".bsm2"
-
-
-def _failure(error, path):
-    """One line for a file that could not be read or written."""
-    if isinstance(error, FormatError):
-        return str(error.located(path=path))
-    return f"{path}: {error.strerror or error}"
 
 
 class IMPORT_SCENE_OT_bsm2(bpy.types.Operator, MultiFileImport):
@@ -29,11 +22,7 @@ class IMPORT_SCENE_OT_bsm2(bpy.types.Operator, MultiFileImport):
 
     filename_ext = EXTENSION
     filter_glob: bpy.props.StringProperty(default=f"*{EXTENSION}", options={"HIDDEN"})
-
-    def invoke(self, context, event):
-        if self.directory and self.files:  # dropped files: there is nothing to choose
-            return self.execute(context)
-        return super().invoke(context, event)
+    drop_shows_options = False
 
     def execute(self, context):
         armatures, messages = import_files(context, self.paths(), import_bsm2)
@@ -68,7 +57,7 @@ class EXPORT_SCENE_OT_bsm2(bpy.types.Operator, ExportHelper):
         try:
             bsm, warnings = export_file(context, self.filepath)
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, _failure(error, self.filepath))
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in warnings:
             self.report({"WARNING"}, message)
@@ -80,15 +69,11 @@ class EXPORT_SCENE_OT_bsm2(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-class IO_FH_bsm2(bpy.types.FileHandler):
+class IO_FH_bsm2(DropImport, bpy.types.FileHandler):
     bl_idname = "IO_FH_bsm2"
     bl_label = "Banuba Skinned Mesh"
     bl_import_operator = IMPORT_SCENE_OT_bsm2.bl_idname
     bl_file_extensions = EXTENSION
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 CLASSES = (IMPORT_SCENE_OT_bsm2, EXPORT_SCENE_OT_bsm2, IO_FH_bsm2)

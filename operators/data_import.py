@@ -8,7 +8,7 @@ import bpy
 from .. import preferences
 from ..core.archives.data import DataFiles, split_archive_path
 from ..io.file_import import import_cells
-from .nif_import import report_import
+from .file_import import report_import
 
 _listing = {"folders": None, "paths": [], "items": []}  # Blender needs the item strings kept alive
 

@@ -5,10 +5,10 @@ from pathlib import Path
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 from ..io.havok.animation.action_export import export_animation
 from ..io.havok.animation.importer import import_animations
-from .nif_import import MultiFileImport, report_import
+from .file_import import DropImport, MultiFileImport, report_import
 
 EXTENSION = ".hkx"
 
@@ -23,6 +23,7 @@ class IMPORT_SCENE_OT_hkx(bpy.types.Operator, MultiFileImport):
 
     filename_ext = EXTENSION
     filter_glob: bpy.props.StringProperty(default=f"*{EXTENSION}", options={"HIDDEN"})
+    drop_shows_options = False
     skeleton: bpy.props.StringProperty(
         name="Skeleton", subtype="FILE_PATH",
         description="Animations go onto an armature built from this skeleton (.hkx or .nif); empty: the active armature",
@@ -34,11 +35,6 @@ class IMPORT_SCENE_OT_hkx(bpy.types.Operator, MultiFileImport):
     scene_frame_rate: bpy.props.BoolProperty(
         name="Scene Frame Rate", description="Set the scene's frame rate and range to the animation's", default=True
     )
-
-    def invoke(self, context, event):
-        if self.directory and self.files:  # dropped files: there is nothing to choose
-            return self.execute(context)
-        return super().invoke(context, event)
 
     def execute(self, context):
         armatures, messages = import_animations(
@@ -81,25 +77,18 @@ class EXPORT_SCENE_OT_hkx(bpy.types.Operator, ExportHelper):
         try:
             animation, _game = export_animation(context, self.filepath, armature, compressed=self.compression == "SPLINE",
                                                 game=self.game)
-        except FormatError as error:
-            self.report({"ERROR"}, str(error.located(path=self.filepath)))
-            return {"CANCELLED"}
-        except OSError as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error.strerror or error}")
+        except (FormatError, OSError) as error:
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Exported {animation.track_count} tracks, {animation.frame_count} frames to {Path(self.filepath).name}")
         return {"FINISHED"}
 
 
-class IO_FH_hkx(bpy.types.FileHandler):
+class IO_FH_hkx(DropImport, bpy.types.FileHandler):
     bl_idname = "IO_FH_havok_animation"
     bl_label = "Havok Animation"
     bl_import_operator = IMPORT_SCENE_OT_hkx.bl_idname
     bl_file_extensions = EXTENSION
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 CLASSES = (IMPORT_SCENE_OT_hkx, EXPORT_SCENE_OT_hkx, IO_FH_hkx)

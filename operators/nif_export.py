@@ -1,9 +1,10 @@
-"""File > Export > NIF: Fallout 4 or Fallout 3 / New Vegas files from Blender objects."""
+"""File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE or
+Starfield files from Blender objects."""
 
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
-from ..core.errors import FormatError
+from ..core.errors import FormatError, failure_text
 
 
 class NifExport(ExportHelper):
@@ -32,8 +33,8 @@ class NifExport(ExportHelper):
 
 
 class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
-    """Export objects as a Bethesda NIF (Fallout 4, or Fallout 3 / New Vegas). Objects imported from
-    a NIF write back into that file's blocks, keeping what Blender does not show"""
+    """Export objects as a Bethesda NIF (Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE,
+    Starfield). Objects imported from a NIF write back into that file's blocks, keeping what Blender does not show"""
 
     bl_idname = "export_scene.precombined_nif"
     bl_label = "Export NIF"
@@ -44,6 +45,10 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
             ("FO4", "Fallout 4", "BSTriShape geometry, BSSkin skinning"),
             ("FO3", "Fallout 3 / New Vegas", "NiTriShape geometry, NiSkinInstance skinning"),
             ("SSE", "Skyrim Special Edition", "BSTriShape geometry, NiSkinInstance skinning with the vertices in the partition"),
+            ("SKYRIM", "Skyrim", "Skyrim (Legendary Edition): NiTriShape geometry, NiSkinInstance skinning"),
+            ("FO76", "Fallout 76", "BSTriShape geometry, BSSkin skinning, shaders named after their material file"),
+            ("SF", "Starfield", "BSGeometry shapes naming .mesh files (written under the NIF's Data folder), BSSkin "
+             "skinning naming its bones"),
         ),
         default="AUTO",
     )
@@ -51,13 +56,20 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         name="Selected Only", description="Only selected objects (else the active collection)", default=False
     )
     full_precision: bpy.props.BoolProperty(
-        name="Full Precision", description="Fallout 4: 32-bit vertex positions instead of half floats", default=False
+        name="Full Precision", description="Fallout 4 and 76: 32-bit vertex positions instead of half floats", default=False
     )
 
+    write_morphs: bpy.props.BoolProperty(
+        name="Write Morphs (.tri)",
+        description="Shape keys to the .tri files beside the NIF: each to the kind it came from (FaceGen expressions "
+        "or character creation, BodySlide), new ones where the mesh's TRI Morphs panel says",
+        default=True,
+    )
     write_materials: bpy.props.BoolProperty(
         name="Write Material Files",
-        description="Fallout 4: write the BGSM/BGEM files of materials edited since their material file gave them their "
-        "look (into the Data folder the NIF goes to, else beside it); the NIF keeps naming them either way",
+        description="Write the material files (Fallout 4: BGSM/BGEM; Starfield: .mat, their textures) of materials "
+        "edited since their material file gave them their look (into the Data folder the NIF goes to, else beside it); "
+        "the NIF keeps naming them either way",
         default=False,
     )
 
@@ -76,6 +88,7 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         from ..io.nif.material_export import write_material_files
 
         objects = self.objects(context)
+        morph_files = []
         try:
             nif, messages = export_nif(
                 self.filepath,
@@ -83,15 +96,19 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
                 game=None if self.game == "AUTO" else self.game,
                 scale=self.export_scale(),
                 full_precision=self.full_precision,
+                morphs=self.write_morphs,
+                written=morph_files,
             )
             if self.write_materials:
                 for path in write_material_files(self.filepath, objects):
                     self.report({"INFO"}, f"Material file written: {path}")
         except (FormatError, OSError) as error:
-            self.report({"ERROR"}, f"{self.filepath}: {error}")
+            self.report({"ERROR"}, failure_text(self.filepath, error))
             return {"CANCELLED"}
         for message in messages:
             self.report({"WARNING"}, message)
+        for path in morph_files:
+            self.report({"INFO"}, f"Morphs written: {path}")
         self.report({"INFO"}, f"Exported {len(nif.blocks)} blocks to {self.filepath}")
         return {"FINISHED"}
 

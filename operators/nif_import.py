@@ -1,37 +1,10 @@
-"""File > Import > NIF, its drag-and-drop handler, and what the importers share (their options, the report)."""
-
-from pathlib import Path
+"""File > Import > NIF, its drag-and-drop handler, and what the NIF importers share (their options)."""
 
 import bpy
-from bpy_extras.io_utils import ImportHelper
 
 from .. import preferences
-from ..io.collection_objects import objects_in
 from ..io.file_import import import_cells
-
-
-def report_import(operator, collections, messages, kind):
-    for message in messages:  # an error only when nothing imported: the other files did
-        operator.report({"WARNING"} if collections else {"ERROR"}, message)
-    if collections:
-        cells = sum(
-            1 for c in collections if isinstance(c, bpy.types.Collection) and any("precombined_object" in o for o in objects_in(c))
-        )
-        detail = f" ({cells} precombined cell(s))" if cells else ""
-        operator.report({"INFO"}, f"Imported {len(collections)} {kind} file(s){detail}")
-    return {"FINISHED"} if collections else {"CANCELLED"}
-
-
-class MultiFileImport(ImportHelper):
-    """File browser properties shared by the importers: several files may be picked."""
-
-    files: bpy.props.CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
-    directory: bpy.props.StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
-
-    def paths(self):
-        if self.files and self.directory:
-            return [str(Path(self.directory) / f.name) for f in self.files if f.name]
-        return [self.filepath]
+from .file_import import DropImport, MultiFileImport, report_import
 
 
 class NifImport(MultiFileImport):
@@ -54,7 +27,7 @@ class NifImport(MultiFileImport):
         return {"scale": self.scale, "collision": self.use_collision, "skin": self.use_skin}
 
     # The games whose Data folders (from the preferences) the import looks in, shown in its options.
-    data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76")
+    data_folder_games = ("FO4", "FO3", "SSE", "SKYRIM", "FO76", "SF")
 
     def draw(self, context):
         """The options as Blender draws them by default, then the Data folders."""
@@ -67,29 +40,46 @@ class NifImport(MultiFileImport):
 
 
 class IMPORT_SCENE_OT_nif(bpy.types.Operator, NifImport):
-    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Skyrim SE)"""
+    """Import Bethesda NIF files (Fallout 3, New Vegas, Fallout 4, Fallout 76, Skyrim, Starfield)"""
 
     bl_idname = "import_scene.precombined_nif"
     bl_label = "Import NIF"
     # .kf: standalone animations, their sequences going to the scene's objects named like their nodes
     filter_glob: bpy.props.StringProperty(default="*.nif;*.kf", options={"HIDDEN"})
+    # the NIF importer's alone: the precombined importer's dialog is for cells, which have no .tri
+    use_morphs: bpy.props.BoolProperty(
+        name="Morphs (.tri)",
+        description="Shape keys from the .tri files the games read with the NIF: FaceGen expressions and character "
+        "creation morphs named after it, the BodySlide file its BODYTRI names",
+        default=True,
+    )
+    starfield_skeleton: bpy.props.StringProperty(
+        name="Starfield Skeleton", subtype="FILE_PATH",
+        description="Starfield: the skeleton NIF whose nodes pose the skins' bones (empty: the human skeleton, "
+        "when the Data folders hold it; else the bind pose)",
+    )
+    starfield_morphs: bpy.props.StringProperty(
+        name="Starfield Morphs", subtype="FILE_PATH",
+        description="Starfield: a morph.dat whose morphs become shape keys of the shape with as many vertices",
+    )
+
+    def import_options(self):
+        return {**super().import_options(),
+                "skeleton": bpy.path.abspath(self.starfield_skeleton) or None,
+                "starfield_morphs": bpy.path.abspath(self.starfield_morphs) or None}
 
     def execute(self, context):
         # Precombined cells dropped or picked here import with the cell importer's defaults.
         collections, messages = import_cells(context, self.paths(), folders=preferences.folders(context),
-                                             **self.import_options())
+                                             morphs=self.use_morphs, **self.import_options())
         return report_import(self, collections, messages, "NIF")
 
 
-class IO_FH_nif(bpy.types.FileHandler):
+class IO_FH_nif(DropImport, bpy.types.FileHandler):
     bl_idname = "IO_FH_precombined_nif"
     bl_label = "Bethesda NIF"
     bl_import_operator = IMPORT_SCENE_OT_nif.bl_idname
     bl_file_extensions = ".nif;.kf"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type == "VIEW_3D"
 
 
 CLASSES = (IMPORT_SCENE_OT_nif, IO_FH_nif)

@@ -5,7 +5,8 @@ import bpy
 from .. import preferences
 from ..io.file_import import import_cells
 from ..io.precombined import INSTANCING
-from .nif_import import NifImport, report_import
+from .file_import import report_import
+from .nif_import import NifImport
 
 
 class IMPORT_SCENE_OT_precombined(bpy.types.Operator, NifImport):

@@ -1,11 +1,13 @@
 """Test-only writers of BA2 and BSA archives, written from the format descriptions
 (CSG-NOTES.md, UESP's BSA page, Microsoft's DDS reference) without the product's readers, so
-extraction tests compare against bytes made independently. SSE BSAs are packed with the
-``lz4`` package of the test environment (the product decodes LZ4 itself)."""
+extraction tests compare against bytes made independently. SSE BSAs (LZ4 frames) and Starfield
+version 3 BA2s (LZ4 blocks) are packed with the ``lz4`` package of the test environment (the
+product decodes LZ4 itself)."""
 
 import struct
 import zlib
 
+import lz4.block
 import lz4.frame
 import numpy as np
 
@@ -16,29 +18,48 @@ def _hash(text):
 
 
 # -- BA2 --------------------------------------------------------------------------------------
-def _ba2(kind, version, records, blobs, names):
+# Starfield's versions add a u64 (1) after version 1's header, then (version 3) the packing: 0
+# zlib, 3 LZ4 blocks (bsa-rs' fo4 archive reader and writer).
+BA2_METHODS = {"zlib": 0, "lz4": 3}
+
+
+def ba2_header_size(version):
+    return {2: 32, 3: 36}.get(version, 24)
+
+
+def _pack(raw, compression):
+    return lz4.block.compress(raw, store_size=False) if compression == "lz4" else zlib.compress(raw, 6)
+
+
+def _ba2(kind, version, records, blobs, names, compression="zlib"):
     """Header, records, data blobs (their offsets patched into the records by the caller's
     placeholders), then the name table."""
-    header_size = 24
     body = b"".join(records)
-    data_start = header_size + len(body)
+    data_start = ba2_header_size(version) + len(body)
     data = b"".join(blobs)
     name_table = b"".join(struct.pack("<H", len(n.encode())) + n.encode() for n in names)
     header = struct.pack("<4sI4sIQ", b"BTDX", version, kind, len(names), data_start + len(data))
+    if version in (2, 3):
+        header += struct.pack("<Q", 1)
+    if version == 3:
+        header += struct.pack("<I", BA2_METHODS[compression])
     return header + body, data, name_table
 
 
-def write_ba2_gnrl(path, files, *, version=1, packed=True):
-    """``files``: {inner path: bytes}; each is zlib-packed when ``packed`` (then stored when
-    packing would not shrink it, as the CK does)."""
-    names, blobs, fields = list(files), [], []
+def write_ba2_gnrl(path, files, *, version=1, packed=True, compression="zlib"):
+    """``files``: {inner path: bytes}; each is packed (zlib, or LZ4 blocks in version 3) when
+    ``packed`` (then stored when packing would not shrink it, as the CK does); the same bytes
+    object given for several paths is packed once."""
+    names, blobs, fields, packs = list(files), [], [], {}
     for name in names:
         raw = files[name]
-        blob = zlib.compress(raw, 6) if packed else raw
+        if packed and id(raw) not in packs:
+            packs[id(raw)] = _pack(raw, compression)
+        blob = packs[id(raw)] if packed else raw
         stored = blob if len(blob) < len(raw) else raw
         blobs.append(stored)
         fields.append((len(stored) if stored is not raw else 0, len(raw)))
-    offset = 24 + 36 * len(names)
+    offset = ba2_header_size(version) + 36 * len(names)
     records = []
     for name, blob, (packed_size, size) in zip(names, blobs, fields):
         stem, _, ext = name.replace("/", "\\").rpartition("\\")[2].rpartition(".")
@@ -46,7 +67,7 @@ def write_ba2_gnrl(path, files, *, version=1, packed=True):
         records.append(struct.pack("<I4sIIQIII", _hash(stem), ext.encode()[:4].ljust(4, b"\0"), _hash(directory),
                                    0x00100100, offset, packed_size, size, 0xBAADF00D))
         offset += len(blob)
-    head, data, table = _ba2(b"GNRL", version, records, blobs, names)
+    head, data, table = _ba2(b"GNRL", version, records, blobs, names, compression)
     path.write_bytes(head + data + table)
 
 
@@ -77,13 +98,13 @@ def parse_dds(dds):
     return dxgi, width, height, mips, bool(caps2 & 0x200), 128
 
 
-def write_ba2_dx10(path, textures, *, version=1, packed=True):
+def write_ba2_dx10(path, textures, *, version=1, packed=True, compression="zlib"):
     """``textures``: {inner path: complete .dds bytes}; each is cut into one chunk per mip for
     the first mips and one chunk for the rest (the layout Archive2 writes), cubemaps into one."""
     names, records, blobs = list(textures), [], []
     parsed = [parse_dds(textures[name]) for name in names]
     table_size = sum(24 + 24 * _chunk_count(p) for p in parsed)
-    offset = 24 + table_size
+    offset = ba2_header_size(version) + table_size
     for name, (dxgi, width, height, mips, cube, header_length) in zip(names, parsed):
         data = textures[name][header_length:]
         pieces = _chunks(data, dxgi, width, height, mips, cube)
@@ -92,12 +113,12 @@ def write_ba2_dx10(path, textures, *, version=1, packed=True):
         record = struct.pack("<I4sIBBHHHBBBB", _hash(stem), ext.encode().ljust(4, b"\0"), _hash(directory), 0,
                              len(pieces), 24, height, width, mips, dxgi, 1 if cube else 0, 8)
         for first, last, raw in pieces:
-            blob = zlib.compress(raw) if packed else raw
+            blob = _pack(raw, compression) if packed else raw
             record += struct.pack("<QIIHHI", offset, len(blob) if packed else 0, len(raw), first, last, 0xBAADF00D)
             blobs.append(blob)
             offset += len(blob)
         records.append(record)
-    head, data, table = _ba2(b"DX10", version, records, blobs, names)
+    head, data, table = _ba2(b"DX10", version, records, blobs, names, compression)
     path.write_bytes(head + data + table)
 
 
@@ -119,16 +140,18 @@ def _chunks(data, dxgi, width, height, mips, cube):
 
 
 # -- BSA --------------------------------------------------------------------------------------
-def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggled=()):
-    """``files``: {inner path: bytes}, version 104 (zlib) or 105 (LZ4 frames). Files in
-    ``toggled`` flip the archive's default compression (the size field's bit 30)."""
+def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggled=(), more_flags=0):
+    """``files``: {inner path: bytes}, version 103 / 104 (zlib) or 105 (LZ4 frames). Files in
+    ``toggled`` flip the archive's default compression (the size field's bit 30). ``more_flags``
+    are set in the header and change nothing written (Oblivion-era archives set 0x100 without
+    embedding names)."""
     folders = {}
     for name in files:
         folder, _, file = name.replace("/", "\\").lower().rpartition("\\")
         folders.setdefault(folder, []).append((file, name))
     folder_order = sorted(folders)
-    flags = 0x1 | 0x2 | (0x4 if compressed else 0) | (0x100 if embed_names else 0)
-    folder_record_size = 16 if version == 104 else 24
+    flags = 0x1 | 0x2 | (0x4 if compressed else 0) | (0x100 if embed_names else 0) | more_flags
+    folder_record_size = 24 if version == 105 else 16
     folder_names_length = sum(len(f) + 1 for f in folder_order)
     file_names = b"".join(file.encode() + b"\0" for f in folder_order for file, _ in folders[f])
     file_count = len(files)
@@ -142,7 +165,7 @@ def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggl
     for folder in folder_order:
         entries = folders[folder]
         # The folder record's offset counts the file names' length too (a quirk of the format).
-        if version == 104:
+        if version != 105:
             folder_records += struct.pack("<QII", _hash(folder), len(entries), block_at + len(file_names))
         else:
             folder_records += struct.pack("<QIIQ", _hash(folder), len(entries), 0, block_at + len(file_names))
@@ -155,7 +178,7 @@ def write_bsa(path, files, *, version, compressed=True, embed_names=False, toggl
                 full = f"{folder}\\{file}".encode()
                 blob += bytes([len(full)]) + full
             if pack:
-                body = zlib.compress(raw) if version == 104 else lz4.frame.compress(raw)
+                body = lz4.frame.compress(raw) if version == 105 else zlib.compress(raw)
                 blob += struct.pack("<I", len(raw)) + body
             else:
                 blob += raw

@@ -77,6 +77,9 @@ class RawNif:
             self.max_string_length = max(self.max_string_length, len(text))
         return self.strings.index(text)
 
+    def block_types(self):
+        return [self.type_of(index) for index in range(len(self.blocks))]
+
     def indices_of(self, type_name):
         return [i for i in range(len(self.blocks)) if self.type_of(i) == type_name]
 
@@ -116,6 +119,10 @@ class RawNif:
         offsets["collision"] = at
         offsets["end"] = at + 4
         return offsets
+
+    def flags(self, index):
+        """NiAVObject's flags (u32 after bs 26)."""
+        return struct.unpack_from("<I", self.blocks[index], self.av_offsets(index)["transform"] - 4)[0]
 
     def node_name(self, index):
         (name,) = struct.unpack_from("<i", self.blocks[index], self.av_offsets(index)["name"])

@@ -139,3 +139,60 @@ def independent_refrs(data):
 
     walk(24 + struct.unpack_from("<I", data, 4)[0], len(data))
     return out
+
+
+def independent_records(data):
+    """Every record of a plugin, read with struct and zlib only after xEdit's wbDefinitionsFO4
+    (record header: type, size, flags, FormID, Version Control Info 1, form version, VCI 2;
+    fields: type, u16 size, XXXX giving the next field a u32 size): a list of dicts (type,
+    flags, form_id, vci, fields: {type: [bytes, ...]}, groups: [(label bytes, group type), ...]
+    from the outermost down)."""
+    out = []
+
+    def walk(at, end, groups):
+        while at < end:
+            kind, size, flags, form_id, vci = struct.unpack_from("<4sIIII", data, at)
+            if kind == b"GRUP":
+                group_type = struct.unpack_from("<i", data, at + 12)[0]
+                walk(at + 24, at + size, groups + [(data[at + 8:at + 12], group_type)])
+                at += size
+                continue
+            body = data[at + 24:at + 24 + size]
+            if flags & 0x40000:
+                body = zlib.decompress(body[4:])
+            fields, pos, big = {}, 0, None
+            while pos < len(body):
+                name, length = struct.unpack_from("<4sH", body, pos)
+                length = big if big is not None else length
+                value = body[pos + 6:pos + 6 + length]
+                big = struct.unpack("<I", value)[0] if name == b"XXXX" else None
+                if name != b"XXXX":
+                    fields.setdefault(name.decode(), []).append(value)
+                pos += 6 + length
+            out.append({"type": kind.decode(), "flags": flags, "form_id": form_id, "vci": vci, "fields": fields,
+                        "groups": groups})
+            at += 24 + size
+
+    walk(24 + struct.unpack_from("<I", data, 4)[0], len(data), [])
+    return out
+
+
+def xcri_pairs(xcri):
+    """(mesh hashes, [(reference, mesh)]) of an XCRI field (xEdit's wbCELLCombinedRefsCounter:
+    the second count is twice the pairs)."""
+    meshes, values = struct.unpack_from("<II", xcri)
+    hashes = list(struct.unpack_from(f"<{meshes}I", xcri, 8))
+    flat = struct.unpack_from(f"<{values}I", xcri, 8 + 4 * meshes)
+    return hashes, list(zip(flat[::2], flat[1::2]))
+
+
+def masters_of(data):
+    """The MAST names of a plugin's TES4 record."""
+    size = struct.unpack_from("<I", data, 4)[0]
+    body, pos, names = data[24:24 + size], 0, []
+    while pos < len(body):
+        name, length = struct.unpack_from("<4sH", body, pos)
+        if name == b"MAST":
+            names.append(body[pos + 6:pos + 6 + length].rstrip(b"\0").decode("cp1252"))
+        pos += 6 + length
+    return names

@@ -5,11 +5,13 @@ constraint atoms built by hand."""
 import struct
 
 import numpy as np
-from support import corpus_files_holding
+from support import corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, RawObject
+from precombined_nif.core.havok.tagfile import MAGIC
 
-RAGDOLLS = corpus_files_holding("**/*.nif", b"bhkRagdollSystem")
+# Fallout 4's ragdolls (packfiles); Starfield's are Havok tagfiles, not decoded.
+RAGDOLLS = [path for path in corpus_files_holding("**/*.nif", b"bhkRagdollSystem") if MAGIC not in corpus_bytes(path)]
 
 # offsets in the objects: transform A's and B's translations, then the limits
 TRANSLATION_A, TRANSLATION_B = 0x60, 0xA0

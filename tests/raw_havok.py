@@ -89,7 +89,10 @@ def read_shape(type_name, raw):
         n = r.take("I")
         return dict(sub_shapes=list(np.atleast_1d(r.take(f"{n}i"))) if n else [], material=r.take("I"))
     if type_name == "bhkMoppBvTreeShape":
-        return dict(shape=r.take("i"))
+        shape = r.take("i")
+        r.at += 12 + 4
+        size = r.take("I")
+        return dict(shape=shape, code=raw[len(raw) - size :])
     if type_name == "bhkPackedNiTriStripsShape":
         r.at = 16
         scale = np.array(r.take("4f")[:3])

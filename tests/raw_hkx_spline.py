@@ -17,6 +17,7 @@ dropped, rebuilt from the unit length; the other three are kept in order, each m
 B-splines are evaluated by the recursive Cox-de Boor definition."""
 
 import struct
+from typing import NamedTuple
 
 import numpy as np
 
@@ -145,10 +146,20 @@ def _read_rotation(data, pos, flags, quant):
     return pos, [0.0, 0.0, 0.0, 1.0], []
 
 
+class Track(NamedTuple):
+    """One track of a block: position, rotation and scale, each a spline (degree, knots, points)
+    or a static value; the rotation's quantisation, its quaternions' bytes, and whether it is static."""
+
+    position: object
+    rotation: object
+    scale: object
+    rotation_quantisation: int
+    rotation_bytes: list
+    static_rotation: bool
+
+
 def read_block(data, start, mask_size, tracks):
-    """Per track of the block at ``start``: (position, rotation, rotation quantisation, the
-    rotation's quaternion bytes, static or not); a position or rotation is a spline (degree,
-    knots, points) or a static value."""
+    """The block at ``start``: a Track per track."""
     pos = _align(start + mask_size, 4)
     found = []
     for track in range(tracks):
@@ -157,8 +168,8 @@ def read_block(data, start, mask_size, tracks):
         pos = _align(pos, 4)
         rotation_quant = (quant >> 2) & 15
         pos, rotation, raw = _read_rotation(data, pos, rotation_flags, rotation_quant)
-        pos, _ = _read_vector(data, pos, scale_flags, quant >> 6, 1.0)
-        found.append((position, rotation, rotation_quant, raw, not rotation_flags & 0xF0))
+        pos, scale = _read_vector(data, pos, scale_flags, quant >> 6, 1.0)
+        found.append(Track(position, rotation, scale, rotation_quant, raw, not rotation_flags & 0xF0))
     return found
 
 
@@ -175,16 +186,17 @@ def spline_fields(obj_bytes, data_at):
 
 
 def independent_frames(obj_bytes, data_at, frames_wanted):
-    """{frame: (translations, rotations)} read from the object's bytes."""
+    """{frame: (translations, rotations, scales)} read from the object's bytes."""
     tracks, _, blocks, per_block, mask_size, block_offsets, data = spline_fields(obj_bytes, data_at)
     result = {}
     for frame in frames_wanted:
         block = min(frame // (per_block - 1), blocks - 1)
         u = frame - block * (per_block - 1)
-        translations, rotations = [], []
-        for position, rotation, *_ in read_block(data, block_offsets[block], mask_size, tracks):
-            translations.append(value_at(position, u))
-            q = value_at(rotation, u)
+        translations, rotations, scales = [], [], []
+        for track in read_block(data, block_offsets[block], mask_size, tracks):
+            translations.append(value_at(track.position, u))
+            q = value_at(track.rotation, u)
             rotations.append(q / np.linalg.norm(q))
-        result[frame] = (np.array(translations), np.array(rotations))
+            scales.append(value_at(track.scale, u))
+        result[frame] = (np.array(translations), np.array(rotations), np.array(scales))
     return result

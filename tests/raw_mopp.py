@@ -1,7 +1,8 @@
 """MOPP trees of the corpus read straight from a NIF's bytes with struct, apart from the
 product's block decoders (nif.xml's layouts): bhkMoppBvTreeShape's code and space, and the
 triangles of the shape under it with the leaf ID (shape key) the game gives each: the
-triangle's index for packed strips; for Skyrim's compressed meshes the big triangle's index,
+triangle's index for packed strips, with the index of the sub shape holding its first vertex
+in the top byte (as vault74's New Vegas static collection has them); for Skyrim's compressed meshes the big triangle's index,
 or (chunk + 1) << bits-per-w-index | winding << bits-per-index | the triangle's first index
 position in its chunk (a strip's k-th triangle starts at its k-th index and has winding k & 1,
 a flat list's triangles at multiples of three after the strips)."""
@@ -54,7 +55,15 @@ def packed_data(payload):
     n = r.take("I")
     compressed = r.take("B")
     vertices = np.frombuffer(payload, "<f2" if compressed else "<f4", 3 * n, r.at).reshape(-1, 3).astype(np.float64)
-    return vertices, triangles, np.arange(count, dtype=np.uint32)
+    r.at += (2 if compressed else 4) * 3 * n
+    ends, total = [], 0
+    for _ in range(r.take("H")):
+        r.take("BBH")
+        total += r.take("I")
+        r.take("I")
+        ends.append(total)
+    keys = [sum(first >= end for end in ends) << 24 | i for i, first in enumerate(triangles[:, 0].tolist())]
+    return vertices, triangles, np.array(keys, np.uint32)
 
 
 def _rotate(q, v):

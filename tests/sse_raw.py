@@ -7,6 +7,7 @@ import struct
 import numpy as np
 
 from nif_rewriter import RawNif
+from raw_tri_shape import SKINNED, vertex_buffer
 
 SHAPES = ("BSTriShape", "BSDynamicTriShape")
 
@@ -60,22 +61,13 @@ def raw_sse_shape(nif, index):
     count = size // stride
     flags = desc >> 44
     buffer = np.frombuffer(bytes(data[20 : 20 + size]), np.uint8).reshape(count, stride)
-
-    def field(nibble, dtype, n):
-        offset = ((desc >> (4 * nibble)) & 0xF) * 4
-        return np.ascontiguousarray(buffer[:, offset : offset + np.dtype(dtype).itemsize * n]).view(dtype).reshape(count, n)
-
-    positions = dynamic[:, :3] if dynamic is not None and len(dynamic) else np.ascontiguousarray(buffer[:, :12]).view("<f4")  # SSE: floats first
-    uvs = field(2, "<f2", 2).astype(np.float64) if flags & 0x2 else None
-    normals = field(4, "u1", 3) / 255 * 2 - 1 if flags & 0x8 else None
-    colors = field(6, "u1", 4) / 255 if flags & 0x20 else None
+    vertices = vertex_buffer(buffer, desc, True)  # SSE: float positions
+    positions = dynamic[:, :3] if dynamic is not None and len(dynamic) else vertices["positions"]
+    uvs, normals, colors = vertices["uvs"], vertices["normals"], vertices["colors"]
     weights = {}
-    if flags & 0x40:
-        offset = ((desc >> 28) & 0xF) * 4
-        values = np.ascontiguousarray(buffer[:, offset : offset + 8]).view("<f2").astype(np.float64)
-        slots = buffer[:, offset + 8 : offset + 12]
+    if flags & SKINNED:
         for vertex in range(count):
-            for value, slot in zip(values[vertex], slots[vertex]):
+            for value, slot in zip(vertices["weights"][vertex], vertices["bones"][vertex]):
                 if value > 0:
                     node = bones[slot]
                     weights.setdefault(vertex, {})[node] = weights.get(vertex, {}).get(node, 0) + value

@@ -8,6 +8,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
+# The .hkx files of realmods/: the Skyrim SE character skeleton whose objects a converter numbered,
+# a Fallout 4 creature skeleton and a Fallout 4 mod animation written by another exporter.
+REALMODS = CORPUS / "realmods"
+SSE_CHARACTER_SKELETON = (REALMODS / "Pandora-Behaviour-Engine-Plus/Pandora Behaviour Engine/Pandora_Engine/Skyrim"
+                          / "Template/actors/character/character assets/skeleton.hkx")
+FO4_CREATURE_SKELETON = REALMODS / "UAP/006 Super_Mutant_Skeleton/Meshes/Actors/Supermutant/CharacterAssets/skeleton.hkx"
+FO4_MOD_ANIMATION = (REALMODS / "UAP/60 Addons/30 Fixes/Anim_Aligments/Meshes/Actors/Character/Animations/Brave"
+                     / "DCFemSitting3M0.hkx")
 # Packages of the Blender side that the command line's parser reads names from: they hold no code,
 # so the codec commands may load them.
 CODE_FREE_PACKAGES = ("precombined_nif.io", "precombined_nif.io.precombined")
@@ -66,3 +74,12 @@ def corpus_nif(path):
         return NifFile.from_bytes(corpus_bytes(path), path)
     except FormatError:
         return None  # Corrupt.nif: refused, which the damaged-file tests check
+
+
+def corpus_plugin_folder(corpus, folder):
+    """A Data folder at ``folder`` holding the corpus plugin AlootHomePlate.esp, its geometry file
+    and its meshes (linked, not copied), without Fallout4.esm; returns it."""
+    folder.mkdir()
+    for name in ("AlootHomePlate.esp", "AlootHomePlate - Geometry.csg", "Meshes"):
+        os.symlink(corpus / "ck-precombined" / name, folder / name)
+    return folder

@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from archive_writer import DX10_ONLY, LEGACY_PIXEL_FORMATS, make_dds, write_ba2_dx10, write_ba2_gnrl, write_bsa
 
-from precombined_nif.core.archives import Ba2Archive, BsaArchive, archive_key, open_archive
+from precombined_nif.core.archives import Ba2Archive, BsaArchive, archive_key, extract, open_archive
+from precombined_nif.core.archives.data import DataFiles
 from precombined_nif.core.archives.archive import Archive
 from precombined_nif.core.errors import FormatError
 
 CORPUS_BA2 = "ck-precombined/ColterFix-Main-scripts.ba2"
+CORPUS_BSA_103 = "realmods/bethesda-structs/tests/static/bsa/JIP Companions Command & Control - Assets.bsa"
 
 
 def independent_gnrl(data):
@@ -43,6 +45,70 @@ def test_corpus_ba2_extracts_what_an_independent_reader_gets(corpus):
         assert archive.read(name.upper().replace("\\", "/")) == body
     # The corpus entries are zlib-packed: make sure packed entries were exercised.
     assert all(entry.location[1] > 0 for entry in archive.entries.values())
+
+
+def independent_bsa(data):
+    """{folder\\name: bytes} of a version 103 or 104 BSA, read with struct and zlib only, walking
+    the tables in order (folder records, each folder's name and file records, the file names).
+    Version 103's flag 0x100 embeds no names."""
+    magic, version, folder_offset, flags, folders, files, _, names_length = struct.unpack_from("<4sIIIIIII", data, 0)
+    assert magic == b"BSA\0" and version in (103, 104) and flags & 0x3 == 0x3
+    counts = [struct.unpack_from("<QII", data, folder_offset + 16 * i)[1] for i in range(folders)]
+    at, records = folder_offset + 16 * folders, []
+    for count in counts:
+        folder = data[at + 1 : at + data[at]].rstrip(b"\0").decode("cp1252")
+        at += 1 + data[at]
+        for _ in range(count):
+            records.append((folder, *struct.unpack_from("<QII", data, at)[1:]))
+            at += 16
+    names = data[at : at + names_length].split(b"\0")[:files]
+    embedded = version >= 104 and flags & 0x100
+    out = {}
+    for (folder, size, offset), name in zip(records, names):
+        packed = bool(flags & 0x4) != bool(size & 0x40000000)
+        blob = data[offset : offset + (size & 0x3FFFFFFF)]
+        if embedded:
+            blob = blob[1 + blob[0] :]
+        if packed:
+            body = zlib.decompress(blob[4:])
+            assert len(body) == struct.unpack_from("<I", blob)[0]
+        else:
+            body = blob
+        out[f"{folder}\\{name.decode('cp1252')}"] = body
+    return out
+
+
+def test_corpus_bsa_103_lists_and_extracts_what_an_independent_reader_gets(corpus, tmp_path):
+    """A New Vegas mod's archive in the Oblivion-era version 103: flag 0x100 set, no names
+    embedded in the data, zlib-packed entries."""
+    path = corpus / CORPUS_BSA_103
+    data = path.read_bytes()
+    expected = independent_bsa(data)
+    assert len(expected) == 215 and struct.unpack_from("<I", data, 12)[0] & 0x104 == 0x104
+    archive = open_archive(path)
+    assert isinstance(archive, BsaArchive) and archive.version == 103
+    assert sorted(map(archive_key, archive.names())) == sorted(map(archive_key, expected))
+    for name, body in expected.items():
+        assert archive.read(name) == body
+    extracted = extract(archive, "*", tmp_path / "out")
+    assert len(extracted) == len(expected)
+    for name, body in expected.items():
+        assert (tmp_path / "out" / name.replace("\\", "/")).read_bytes() == body
+
+
+def test_corpus_bsa_103_is_searched_in_a_data_folder(corpus, tmp_path):
+    data_folder = tmp_path / "Data"
+    data_folder.mkdir()
+    (data_folder / "JIP CCC - Assets.bsa").symlink_to(corpus / CORPUS_BSA_103)
+    files = DataFiles([data_folder])
+    meshes = files.archive_paths("meshes/*.nif")
+    assert [name.split(":", 1)[1] for name in meshes] == [
+        "meshes/jazzisparis/ccc/locationmarker.nif", "meshes/jazzisparis/ccc/screwdriver.nif"
+    ]
+    archive, inner = files.locate("jazzisparis\\ccc\\BGTile.dds", "textures")
+    assert inner == "textures/jazzisparis/ccc/bgtile.dds"
+    assert archive.read(inner) == independent_bsa((corpus / CORPUS_BSA_103).read_bytes())["textures\\jazzisparis\\ccc\\bgtile.dds"]
+    assert not files.problems
 
 
 def test_patterns_are_case_and_slash_insensitive(corpus):
@@ -87,7 +153,47 @@ def test_built_dx10_archives_of_the_later_versions(tmp_path, dxgi, version):
     check_dx10_archive(tmp_path, dxgi, version=version)
 
 
-def check_dx10_archive(tmp_path, dxgi, version):
+@pytest.mark.parametrize("version, compression", [(2, "zlib"), (3, "zlib"), (3, "lz4")])
+@pytest.mark.parametrize("dxgi", [71, 28, 98])
+def test_built_starfield_dx10_archives(tmp_path, dxgi, version, compression):
+    """Starfield's versions: a longer header (version 3 naming the packing), LZ4 blocks."""
+    check_dx10_archive(tmp_path, dxgi, version=version, compression=compression)
+
+
+@pytest.mark.parametrize("version, compression", [(2, "zlib"), (3, "zlib"), (3, "lz4")])
+@pytest.mark.parametrize("packed", [True, False])
+def test_built_starfield_gnrl_archives(tmp_path, version, compression, packed):
+    files = {**sample_files(), "geometries/0123456789abcdef0123/456789abcdef01234567.mesh": bytes(range(256)) * 40}
+    path = tmp_path / "Starfield - Meshes01.ba2"
+    write_ba2_gnrl(path, files, version=version, packed=packed, compression=compression)
+    archive = open_archive(path)
+    assert (archive.version, archive.compression) == (version, compression)
+    assert archive.names() == list(files)
+    for name, body in files.items():
+        assert archive.read(name) == body
+
+
+def test_starfield_archive_of_an_unknown_packing_is_refused(tmp_path):
+    path = tmp_path / "odd.ba2"
+    write_ba2_gnrl(path, sample_files(), version=3)
+    data = bytearray(path.read_bytes())
+    data[32:36] = struct.pack("<I", 2)
+    path.write_bytes(data)
+    with pytest.raises(FormatError, match="compression method 2 is not supported"):
+        open_archive(path)
+
+
+def test_damaged_lz4_piece_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "lz4.ba2"
+    write_ba2_gnrl(path, {"a/x.mesh": bytes(range(200)) * 20}, version=3, compression="lz4")
+    data = bytearray(path.read_bytes())
+    data[36 + 36:36 + 36 + 8] = b"\xff" * 8  # the packed piece's first bytes
+    path.write_bytes(data)
+    with pytest.raises(FormatError, match=r"a/x.mesh: (damaged LZ4 data|LZ4 data unpacks to)"):
+        open_archive(path).read("a/x.mesh")
+
+
+def check_dx10_archive(tmp_path, dxgi, version, compression="zlib"):
     textures = {
         "textures/a/square_d.dds": make_dds(dxgi, 64, 64, 7, seed=1),
         "textures/a/wide_n.dds": make_dds(dxgi, 32, 8, 6, seed=2),
@@ -95,7 +201,7 @@ def check_dx10_archive(tmp_path, dxgi, version):
         "textures/sky/cube_e.dds": make_dds(dxgi, 16, 16, 5, cube=True, seed=4),
     }
     path = tmp_path / "tex.ba2"
-    write_ba2_dx10(path, textures, version=version, packed=dxgi % 2 == 0)
+    write_ba2_dx10(path, textures, version=version, packed=dxgi % 2 == 0 or compression == "lz4", compression=compression)
     archive = open_archive(path)
     assert archive.type == "DX10"
     for name, dds in textures.items():
@@ -103,9 +209,19 @@ def check_dx10_archive(tmp_path, dxgi, version):
         assert archive.read(name) == dds
 
 
-@pytest.mark.parametrize("version", [104, 105])
 @pytest.mark.parametrize("compressed", [True, False])
-@pytest.mark.parametrize("embed_names", [False, True])
+def test_built_bsa_103_with_flag_0x100_embeds_no_names(tmp_path, compressed):
+    files = sample_files(103)
+    path = tmp_path / "oblivion-era.bsa"
+    write_bsa(path, files, version=103, compressed=compressed, more_flags=0x100, toggled={"materials/test/random.bgem"})
+    archive = open_archive(path)
+    assert archive.version == 103 and archive.flags & 0x100
+    for name, body in files.items():
+        assert archive.read(name) == body
+
+
+@pytest.mark.parametrize("version, embed_names", [(103, False), (104, False), (104, True), (105, False), (105, True)])
+@pytest.mark.parametrize("compressed", [True, False])
 def test_built_bsa_extracts_exactly(tmp_path, version, compressed, embed_names):
     files = sample_files(version)
     files["textures/big/noise_d.dds"] = make_dds(77, 256, 256, 9)

@@ -149,7 +149,7 @@ def test_convert_of_a_pc_file_says_so(corpus, tmp_path):
 def test_a_folder_without_meshes_is_a_usage_error(tmp_path):
     (tmp_path / "readme.txt").write_text("x")
     result = run("info", tmp_path)
-    assert result.returncode == 2 and f"error: {tmp_path}: holds no .nif, .kf or .bsm2 file" in result.stderr
+    assert result.returncode == 2 and f"error: {tmp_path}: holds no .nif, .kf, .bsm2, .mesh or .tri file" in result.stderr
 
 
 def test_jobs_must_be_positive(corpus):

@@ -199,7 +199,7 @@ def test_names_with_any_byte_print_under_a_strict_utf8_console(corpus, tmp_path,
 def test_files_of_other_kinds_given_as_nifs_are_named_for_what_they_are(corpus, name, says):
     result = run("info", corpus / name)
     if name.endswith(".ba2"):  # an archive given to info is the batch of its NIFs: this one holds none
-        says = "holds no .nif, .kf or .bsm2 file (`cli.py ls` lists an archive's files)"
+        says = "holds no .nif, .kf, .bsm2, .mesh or .tri file (`cli.py ls` lists an archive's files)"
         assert result.returncode == 2 and result.stderr.strip() == f"error: {corpus / name}: {says}"
         result = run("info", f"{corpus / name}:scripts/x.nif")
         assert result.returncode == 2 and "holds no file scripts/x.nif" in result.stderr

@@ -12,6 +12,7 @@ INSTALLED = {
     "SSE": ["Skyrim.esm", "Skyrim - Meshes0.bsa"],
     "SKYRIM": ["Skyrim.esm", "Skyrim - Meshes.bsa"],
     "FO76": ["SeventySix.esm", "SeventySix - Meshes.ba2"],
+    "SF": ["Starfield.esm", "Starfield - Meshes01.ba2"],
 }
 
 

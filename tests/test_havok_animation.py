@@ -10,15 +10,18 @@ import struct
 
 import numpy as np
 import pytest
+from raw_hkx import data_objects, skeleton_fields
 from raw_hkx_spline import independent_frames
-from support import CORPUS, corpus_files
+from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok.animation import (
     Animation, Annotation, AnnotationTrack, RootMotion, Tolerances, build_hkx, check_skeleton, hkx_from_bytes, read_hkx,
     track_bone_names,
 )
+from precombined_nif.core.havok.animation.hkx import read_packfile
 from precombined_nif.core.havok.animation.quantize import THREECOMP48, UNCOMPRESSED
+from precombined_nif.core.havok.animation.summary import hkx_info
 from precombined_nif.core.havok.animation.spline import SplineAnimation
 from precombined_nif.core.havok.animation.spline_decode import decode_spline
 from precombined_nif.core.havok.animation.spline_encode import encode_spline
@@ -57,7 +60,7 @@ def test_decoded_frames_match_an_independent_reading(corpus, name, frames):
     animation = hkx.animations[0]
     raw, where = _object_bytes(hkx)
     expected = independent_frames(raw, where, list(frames))
-    for frame, (translations, rotations) in expected.items():
+    for frame, (translations, rotations, _scales) in expected.items():
         np.testing.assert_allclose(animation.translation[frame], translations, atol=2e-4, rtol=1e-5)
         signs = np.sign(np.einsum("tc,tc->t", animation.rotation[frame], rotations))[:, None]
         np.testing.assert_allclose(animation.rotation[frame] * signs, rotations, atol=2e-5)
@@ -176,6 +179,95 @@ def test_corpus_counts(corpus):
     assert len(ANIMATIONS) == 13  # 7 FO4 and 6 Skyrim SE animations
 
 
+# -- files other tools wrote (realmods/) ------------------------------------------------------
+
+
+def test_realmods_hkx_read_and_write_back(corpus):
+    """Every .hkx of realmods/: the Skyrim SE character skeleton whose objects a converter
+    numbered, the Fallout 4 creature skeleton whose ragdoll another exporter laid out (one
+    parent more than its bones), the Fallout 4 animation whose ``__types__`` section has fixups."""
+    paths = corpus_files("realmods/**/*.hkx")
+    assert sorted(paths) == sorted([SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION])
+    for path in paths:
+        data = path.read_bytes()
+        hkx = read_hkx(path)
+        assert hkx.skeletons or hkx.animations
+        assert hkx.packfile.to_bytes() == data
+    assert read_hkx(SSE_CHARACTER_SKELETON).packfile.object_numbers == 8
+    section, kept = read_hkx(FO4_MOD_ANIMATION).packfile.raw_sections[1]
+    assert section.name == "__types__" and section.local == 18784 and len(kept) == section.end
+
+
+@pytest.mark.parametrize("path, counts", [(SSE_CHARACTER_SKELETON, [(99, 99), (18, 18)]), (FO4_CREATURE_SKELETON, [(101, 102), (17, 17)])],
+                         ids=["SSE character", "FO4 creature"])
+def test_realmods_skeletons_against_their_bytes(corpus, path, counts):
+    """Names, parents and reference pose as struct reads them from the file's objects (each
+    member found by its pointer, whatever precedes it); one parent per bone."""
+    objects = [obj for obj in data_objects(path.read_bytes()) if obj.class_name == "hkaSkeleton"]
+    hkx = read_hkx(path)
+    assert len(objects) == len(hkx.skeletons) == len(counts)
+    for obj, skeleton, (bones, parent_count) in zip(objects, hkx.skeletons, counts):
+        name, names, parents, pose = skeleton_fields(obj)
+        assert (len(names), len(parents), len(pose)) == (bones, parent_count, bones)
+        assert skeleton.name == name and skeleton.bone_names == names and list(skeleton.parents) == parents[:bones]
+        np.testing.assert_array_equal(skeleton.translation, pose[:, :3])
+        np.testing.assert_array_equal(skeleton.rotation, pose[:, 4:8])
+        np.testing.assert_array_equal(skeleton.scale, pose[:, 8:11])
+
+
+def test_sse_character_skeleton_is_the_games(corpus):
+    """The numbered file holds the skeletons PyNifly's Skyrim SE skeleton.hkx holds: the same
+    bones, their values to the six decimals of the Havok XML it was converted from."""
+    numbered, plain = read_hkx(SSE_CHARACTER_SKELETON), read_hkx(TESTS / "SkyrimSE/skeleton.hkx")
+    for a, b in zip(numbered.skeletons, plain.skeletons, strict=True):
+        assert (a.name, a.bone_names, a.parents.tolist(), a.float_slots) == (b.name, b.bone_names, b.parents.tolist(), b.float_slots)
+        for field in ("translation", "rotation", "scale", "reference_floats"):
+            np.testing.assert_allclose(getattr(a, field), getattr(b, field), rtol=1e-6, atol=1e-6)
+    assert np.abs(numbered.skeletons[0].translation - plain.skeletons[0].translation).max() > 0  # not a copy
+
+
+def test_fo4_mod_animation_against_its_bytes(corpus):
+    """Frames of both spline blocks as the independent reading decodes them from the file's
+    own bytes; the facts of the file (351 frames at 30 fps, 128 tracks: the 95 bones of the
+    game's human skeleton and 33 a mod's skeleton adds, root motion, 26 annotations)."""
+    hkx = read_hkx(FO4_MOD_ANIMATION)
+    animation = hkx.animations[0]
+    spline = next(obj for obj in data_objects(FO4_MOD_ANIMATION.read_bytes()) if obj.class_name == "hkaSplineCompressedAnimation")
+    expected = independent_frames(spline.data, {"blocks": spline.local[0x58], "data": spline.local[0x98]},
+                                  [0, 1, 128, 254, 255, 256, 300, 350])
+    for frame, (translations, rotations, scales) in expected.items():
+        np.testing.assert_allclose(animation.translation[frame], translations, atol=2e-4, rtol=1e-5)
+        signs = np.sign(np.einsum("tc,tc->t", animation.rotation[frame], rotations))[:, None]
+        np.testing.assert_allclose(animation.rotation[frame] * signs, rotations, atol=2e-5)
+        np.testing.assert_allclose(animation.scale[frame], scales, atol=2e-4)
+    assert (animation.frame_count, animation.track_count, spline_object(hkx).block_count) == (351, 128, 2)
+    assert animation.frame_rate == pytest.approx(30) and animation.skeleton_name == "Root"
+    assert len(animation.root_motion.samples) == 351 and len(animation.annotations()) == 26
+    human = read_hkx(TESTS / "FO4/skeleton_vanilla.hkx").skeletons[0]
+    with pytest.raises(FormatError, match="drives bones \\[95, 96, 97, 98, 99\\] but skeleton 'Root' has 95 bones"):
+        check_skeleton(animation, human)
+    # its legs move the game's bones: thigh to calf as long as the game's skeleton puts them
+    np.testing.assert_allclose(animation.translation[0, 4:9], human.translation[4:9], atol=0.01)
+
+
+def test_sos_project_file_names_against_its_bytes(corpus):
+    """Schlongs of Skyrim's project file (32-bit hk_2010): the character and behaviour files its
+    hkbProjectStringData lists, read here with struct."""
+    path = TESTS / "Skyrim/SOSMale.hkx"
+    (strings,) = [obj for obj in data_objects(path.read_bytes()) if obj.class_name == "hkbProjectStringData"]
+
+    def texts(at):  # an hkArray<hkStringPtr> at ``at`` (32-bit: pointer, size, capacity)
+        count, = struct.unpack_from("<I", strings.data, at + 4)
+        items = strings.local[at] if count else 0
+        return [strings.data[strings.local[items + 4 * k]:].split(b"\0")[0].decode() for k in range(count)]
+
+    info = hkx_info(path)
+    assert info["kind"] == "project" and info["game"] == "LE"
+    assert info["names"]["animations"] == texts(8) and info["names"]["behaviors"] == texts(20)
+    assert info["names"]["characters"] == texts(32) == ["Characters\\SOSMaleCharacter.hkx"]
+    assert read_packfile(path).to_bytes() == path.read_bytes()
+
+
 def largest_errors(original, again):
     signs = np.sign(np.einsum("ftc,ftc->ft", again.rotation, original.rotation))[..., None]
     return (float(np.abs(again.translation - original.translation).max()),
@@ -212,7 +304,7 @@ def test_written_file_read_independently(corpus):
     hkx = read_hkx(TESTS / "FO4/Animations/run_forward_to_idle.hkx")
     again = hkx_from_bytes(build_hkx(hkx.animations[0], "FO4").to_bytes())
     raw, where = _object_bytes(again)
-    for frame, (translations, rotations) in independent_frames(raw, where, range(0, 30, 7)).items():
+    for frame, (translations, rotations, _scales) in independent_frames(raw, where, range(0, 30, 7)).items():
         np.testing.assert_allclose(again.animations[0].translation[frame], translations, atol=2e-4)
         signs = np.sign(np.einsum("tc,tc->t", again.animations[0].rotation[frame], rotations))[:, None]
         np.testing.assert_allclose(again.animations[0].rotation[frame] * signs, rotations, atol=2e-5)
@@ -271,7 +363,7 @@ def test_other_rotation_quantisations_read_independently(quantisation):
     assert {b >> 2 & 15 for b in spline_object(again).data[: 4 * 4 : 4]} == {quantisation}
     raw, where = _object_bytes(again)
     decoded = again.animations[0]
-    for frame, (translations, rotations) in independent_frames(raw, where, range(0, 40, 3)).items():
+    for frame, (translations, rotations, _scales) in independent_frames(raw, where, range(0, 40, 3)).items():
         np.testing.assert_allclose(decoded.translation[frame], translations, atol=2e-4)
         np.testing.assert_allclose(decoded.rotation[frame], rotations, atol=2e-5)
     assert largest_errors(animation, decoded)[1] <= 0.001 + 1 / (2 * 16383 * 2 ** 0.5)
@@ -364,7 +456,7 @@ def test_skeleton_missing_bones_is_refused(corpus):
 
 @pytest.mark.parametrize("name, message", [
     ("Skyrim/skeleton_xml.hkx", "XML Havok file"),
-    ("Skyrim/SOSMale.hkx", "not an animation or skeleton file: no hkaAnimationContainer \\(it holds hkbProjectData\\)"),
+    ("Skyrim/SOSMale.hkx", "a project file, not an animation or skeleton \\(`cli.py info` lists the files it names\\)"),
 ])
 def test_unsupported_files_are_refused(corpus, name, message):
     with pytest.raises(FormatError, match=message):

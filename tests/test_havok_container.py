@@ -1,12 +1,14 @@
 """Havok packfile container: every packfile of the corpus re-serialises byte-identical, rebuilt
-from its object model; the typed classes cover every hknp object of the game's files."""
+from its object model (or, for files another writer laid out, kept while unchanged); the typed
+classes cover every hknp object of the game's files."""
 
 import pytest
 from packfiles import nif_systems
-from support import CORPUS, corpus_bytes, corpus_files
+from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
+from precombined_nif.core.havok.animation.hkx import CLASSES
 from precombined_nif.core.havok.objects import typed_class
 
 def binary_hkx():
@@ -31,12 +33,57 @@ def test_corpus_has_packfiles(corpus):
 
 
 def test_every_packfile_reserialises_identical(corpus):
+    """NIF blobs decoded whole; .hkx files as the .hkx reader decodes them (their animation,
+    skeleton and behaviour classes)."""
     differing = []
     for name, data in corpus_packfiles():
-        packfile = Packfile.from_bytes(data)
+        packfile = Packfile.from_bytes(data, CLASSES if name.endswith(".hkx") else None)
         if packfile.to_bytes() != data:
             differing.append(name)
     assert not differing
+
+
+
+
+def test_hkx_physics_decodes_typed_too(corpus):
+    """The skeletons' ragdolls decode with the physics classes as well, and write back the same,
+    except the UAP creature skeleton's: its exporter wrote capsules whose plane, face and index
+    arrays run past the capsule into the next objects (8 planes stored as 7, no faces), which the
+    typed capsule refuses; the .hkx reader carries them as they are."""
+    for path in binary_hkx():
+        data = corpus_bytes(path)
+        if path == FO4_CREATURE_SKELETON:
+            with pytest.raises(FormatError, match="8 items of 16 bytes need 128 bytes but only 112 remain") as caught:
+                Packfile.from_bytes(data)
+            assert caught.value.offset == 0x4B50  # the first capsule's planes, 0x120 into it
+            continue
+        assert Packfile.from_bytes(data).to_bytes() == data, path
+
+
+def test_rebuilt_unless_unchanged(corpus):
+    """A file another writer laid out (the UAP creature skeleton: its objects' blocks in another
+    order) is written back as read while nothing changed; changed, it is rebuilt in Havok's
+    layout, which reads back to the same objects. The Skyrim SE skeleton whose objects carry a
+    converter's numbers is written back only unchanged."""
+    data = FO4_CREATURE_SKELETON.read_bytes()
+    packfile = Packfile.from_bytes(data, CLASSES)
+    assert packfile.to_bytes() == data
+    laid_out = Packfile(packfile.root)  # the same objects, read from nowhere: Havok's layout
+    laid_out.header, laid_out.classnames, laid_out.raw_sections = packfile.header, packfile.classnames, packfile.raw_sections
+    assert laid_out.to_bytes() != data
+    packfile.root.find("hkaAnimationContainer").skeletons[0].name = "renamed"
+    rebuilt = packfile.to_bytes()
+    again = Packfile.from_bytes(rebuilt, CLASSES)
+    assert again.root.find("hkaAnimationContainer").skeletons[0].name == "renamed"
+    assert [obj.class_name for obj, _ in again.objects()] == [obj.class_name for obj, _ in packfile.objects()]
+    assert again.to_bytes() == rebuilt
+
+    data = SSE_CHARACTER_SKELETON.read_bytes()
+    packfile = Packfile.from_bytes(data)
+    assert packfile.object_numbers == 8 and packfile.to_bytes() == data
+    packfile.root.find("hkaAnimationContainer").skeletons[0].name = "renamed"
+    with pytest.raises(FormatError, match="converter's numbers: it is written back only unchanged"):
+        packfile.to_bytes()
 
 
 def test_game_objects_are_all_typed(corpus):

@@ -12,7 +12,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from packfiles import nif_systems
-from support import CORPUS
+from support import CORPUS, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile
@@ -33,6 +33,8 @@ SOURCES = {
 FILES = {
     "hkx": "pynifly/tests/tests/FO4/skeleton_vanilla.hkx",
     "hk_2010 32-bit": "pynifly/tests/tests/Skyrim/skeleton.hkx",
+    "numbered objects": SSE_CHARACTER_SKELETON,
+    "types with fixups": FO4_MOD_ANIMATION,
 }
 
 
@@ -58,10 +60,14 @@ def mutations(data, rng, count=PER_SOURCE):
 
     for length in sorted({0, 8, 0x3F, 0x40, 0x4F, 0x80, len(data) // 2, len(data) - 16, len(data) - 1}):
         out.append((f"truncated to {length}", functools.partial(bytes.__getitem__, data, slice(length))))
-    (_, _, data_section), headers_at, size = sections(data)
+    (_, kept, data_section), headers_at, size = sections(data)
     for offset in range(0, headers_at + 3 * size, 4):
         for value in (0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0, 0x10):
             put(f"u32 {value:#x} at header {offset:#x}", offset, value)
+    kept_tables = range(kept[0] + kept[1], kept[0] + kept[4], 4)  # the __types__ section's fixups, if any
+    for offset in rng.sample(kept_tables, min(len(kept_tables), 40)):
+        for value in (0xFFFFFFF0, 0, 1, 2, rng.randrange(0, kept[1] + 64)):
+            put(f"__types__ fixup field at {offset:#x} = {value:#x}", offset, value)
     start, local, global_, virtual, end = data_section[:5]
     for name, (first, last), dtype in (("local", (local, global_), LOCAL), ("global", (global_, virtual), GLOBAL)):
         rows = (last - first) // dtype.itemsize

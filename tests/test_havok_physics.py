@@ -74,6 +74,8 @@ def test_every_system_summarises(corpus):
             continue
         for system in havok_info(path):
             assert "error" not in system, (path, system)
+            if "kept" in system:  # Starfield's tagfiles: test_starfield_nif.py
+                continue
             for body in system["bodies"]:
                 assert body["motion"] in ("static", "dynamic", "keyframed")
                 assert 0 <= body["friction"] <= 2 and body["mass"] >= 0

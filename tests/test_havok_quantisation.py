@@ -181,11 +181,12 @@ def test_encoder_writes_every_dropped_component(kind):
     encoded = encode_spline(np.zeros((frames, tracks, 3)), rotation, np.ones((frames, tracks, 3)), np.zeros((frames, 0)),
                             rotation_quantization=kind)
     read = read_block(encoded.data.tobytes(), 0, encoded.mask_size, tracks)
-    assert [static for *_, static in read] == [True] * len(DROPPED) + [False] * len(DROPPED)
-    assert {quant for _, _, quant, _, _ in read} == {kind}
+    assert [track.static_rotation for track in read] == [True] * len(DROPPED) + [False] * len(DROPPED)
+    assert {track.rotation_quantisation for track in read} == {kind}
     if kind != UNCOMPRESSED:
         for static in (True, False):
-            written = {unpack_rotation(raw, kind)[1:] for _, _, _, raws, is_static in read if is_static == static for raw in raws}
+            written = {unpack_rotation(raw, kind)[1:] for track in read if track.static_rotation == static
+                       for raw in track.rotation_bytes}
             assert written == set(DROPPED), f"static {static}"
     obj = SplineAnimation()
     obj.transform_track_count, obj.frame_count, obj.block_count, obj.mask_size = tracks, frames, 1, encoded.mask_size
@@ -194,6 +195,6 @@ def test_encoder_writes_every_dropped_component(kind):
     decoded = decode_spline(obj)[1]
     step = 1 / ((MASK[kind] >> 1) * 2**0.5) if kind in MASK else 0.0  # one quantisation step
     np.testing.assert_allclose(decoded, rotation, atol=0.001 + step)
-    for track, (_, value, *_) in enumerate(read):
-        expected = np.array([value_at(value, u) for u in range(frames)])
-        np.testing.assert_allclose(decoded[:, track], expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=2e-5)
+    for index, track in enumerate(read):
+        expected = np.array([value_at(track.rotation, u) for u in range(frames)])
+        np.testing.assert_allclose(decoded[:, index], expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=2e-5)

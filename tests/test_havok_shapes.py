@@ -13,6 +13,7 @@ from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.compressed_mesh_encode import build_compressed_mesh
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
+from precombined_nif.core.havok.shapes.hull import GRID_STEPS
 from precombined_nif.core.havok.shapes.mass import unpack_vector
 from precombined_nif.core.havok.shapes.static_tree import decode_tree
 
@@ -50,7 +51,7 @@ def test_random_hull_polytope():
     vertices, triangles = shape.mesh()
     planes = shape.planes[: len(shape.faces)].astype(float)
     heights = (points / GAME_UNITS) @ planes[:, :3].T + planes[:, 3]
-    assert heights.max() < 1e-6  # every input point is inside
+    assert heights.max() < np.ptp(points / GAME_UNITS, axis=0).max() / GRID_STEPS  # every point inside, within a grid step
     corners = vertices[triangles]
     normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     assert (np.einsum("ij,ij->i", normals, corners.mean(axis=1) - vertices.mean(axis=0)) > 0).all()
@@ -290,3 +291,83 @@ def test_physics_system_built_from_bodies():
     assert np.allclose(1 / motion["inverse_inertia_local"][:3], expected, rtol=1e-4)
     assert again.motion_of(again.bodies[2])["inverse_mass"] == 0
     assert len(again.referenced_objects) == 3 and len(again.materials) == 3
+
+
+def _closed_and_holding(points, hull):
+    """The hull's polygons close (each edge met once each way, V - E + F = 2) and every point
+    lies inside each plane within a grid step of the extent."""
+    vertices, faces, planes = hull
+    edges = [(int(p[k]), int(p[(k + 1) % len(p)])) for p in faces for k in range(len(p))]
+    assert len(set(edges)) == len(edges) and all((b, a) in set(edges) for a, b in edges)
+    assert len(vertices) - len(edges) // 2 + len(faces) == 2
+    heights = np.asarray(points, float) @ planes[:, :3].T + planes[:, 3]
+    assert heights.max() <= np.ptp(points, axis=0).max() / GRID_STEPS
+
+
+def test_hull_of_a_games_packed_mesh_closes(corpus):
+    """vault74's kynSCOLTemp04 (New Vegas): the 398 vertices of its second packed mesh (124
+    distinct, many on shared planes), read with struct, left the float hull open."""
+    from raw_havok import block_bytes, read_shape
+
+    from precombined_nif.core.havok.shapes.hull import convex_hull
+
+    raw = block_bytes((corpus / "realmods/vault74/Meshes/SCOL/kynSCOLTemp04.NIF").read_bytes())
+    vertices = read_shape(*raw[53])["vertices"]
+    assert len(vertices) == 398 and len(np.unique(vertices, axis=0)) == 124
+    _closed_and_holding(vertices, convex_hull(vertices))
+
+
+@pytest.mark.parametrize("kind", ["cube-grid", "turned-box", "clusters"])
+def test_hulls_of_degenerate_point_sets_close(kind):
+    """Points on a cube's faces and edges on a grid (coplanar and collinear by the dozen), a
+    turned box's faces in float32 (coplanar within rounding), clusters 1e-7 apart."""
+    from precombined_nif.core.havok.shapes.hull import convex_hull
+
+    rng = np.random.default_rng(["cube-grid", "turned-box", "clusters"].index(kind))
+    for _ in range(20):
+        if kind == "cube-grid":
+            points = rng.integers(0, 5, (300, 3)).astype(float)
+            points[np.arange(300), rng.integers(0, 3, 300)] = rng.choice([0, 4], 300)
+        elif kind == "turned-box":
+            points = rng.uniform(-1, 1, (200, 3))
+            points[np.arange(200), rng.integers(0, 3, 200)] = rng.choice([-1, 1], 200)
+            turn = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+            points = (points @ turn.T * [3, 2, 1]).astype(np.float32).astype(float)
+        else:
+            points = rng.normal(size=(20, 3))[rng.integers(0, 20, 300)] + rng.normal(size=(300, 3)) * 1e-7
+        _closed_and_holding(points, convex_hull(points))
+
+
+def test_spanned_hull_of_points_short_of_a_volume():
+    from precombined_nif.core.havok.shapes.hull import spanned_hull
+
+    square = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [0.5, 0.5, 0], [1, 0, 0]]
+    points, faces = spanned_hull(square)
+    assert len(points) == 5 and len(faces) == 1  # every distinct point, one polygon round them
+    assert sorted(map(tuple, points[faces[0]].tolist())) == [(0, 0, 0), (0, 1, 0), (1, 0, 0), (1, 1, 0)]
+    corners = points[faces[0]]
+    assert np.cross(corners[1] - corners[0], corners[2] - corners[0])[2] > 0  # counter-clockwise round +z
+    points, faces = spanned_hull([[0, 0, 0], [0, 0, 2], [0, 0, 1], [np.nan, 0, 0]])
+    assert len(points) == 3 and faces == []  # a line spans no face; the non-finite point is left out
+    points, faces = spanned_hull([[0, 0, 1], [0, 2, 0], [0, 0, 0]])
+    assert len(faces) == 1 and sorted(faces[0].tolist()) == [0, 1, 2]
+    points, faces = spanned_hull(TETRA_POINTS)
+    assert len(points) == 5 and len(faces) == 4  # the hull's faces; the inner point stays a point
+
+
+TETRA_POINTS = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.1, 0.1, 0.1]]
+
+
+def test_hull_planes_of_flat_points_are_the_polygons_sides_and_edges():
+    from precombined_nif.core.havok.shapes.hull import hull_planes
+
+    vertices, planes = hull_planes([[0, 0, 2], [3, 0, 2], [3, 1, 2], [0, 1, 2], [1, 0.5, 2]])
+    assert sorted(map(tuple, vertices.tolist())) == [(0, 0, 2), (0, 1, 2), (3, 0, 2), (3, 1, 2)]
+    heights = vertices @ planes[:, :3].T + planes[:, 3]
+    assert len(planes) == 6 and heights.max() < 1e-12  # every corner on or inside every plane
+    outside = np.array([[1.5, 0.5, 2.5], [1.5, 0.5, 1.5], [4, 0.5, 2], [1.5, -1, 2]])
+    assert ((outside @ planes[:, :3].T + planes[:, 3]) > 0).any(axis=1).all()  # each point outside beyond a plane
+    vertices, planes = hull_planes(TETRA_POINTS)
+    assert len(vertices) == 4 and len(planes) == 4
+    with pytest.raises(FormatError, match="lie on a line"):
+        hull_planes([[0, 0, 0], [1, 1, 1], [2, 2, 2], [0, 0, 0]])

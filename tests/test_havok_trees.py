@@ -11,6 +11,7 @@ from precombined_nif.core.havok import Packfile, PhysicsSystemData
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.compressed_mesh_encode import build_compressed_mesh
+from precombined_nif.core.havok.tagfile import is_tagfile
 from precombined_nif.core.nif.blocks.collision import bhkSystem
 
 SLACK = 1e-5  # float32 rounding of the boxes (Havok units)
@@ -74,6 +75,8 @@ def corpus_meshes():
     found = []
     for path, nif in corpus_nifs(b"bhkPhysicsSystem"):
         for index, block in nif.blocks_of(bhkSystem):
+            if is_tagfile(block.packfile):  # Starfield's: not decoded
+                continue
             system = Packfile.from_bytes(block.packfile).root
             if not isinstance(system, PhysicsSystemData):
                 continue

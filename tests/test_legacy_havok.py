@@ -9,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 from raw_havok import (
-    HAND_MOPP,
     block_bytes,
     collision_bodies,
     every_shape_file,
@@ -24,14 +23,15 @@ from precombined_nif.core.nif.blocks import legacy_havok
 from precombined_nif.core.nif.xbox import to_pc
 
 FONV = "pynifly/tests/tests/FONV"
-LEGACY_FILES = [f"{FONV}/9mmscp.nif", f"{FONV}/22smg.nif"]  # every FO3/FNV corpus file with collision
+VAULT74 = "realmods/vault74/Meshes/SCOL/kynSCOLTemp04.NIF"  # a mod's static collection: packed meshes under MOPP
+LEGACY_FILES = [f"{FONV}/9mmscp.nif", f"{FONV}/22smg.nif", VAULT74]  # every FO3/FNV corpus file with collision
 SHAPE_TYPES = {"bhkBoxShape", "bhkSphereShape", "bhkCapsuleShape", "bhkConvexVerticesShape", "bhkTransformShape",
                "bhkConvexTransformShape", "bhkListShape", "bhkConvexListShape", "bhkMoppBvTreeShape",
                "bhkPackedNiTriStripsShape", "hkPackedNiTriStripsData"}
 
 
 def test_the_corpus_legacy_files_are_every_fo3_fnv_file_with_collision():
-    found = sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("**/*.nif")
+    found = sorted(p.relative_to(CORPUS).as_posix() for p in [*CORPUS.glob("**/*.nif"), *CORPUS.glob("**/*.NIF")]
                    if b"bhkCollisionObject" in p.read_bytes() and NifFile.read(p).header.game == "FO3")
     assert found == sorted(LEGACY_FILES)
 
@@ -72,7 +72,7 @@ def check_against_bytes(data):
         elif type_name in ("bhkListShape", "bhkConvexListShape"):
             assert list(block.sub_shapes) == expected["sub_shapes"]
         elif type_name == "bhkMoppBvTreeShape":
-            assert block.shape == expected["shape"] and block.code == HAND_MOPP
+            assert block.shape == expected["shape"] and block.code == expected["code"]
         elif type_name == "hkPackedNiTriStripsData":
             np.testing.assert_array_equal(np.asarray(block.triangles)[:, :3], expected["triangles"])
             np.testing.assert_array_equal(block.vertices, expected["vertices"])
@@ -84,7 +84,8 @@ def check_against_bytes(data):
 def test_corpus_collision_decodes_as_the_bytes_say_and_writes_back(corpus, name):
     data = (corpus / name).read_bytes()
     nif, checked = check_against_bytes(data)
-    assert checked == {"bhkCollisionObject", "bhkRigidBody", "bhkConvexVerticesShape"}
+    packed = {"bhkMoppBvTreeShape", "bhkPackedNiTriStripsShape", "hkPackedNiTriStripsData"}
+    assert checked == {"bhkCollisionObject", "bhkRigidBody", *(packed if name == VAULT74 else {"bhkConvexVerticesShape"})}
     bodies, _ = collision_bodies(corpus / name)
     for owner, (collision, body, _) in bodies.items():
         block = nif.blocks[nif.blocks[collision].body]

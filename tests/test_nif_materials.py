@@ -111,7 +111,8 @@ def test_fo3_two_sided_is_a_stencil_property(corpus):
     assert record["stencil"]["flags"] & m.STENCIL_DRAW_MODE == m.STENCIL_DRAW_CCW
 
 
-@pytest.mark.parametrize("game, shader", [("FO4", "BSLightingShaderProperty"), ("FO3", "BSShaderPPLightingProperty")])
+@pytest.mark.parametrize("game, shader", [("FO4", "BSLightingShaderProperty"), ("FO3", "BSShaderPPLightingProperty"),
+                                          ("SKYRIM", "BSLightingShaderProperty")])
 def test_new_records_hold_every_field_of_the_game(game, shader):
     record = m.new_record(game, skinned=True)
     assert record["shader"]["type"] == shader and record["shader"]["shader_flags_1"] & m.SKINNED
@@ -119,7 +120,24 @@ def test_new_records_hold_every_field_of_the_game(game, shader):
     block = m.BLOCK_CLASSES[shader]()
     block.sync(WriteStream(Header(bs_version=WRITTEN[game][1])))  # every field set
     assert set(record["shader"]) - {"type"} <= set(vars(block))
-    assert "smoothness" in record["shader"] if game == "FO4" else "shade_flags" in record["shader"]
+    assert {"FO4": "smoothness", "FO3": "shade_flags", "SKYRIM": "glossiness"}[game] in record["shader"]
+
+
+def test_new_skyrim_le_records_use_vertex_colours_only_for_shapes_having_them():
+    """Skyrim LE's statics: 0x8021 in shader flags 2 with vertex colours (dockstepsdownend01,
+    farmhouse01), 0x8001 without (cheesewedge01, draugr)."""
+    assert m.new_record("SKYRIM")["shader"]["shader_flags_2"] == 0x8001
+    assert m.new_record("SKYRIM", colors=True)["shader"]["shader_flags_2"] == 0x8021
+    assert m.new_record("SSE")["shader"]["shader_flags_2"] == 0x8021
+
+
+def test_new_fo76_record_names_its_material_file_and_holds_nothing_else():
+    record = m.new_record("FO76", skinned=True, material_path="Materials\\Test\\Crate.bgsm")
+    assert record["shader"] == {"type": "BSLightingShaderProperty", "name": "Materials\\Test\\Crate.bgsm"}
+    assert len(record["textures"]) == m.TEXTURE_SET_SIZE["FO76"] == 13
+    # two-sidedness is the material file's: no stencil property, unlike FO3's
+    m.apply_look(record, {"two_sided": True}, 155)
+    assert set(record) == {"shader", "textures"}
 
 
 def test_encoded_values_fit_id_properties():

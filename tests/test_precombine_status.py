@@ -10,7 +10,7 @@ import sys
 import pytest
 from plugin_writer import (cell_with_children, group, interior_cells, land, placed, plugin, precombined_cell, record,
                            stamp, static, worldspace)
-from support import CODE_FREE_PACKAGES, ROOT
+from support import CODE_FREE_PACKAGES, ROOT, corpus_plugin_folder
 
 from precombined_nif.core.plugin.load_order import LoadOrder
 from precombined_nif.core.precombined.status import precombine_report, stamp_date
@@ -275,11 +275,7 @@ def test_compressed_cell_claiming_a_huge_size_is_refused(data):
 
 # -- the corpus plugin and cells ----------------------------------------------------------------
 def corpus_data(corpus, tmp_path):
-    folder = tmp_path / "Data"
-    folder.mkdir()
-    for name in ("AlootHomePlate.esp", "AlootHomePlate - Geometry.csg", "Meshes"):
-        os.symlink(corpus / "ck-precombined" / name, folder / name)
-    return folder
+    return corpus_plugin_folder(corpus, tmp_path / "Data")
 
 
 def test_the_corpus_plugin_s_cell_is_intact_but_for_the_meshes_the_corpus_lacks(corpus, tmp_path):

@@ -1,8 +1,8 @@
 """Menus and panels (Blender side)."""
 
-from . import collision_panel, markers_panel, menus, precombined_panel
+from . import collision_panel, markers_panel, menus, morphs_panel, precombined_panel
 
-_modules = (menus, collision_panel, markers_panel, precombined_panel)
+_modules = (menus, collision_panel, markers_panel, precombined_panel, morphs_panel)
 
 
 def register():

@@ -9,21 +9,25 @@ from ..operators.nif_export import EXPORT_SCENE_OT_nif
 from ..operators.nif_import import IMPORT_SCENE_OT_nif
 from ..operators.precombined_export import EXPORT_SCENE_OT_precombined
 from ..operators.precombined_import import IMPORT_SCENE_OT_precombined
+from ..operators.tri import EXPORT_SCENE_OT_tri, IMPORT_SCENE_OT_tri
 
 BSM2_LABEL = "Banuba Skinned Mesh (.bsm2)"
 HKX_LABEL = "Havok Animation (.hkx)"
+TRI_LABEL = "FaceGen / BodySlide Morphs (.tri)"
 IMPORTS = (
     (IMPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
     (IMPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (IMPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
     (IMPORT_SCENE_OT_nif_from_data.bl_idname, "NIF from Data (archives)"),
     (IMPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
+    (IMPORT_SCENE_OT_tri.bl_idname, TRI_LABEL),
 )
 EXPORTS = (
     (EXPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
     (EXPORT_SCENE_OT_precombined.bl_idname, "Precombined NIF (.nif)"),
     (EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
     (EXPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
+    (EXPORT_SCENE_OT_tri.bl_idname, TRI_LABEL),
 )
 
 

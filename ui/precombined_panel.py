@@ -1,38 +1,19 @@
 """Object properties > Precombined: where a record object came from (cell, block, record,
-copy) and an operator marking new meshes as precombined, so the cell exporter takes them as
-records (it refuses meshes that neither came from a cell nor are marked)."""
+copy), the operator marking new meshes as precombined (operators/precombined_mark.py), so the
+cell exporter takes them as records (it refuses meshes that neither came from a cell nor are
+marked), the Creation Kit's verdict on the object (io.precombined.creation_kit) and the preview
+of its cell's export (operators/precombined_export.py)."""
 
 from pathlib import Path
 
 import bpy
 
-from ..io.precombined.exporter import MARK, is_record_object
+from ..io.precombined.creation_kit import verdict_lines
+from ..io.precombined.exporter import is_record_object
+from ..operators.precombined_export import OBJECT_OT_precombined_preview
+from ..operators.precombined_mark import OBJECT_OT_precombined_mark
 from .object_panel import ObjectPanel
-
-
-class OBJECT_OT_precombined_mark(bpy.types.Operator):
-    """Mark the selected meshes as precombined (exported as records of a cell, each object a
-    placed copy of its mesh), or clear the mark"""
-
-    bl_idname = "object.precombined_mark"
-    bl_label = "Mark as Precombined"
-    bl_options = {"REGISTER", "UNDO"}
-
-    clear: bpy.props.BoolProperty(name="Clear", description="Remove the mark instead", default=False)
-
-    @classmethod
-    def poll(cls, context):
-        return any(o.type == "MESH" for o in context.selected_objects)
-
-    def execute(self, context):
-        meshes = [o for o in context.selected_objects if o.type == "MESH"]
-        for obj in meshes:
-            if self.clear:
-                obj.pop(MARK, None)
-            else:
-                obj[MARK] = True
-        self.report({"INFO"}, f"{len(meshes)} object(s) {'unmarked' if self.clear else 'marked as precombined'}")
-        return {"FINISHED"}
+from ..io import schema
 
 
 class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
@@ -42,15 +23,17 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         obj = context.object
-        if "precombined_object" in obj:
-            cell = Path(str(obj.get("precombined_cell", ""))).name or "unknown cell"
+        if schema.PRECOMBINED_OBJECT in obj:
+            cell = Path(str(obj.get(schema.PRECOMBINED_CELL, ""))).name or "unknown cell"
             layout.label(text=f"Cell: {cell}")
-            layout.label(text=f"Block {obj.get('precombined_block', '?')}, record {obj['precombined_object']}")
-            if "precombined_instance" in obj:
-                layout.label(text=f"Copy {obj['precombined_instance']}")
-            if obj.data is not None and "precombined_lod" in obj.data:
-                layout.label(text=f"Showing LOD {obj.data['precombined_lod']}")
+            layout.label(text=f"Block {obj.get(schema.PRECOMBINED_BLOCK, '?')}, record {obj[schema.PRECOMBINED_OBJECT]}")
+            if schema.PRECOMBINED_INSTANCE in obj:
+                layout.label(text=f"Copy {obj[schema.PRECOMBINED_INSTANCE]}")
+            if obj.data is not None and schema.PRECOMBINED_LOD in obj.data:
+                layout.label(text=f"Showing LOD {obj.data[schema.PRECOMBINED_LOD]}")
             draw_precombine_state(layout, obj)
+            draw_lines(layout, verdict_lines(obj))
+            draw_export_preview(layout, obj)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
@@ -58,6 +41,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
         else:
             layout.label(text="Not part of a precombined cell")
             layout.operator(OBJECT_OT_precombined_mark.bl_idname)
+        draw_lines(layout, verdict_lines(obj))
 
 
 SHOWN_CAUSES = 6
@@ -66,27 +50,43 @@ SHOWN_CAUSES = 6
 def precombine_state_lines(obj):
     """(text, icon) lines of the cell's state in the load order (io.precombined.breakers), and
     of the override of this copy's reference."""
-    cell = next((c for c in obj.users_collection if "precombine_status" in c), None)
+    cell = next((c for c in obj.users_collection if schema.PRECOMBINE_STATUS in c), None)
     lines = []
     if cell is None:
         return lines
-    broken = cell["precombine_status"] != "intact"
-    lines.append((f"Precombines: {cell['precombine_status']} (CELL of {cell.get('precombine_plugin', '?')}), "
-                  f"previs: {cell['precombine_previs']}", "ERROR" if broken else "CHECKMARK"))
-    causes = [line for line in cell.get("precombine_causes", "").split("\n") if line]
+    broken = cell[schema.PRECOMBINE_STATUS] != "intact"
+    lines.append((f"Precombines: {cell[schema.PRECOMBINE_STATUS]} (CELL of {cell.get(schema.PRECOMBINE_PLUGIN, '?')}), "
+                  f"previs: {cell[schema.PRECOMBINE_PREVIS]}", "ERROR" if broken else "CHECKMARK"))
+    causes = [line for line in cell.get(schema.PRECOMBINE_CAUSES, "").split("\n") if line]
     lines += [(cause, "BLANK1") for cause in causes[:SHOWN_CAUSES]]
     if len(causes) > SHOWN_CAUSES:
         lines.append((f"... and {len(causes) - SHOWN_CAUSES} more (cli.py precombines DATA --cell lists them)", "BLANK1"))
-    if "precombine_breaker" in obj:
-        lines.append((f"Overridden by {obj['precombine_breaker']}: {obj.get('precombine_override', '')}", "ERROR"))
+    if schema.PRECOMBINE_BREAKER in obj:
+        lines.append((f"Overridden by {obj[schema.PRECOMBINE_BREAKER]}: {obj.get(schema.PRECOMBINE_OVERRIDE, '')}", "ERROR"))
     return lines
 
 
-def draw_precombine_state(layout, obj):
-    for text, icon in precombine_state_lines(obj):
+def export_preview_lines(obj):
+    """The lines of the last preview of the object's cell's export (files, patch records)."""
+    cell = next((c for c in obj.users_collection if schema.PRECOMBINED_EXPORT_PREVIEW in c), None)
+    return [line for line in str(cell[schema.PRECOMBINED_EXPORT_PREVIEW]).split("\n") if line] if cell is not None else []
+
+
+def draw_export_preview(layout, obj):
+    layout.operator(OBJECT_OT_precombined_preview.bl_idname)
+    draw_lines(layout, [(line, "ERROR" if line.startswith(("error", "warning")) else "BLANK1")
+                        for line in export_preview_lines(obj)])
+
+
+def draw_lines(layout, lines):
+    for text, icon in lines:
         layout.label(text=text, icon=icon)
 
 
-CLASSES = (OBJECT_OT_precombined_mark, OBJECT_PT_precombined)
+def draw_precombine_state(layout, obj):
+    draw_lines(layout, precombine_state_lines(obj))
+
+
+CLASSES = (OBJECT_PT_precombined,)
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

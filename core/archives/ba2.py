@@ -1,15 +1,23 @@
-"""Fallout 4 BA2 archives (``BTDX`` versions 1, 7 and 8): GNRL archives hold files stored or
-zlib-packed; DX10 archives hold textures as mip chunks without their .dds header, which
-extraction rebuilds (dds.py). The record table and the name table are read when the archive
-is opened; file data only when a file is extracted."""
+"""BA2 archives (``BTDX``): Fallout 4's and Fallout 76's (versions 1, 7 and 8) and Starfield's
+(versions 2 and 3). GNRL archives hold files stored or packed; DX10 archives hold textures as
+mip chunks without their .dds header, which extraction rebuilds (dds.py). The record table and
+the name table are read when the archive is opened; file data only when a file is extracted.
+
+Starfield's header goes on after version 1's 24 bytes: a u64 (1) from version 2, then from
+version 3 a u32 naming how pieces are packed, 0 zlib or 3 LZ4 blocks (raw, no frame). Records
+and chunks keep version 1's layout."""
 
 import numpy as np
 
 from .archive import FIRST_READ, Archive, Entry
 from .dds import FORMATS, dds_header
+from .lz4 import decompress_raw
 
-VERSIONS = (1, 7, 8)
+VERSIONS = (1, 2, 3, 7, 8)
 HEADER = np.dtype([("magic", "S4"), ("version", "<u4"), ("type", "S4"), ("count", "<u4"), ("names", "<u8")])
+HEADER_SIZES = {2: 32, 3: 36}  # Starfield's; the others', HEADER's 24 bytes
+COMPRESSION_AT = 32  # version 3's u32
+COMPRESSIONS = {0: "zlib", 3: "lz4"}
 GNRL_RECORD = np.dtype([
     ("name_hash", "<u4"), ("ext", "S4"), ("dir_hash", "<u4"), ("flags", "<u4"),
     ("offset", "<u8"), ("packed", "<u4"), ("size", "<u4"), ("sentinel", "<u4"),
@@ -26,7 +34,7 @@ CUBEMAP_FLAG = 0x1
 CHUNK_COUNT_AT = DX10_RECORD.fields["chunk_count"][1]
 TEXTURE_GUESS = DX10_RECORD.itemsize + 3 * DX10_CHUNK.itemsize  # table bytes of a texture, as first guessed
 # The .dds header's length per format: the legacy one, or with the DX10 extension.
-HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}
+DDS_HEADER_SIZES = {dxgi: len(dds_header(dxgi, 4, 4, 1, False)) for dxgi in FORMATS}
 MAX_NAME = 0xFFFF
 
 
@@ -39,6 +47,13 @@ class Ba2Archive(Archive):
         if self.version not in VERSIONS:
             raise self.error(f"BA2 version {self.version} is not supported (only {', '.join(map(str, VERSIONS))})")
         self.type = header["type"].decode("ascii", "replace")
+        self.table_start = HEADER_SIZES.get(self.version, HEADER.itemsize)
+        self.compression = "zlib"
+        if self.version == 3:
+            method = int.from_bytes(self.read_at(COMPRESSION_AT, 4, "compression method"), "little")
+            if method not in COMPRESSIONS:
+                raise self.error(f"compression method {method} is not supported (0 zlib, 3 LZ4)")
+            self.compression = COMPRESSIONS[method]
         count = int(header["count"])
         if self.type == "GNRL":
             records = self._records(count, GNRL_RECORD)
@@ -54,18 +69,18 @@ class Ba2Archive(Archive):
             self.add(Entry(path, size, location))
 
     def _records(self, count, dtype):
-        end = HEADER.itemsize + count * dtype.itemsize
+        end = self.table_start + count * dtype.itemsize
         if end > self.file_size:
             raise self.error(f"{count} {self.type} records do not fit in the file ({self.file_size} bytes)")
         # The data lies after the table: the first records say where it starts, so a damaged
         # count that still fits in the file is refused before the rest is read.
         first = min(count, FIRST_READ // dtype.itemsize)
-        head = np.frombuffer(self.read_at(HEADER.itemsize, first * dtype.itemsize, "record table"), dtype)
+        head = np.frombuffer(self.read_at(self.table_start, first * dtype.itemsize, "record table"), dtype)
         stored = head[(head["packed"] > 0) | (head["size"] > 0)]
         data_start = int(stored["offset"].min()) if len(stored) else self.file_size
         if end > data_start:
             raise self.error(f"{count} {self.type} records run into the files' data at {data_start}")
-        rest = self.read_at(HEADER.itemsize + first * dtype.itemsize, (count - first) * dtype.itemsize, "record table")
+        rest = self.read_at(self.table_start + first * dtype.itemsize, (count - first) * dtype.itemsize, "record table")
         return np.concatenate([head, np.frombuffer(rest, dtype)])
 
     def _check_data(self, pieces, files=None):
@@ -86,7 +101,7 @@ class Ba2Archive(Archive):
         # walked over the chunk counts to find the records, then taken apart as whole arrays
         # (the base game's archives hold thousands). The data lies after the table, so a walk
         # reaching a chunk's data (a damaged count) stops there instead of reading on.
-        if HEADER.itemsize + count * DX10_RECORD.itemsize > self.file_size:
+        if self.table_start + count * DX10_RECORD.itemsize > self.file_size:
             raise self.error(f"{count} DX10 records do not fit in the file ({self.file_size} bytes)")
         table, at, starts, data_start = b"", 0, [], self.file_size
         for index in range(count):
@@ -100,7 +115,7 @@ class Ba2Archive(Archive):
                     table = self._texture_table(table, end, index, count)
                 first_chunk = at + DX10_RECORD.itemsize  # its data offset comes first
                 data_start = min(data_start, int.from_bytes(table[first_chunk:first_chunk + 8], "little"))
-            if HEADER.itemsize + end > data_start:
+            if self.table_start + end > data_start:
                 raise self.error(f"texture {index}'s record and chunks run into texture data at {data_start}")
             starts.append(at)
             at = end
@@ -113,7 +128,7 @@ class Ba2Archive(Archive):
         chunk_starts = starts[owners] + DX10_RECORD.itemsize + numbers * DX10_CHUNK.itemsize
         chunks = data[chunk_starts[:, None] + np.arange(DX10_CHUNK.itemsize)].view(DX10_CHUNK)[:, 0]
         self._check_data(chunks, owners)
-        headers = np.array([HEADER_SIZES.get(int(dxgi), 0) for dxgi in records["format"]], np.int64)
+        headers = np.array([DDS_HEADER_SIZES.get(int(dxgi), 0) for dxgi in records["format"]], np.int64)
         sizes = headers + np.bincount(owners, weights=chunks["size"], minlength=count).astype(np.int64)
         locations = list(zip(records, np.split(chunks, np.cumsum(counts)[:-1])))
         return locations, sizes.tolist()
@@ -123,8 +138,8 @@ class Ba2Archive(Archive):
         ``needed`` bytes at least, twice as many as before (at first a guess, at most
         FIRST_READ) while the file lasts."""
         first = min(count * TEXTURE_GUESS, FIRST_READ)
-        wanted = max(needed, min(max(2 * len(table), first), self.file_size - HEADER.itemsize))
-        return self.read_at(HEADER.itemsize, wanted, f"texture {index}'s record and chunks")
+        wanted = max(needed, min(max(2 * len(table), first), self.file_size - self.table_start))
+        return self.read_at(self.table_start, wanted, f"texture {index}'s record and chunks")
 
     def _names(self, offset, count):
         if count == 0:  # an empty archive may end before its (empty) name table
@@ -152,6 +167,8 @@ class Ba2Archive(Archive):
                           int(record["mip_count"]), bool(record["flags"] & CUBEMAP_FLAG))
 
     def _piece(self, entry, offset, packed, size):
+        if packed and self.compression == "lz4":
+            return decompress_raw(self.read_at(offset, packed, entry.path), size, self.error, entry.path)
         if packed:
             return self.inflate(self.read_at(offset, packed, entry.path), size, entry.path)
         return self.read_at(offset, size, entry.path)

@@ -1,6 +1,9 @@
-"""Fallout 3 / New Vegas (version 104) and Skyrim SE (version 105) BSA archives. Version 104
-packs files with zlib, 105 with LZ4 frames; either can store files whole. The folder and file
-tables are read when the archive is opened, file data only when a file is extracted."""
+"""Oblivion-era (version 103, which New Vegas also loads and mods still ship), Fallout 3 / New
+Vegas (version 104) and Skyrim SE (version 105) BSA archives. Versions 103 and 104 pack files
+with zlib, 105 with LZ4 frames; any can store files whole. Version 103 shares 104's layout, but
+its flag 0x100 does not embed names (Oblivion-era archives set it with another meaning). The
+folder and file tables are read when the archive is opened, file data only when a file is
+extracted."""
 
 import numpy as np
 
@@ -13,12 +16,15 @@ HEADER = np.dtype([
     ("file_count", "<u4"), ("folder_names_length", "<u4"), ("file_names_length", "<u4"), ("file_flags", "<u2"),
     ("padding", "<u2"),
 ])
+FOLDER_RECORD_32 = np.dtype([("hash", "<u8"), ("count", "<u4"), ("offset", "<u4")])
 FOLDER_RECORD = {
-    104: np.dtype([("hash", "<u8"), ("count", "<u4"), ("offset", "<u4")]),
+    103: FOLDER_RECORD_32,
+    104: FOLDER_RECORD_32,
     105: np.dtype([("hash", "<u8"), ("count", "<u4"), ("padding", "<u4"), ("offset", "<u8")]),
 }
 FILE_RECORD = np.dtype([("hash", "<u8"), ("size", "<u4"), ("offset", "<u4")])
 HAS_FOLDER_NAMES, HAS_FILE_NAMES, COMPRESSED, EMBEDDED_NAMES = 0x1, 0x2, 0x4, 0x100
+FIRST_EMBEDDING_VERSION = 104  # the first version whose flag 0x100 embeds names in the data
 SIZE_MASK, COMPRESSION_TOGGLE = 0x3FFFFFFF, 0x40000000
 
 
@@ -30,8 +36,12 @@ class BsaArchive(Archive):
         self.version = int(header["version"])
         folder_record = FOLDER_RECORD.get(self.version)
         if folder_record is None:
-            raise self.error(f"BSA version {self.version} is not supported (104: Fallout 3 / New Vegas, 105: Skyrim SE)")
+            raise self.error(
+                f"BSA version {self.version} is not supported (103: Oblivion-era, 104: Fallout 3 / New Vegas, "
+                f"105: Skyrim SE)"
+            )
         self.flags = int(header["flags"])
+        self.embedded_names = self.version >= FIRST_EMBEDDING_VERSION and bool(self.flags & EMBEDDED_NAMES)
         if not self.flags & HAS_FILE_NAMES or not self.flags & HAS_FOLDER_NAMES:
             raise self.error("the archive does not store its folder and file names")
         folders, files = int(header["folder_count"]), int(header["file_count"])
@@ -102,14 +112,14 @@ class BsaArchive(Archive):
         stored = size_field & SIZE_MASK
         packed = bool(self.flags & COMPRESSED) != bool(size_field & COMPRESSION_TOGGLE)
         # A packed file's size sits in its data: unknown until it is extracted.
-        size = None if packed or self.flags & EMBEDDED_NAMES else stored
+        size = None if packed or self.embedded_names else stored
         self.add(Entry(path, size, (offset, stored, packed)))
 
     def _prefix(self, entry):
         """Bytes before the file's own data: the embedded name, then the unpacked size."""
         offset, stored, packed = entry.location
         skip = 0
-        if self.flags & EMBEDDED_NAMES:
+        if self.embedded_names:
             skip = 1 + self.read_at(offset, 1, f"{entry.path}: embedded name")[0]
         size = None
         if packed:
@@ -125,7 +135,7 @@ class BsaArchive(Archive):
         data = self.read_at(offset + skip, stored - skip, entry.path)
         if not packed:
             return data
-        if self.version == 104:
+        if self.version < 105:
             return self.inflate(data, size, entry.path)
         try:
             return decompress_frame(data, size)

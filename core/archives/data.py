@@ -25,7 +25,8 @@ OFFICIAL_PLUGINS = (
     "fallout4", "dlcrobot", "dlcworkshop01", "dlccoast", "dlcworkshop02", "dlcworkshop03", "dlcnukaworld",
     "dlcultrahighresolution", "fallout3", "anchorage", "thepitt", "brokensteel", "pointlookout", "zeta", "fallout",
     "falloutnv", "deadmoney", "honesthearts", "oldworldblues", "lonesomeroad", "gunrunnersarsenal", "skyrim", "update",
-    "dawnguard", "hearthfires", "dragonborn", "seventysix",
+    "dawnguard", "hearthfires", "dragonborn", "seventysix", "starfield", "constellation", "oldmars",
+    "blueprintships-starfield",
 )
 
 
@@ -54,6 +55,17 @@ def split_archive_path(text):
         if at > 0:
             return ArchivePath(str(text)[:at + len(suffix)], str(text)[at + len(suffix) + 1:])
     return None
+
+
+def data_folder_of(path):
+    """The Data folder a game file belongs to, as its path names it (a linked-in file belongs to
+    the folder it is linked into): its archive's folder, or the folder holding the ``meshes``
+    folder it lies in; None when neither."""
+    inside = split_archive_path(path)
+    if inside is not None:
+        return Path(os.path.abspath(inside.data_folder))
+    absolute = Path(os.path.abspath(path))
+    return next((parent.parent for parent in absolute.parents if parent.name.lower() == "meshes"), None)
 
 
 def load_order_key(archive_name, plugins=None):

@@ -1,4 +1,4 @@
-"""LZ4 frame decoding in pure Python, for Skyrim SE BSAs.
+"""LZ4 decoding in pure Python: frames for Skyrim SE BSAs, raw blocks for Starfield BA2s.
 
 The add-on ships no compiled code (one zip for every OS Blender runs on), and the maintained
 ``lz4`` package is a C extension: bundling it would need a wheel per platform and Python
@@ -64,6 +64,19 @@ def _frame(data, at, out, size):
             raise FormatError(f"LZ4: more than the {size} bytes expected")
         at += length + (4 if block_checksum else 0)
     return at + (4 if content_checksum else 0)
+
+
+def decompress_raw(data, size, error, what):
+    """The ``size`` bytes of one LZ4 block without a frame (Starfield's BA2 pieces); ``error``
+    makes the FormatError of a damaged block, naming ``what``."""
+    out = bytearray()
+    try:
+        decompress_block(memoryview(data), out, size)
+    except FormatError as damage:
+        raise error(f"{what}: damaged LZ4 data ({damage.message})") from None
+    if len(out) != size:
+        raise error(f"{what}: LZ4 data unpacks to {len(out)} bytes, the archive says {size}")
+    return bytes(out)
 
 
 def _length(block, at, value):

@@ -5,13 +5,10 @@ hierarchy that has no flag: it is there when bytes remain after the animations. 
 padding; strings are u32 length + bytes (UTF-8, as the FBX names they come from).
 """
 
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import FormatError
-from ..files import write_replacing
-from ..stream import ReadStream, WriteStream
+from ..files import SyncedFile
 
 STRING_ENCODING = "utf-8"
 MAX_BONES = 256  # bone indices are u8
@@ -93,7 +90,7 @@ class Hierarchy:
         return np.ascontiguousarray(np.asarray(matrices).transpose(0, 2, 1), np.float32).reshape(-1, 16)
 
 
-class Bsm2File:
+class Bsm2File(SyncedFile):
     def __init__(self):
         self.vertices = np.zeros(0, VERTEX_DTYPE)
         self.indices = np.zeros(0, np.uint16)
@@ -135,37 +132,8 @@ class Bsm2File:
             self.hierarchy.sync(s, nb)
         if s.reading and s.remaining:
             raise s.error(f"{s.remaining} bytes after the hierarchy")
-
-    # -- reading ------------------------------------------------------------------------
-    @classmethod
-    def read(cls, path):
-        path = Path(path)
-        return cls.from_bytes(path.read_bytes(), path=path)
-
-    @classmethod
-    def from_bytes(cls, data, path=None):
-        bsm = cls()
-        bsm.path = path
-        s = ReadStream(memoryview(bytes(data)))
-        try:
-            bsm.sync(s)
-            bsm.validate()
-        except FormatError as error:
-            raise error.located(path=path) from None
-        return bsm
-
-    # -- writing ------------------------------------------------------------------------
-    def to_bytes(self):
-        try:
-            self.validate()
-            s = WriteStream()
-            self.sync(s)
-        except FormatError as error:
-            raise error.located(path=self.path) from None
-        return bytes(s.out)
-
-    def write(self, path):
-        write_replacing(path, self.to_bytes())
+        if s.reading:
+            self.check()
 
     # -- checks -------------------------------------------------------------------------
     def layout(self):
@@ -175,7 +143,7 @@ class Bsm2File:
         subsets = indices + 2 * len(self.indices)
         return vertices, indices, subsets
 
-    def validate(self):
+    def check(self):
         """What the engine relies on; raises FormatError at the first offending item, and
         records softer oddities in ``warnings``."""
         nv, nb = len(self.vertices), self.num_bones
@@ -224,10 +192,10 @@ class Bsm2File:
                 key, bone = np.argwhere(wild)[0][:2]
                 raise FormatError(f"animation {animation.name!r}: key {key} of bone {bone} holds a value that is not a usable number")
         if self.hierarchy is not None:
-            self._validate_hierarchy()
+            self._check_hierarchy()
         self._note_oddities()
 
-    def _validate_hierarchy(self):
+    def _check_hierarchy(self):
         from .skinning import bone_order
 
         hierarchy, nb = self.hierarchy, self.num_bones

@@ -89,5 +89,5 @@ def skinned_strip(hierarchy=True):
     bsm.animations = animations
     if hierarchy:
         bsm.hierarchy = Hierarchy(parents, Hierarchy.stored_inverse_bind(inverse_bind), BONE_NAMES)
-    bsm.validate()
+    bsm.check()
     return bsm

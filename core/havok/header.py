@@ -16,7 +16,8 @@ from ..errors import FormatError
 from ..stream import decode_text, encode_text
 
 MAGIC = bytes.fromhex("57E0E05710C0C010")
-VERSIONS = {8: "hk_2010", 11: "hk_2014"}
+HK_2010, HK_2014 = 8, 11  # file versions: Skyrim (SE, and LE's 32-bit files), Fallout 4
+VERSIONS = {HK_2010: "hk_2010", HK_2014: "hk_2014"}
 TAG_SIZE = 20
 
 

@@ -4,6 +4,7 @@ from ..errors import FormatError
 from .classes.physics_system import PhysicsSystemData
 from .container import Packfile
 from .shapes.base import summary_of
+from .tagfile import describe, is_tagfile
 
 
 def body_summary(system, body):
@@ -19,8 +20,12 @@ def body_summary(system, body):
 
 
 def system_summary(index, block):
-    """{block, kind, constraints, bodies}; {block, kind, error} when the packfile cannot be read."""
+    """{block, kind, constraints, bodies}; {block, kind, error} when the packfile cannot be read;
+    {block, kind, kept} for a Havok tagfile (Starfield), which is carried unchanged."""
     entry = {"block": index, "kind": block.kind}
+    if is_tagfile(block.packfile):
+        entry["kept"] = describe(block.packfile)
+        return entry
     try:
         system = Packfile.from_bytes(block.packfile).root
         if not isinstance(system, PhysicsSystemData):

@@ -3,10 +3,9 @@ and Material Editor, every version. One ``sync`` per kind describes the fields i
 (names and version conditions as in ousnius' Material Editor); reading and writing share it,
 so a file writes back byte for byte. Values are kept as read: booleans as their byte."""
 
-from pathlib import Path
 
 from ..errors import FormatError
-from ..files import write_replacing
+from ..files import read_bytes, write_replacing
 from ..stream import ReadStream, ShortString, WriteStream, decode_text, encode_text
 
 MAGICS = {b"BGSM": "BGSM", b"BGEM": "BGEM"}
@@ -208,11 +207,7 @@ class MaterialFile:
 
     @classmethod
     def read(cls, path):
-        try:
-            data = Path(path).read_bytes()
-        except OSError as error:
-            raise FormatError(f"cannot be read: {error.strerror}", path=path) from None
-        return cls.from_bytes(data, path)
+        return cls.from_bytes(read_bytes(path), path)
 
     def to_bytes(self):
         s = WriteStream()

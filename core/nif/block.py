@@ -8,11 +8,15 @@ from ..registry import Registry
 BLOCK_TYPES = Registry("block type")
 
 
-def block_class(*type_names):
-    """Class decorator: the class reads and writes blocks of these type names."""
+def block_class(*type_names, fallback_raw=False):
+    """Class decorator: the class reads and writes blocks of these type names. ``fallback_raw``:
+    its layout comes from nif.xml with no corpus file (or too few) to prove it in every game, and
+    it is decoded only so its references are known: bytes that do not fit it are kept as a raw
+    block, as they were before it was decoded, rather than refusing the file."""
 
     def register(cls):
         cls.type_names = type_names
+        cls.fallback_raw = fallback_raw
         return BLOCK_TYPES.add(cls, type_names)
 
     return register
@@ -42,6 +46,7 @@ class Block:
 
     type_name = None
     trailing = b""  # bytes after the decoded fields within the declared block size
+    fallback_raw = False  # see block_class
 
     def __init__(self, type_name=None, **fields):
         self.type_name = type_name or self.type_names[0]

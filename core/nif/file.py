@@ -6,7 +6,7 @@ from pathlib import Path
 from ..errors import FormatError
 from ..files import write_replacing
 from ..stream import Budget, ReadStream, WriteStream, encode_text
-from .block import block_at, class_for
+from .block import RawBlock, block_at, class_for
 from .header import Header
 
 
@@ -83,19 +83,33 @@ class NifFile:
         try:
             block.sync(s)
         except FormatError as error:
+            if cls.fallback_raw:
+                return self._kept_raw(view, pos, index, type_name, error.message)
             raise error.located(block=index, block_type=type_name) from None
         except Exception as error:  # a decoder bug or data no check foresaw: still one clear line
+            if cls.fallback_raw:
+                return self._kept_raw(view, pos, index, type_name, f"{type(error).__name__}: {error}")
             raise FormatError(
                 f"cannot be decoded ({type(error).__name__}: {error})",
                 block=index,
                 block_type=type_name,
                 offset=s.base + s.pos,
             ) from None
+        if s.remaining and cls.fallback_raw:
+            return self._kept_raw(view, pos, index, type_name, f"{s.remaining} bytes after its fields")
         if s.remaining:
             block.trailing = bytes(view[s.pos :])
             self.warnings.append(
                 f"block {index} ({type_name}): {s.remaining} bytes after its fields kept as they are"
             )
+        return block
+
+    def _kept_raw(self, view, pos, index, type_name, why):
+        """A block whose bytes do not fit its layout (see block_class's ``fallback_raw``): its
+        bytes as they are, and a warning (its references stay unknown)."""
+        self.warnings.append(f"block {index} ({type_name}) kept as its bytes: they do not fit its layout ({why})")
+        block = RawBlock(type_name)
+        block.sync(ReadStream(view, self.header, big_endian=self.header.big_endian, base=pos, budget=self._budget))
         return block
 
     # -- writing ------------------------------------------------------------------------

@@ -3,24 +3,15 @@ bhkPackedNiTriStripsShape and its hkPackedNiTriStripsData, with MOPP code built 
 
 The packed data gives each sub shape (one per material) a run of the vertices; a triangle
 belongs to the sub shape holding its first vertex, so vertices used by several materials are
-copied. The MOPP's leaf IDs are the triangles' indices (what a packed strips shape's keys are).
-Stored MOPP code is checked by walking it (``damaged_mopps``, also over Skyrim's compressed
-meshes): the importer warns about a damaged one and the exporter writes it anew."""
+copied. The MOPP's leaf IDs are the triangles' keys (legacy_mopp.packed_keys: the index, the
+sub shape holding the triangle in the top byte, as the games' files have them)."""
 
 import numpy as np
 
 from ..errors import FormatError
 from ..havok import mopp
-from .block import block_at
-from .blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompressedMeshShapeData
-from .blocks.legacy_havok import (
-    bhkConvexListShape,
-    bhkListShape,
-    bhkMoppBvTreeShape,
-    bhkPackedNiTriStripsShape,
-    bhkTransformShape,
-    hkPackedNiTriStripsData,
-)
+from .blocks.legacy_havok import bhkMoppBvTreeShape, bhkPackedNiTriStripsShape, hkPackedNiTriStripsData
+from .legacy_mopp import packed_keys
 
 PACKED_RADIUS = 0.1  # the games' packed shapes' convex radius (Havok units)
 SUB_SHAPE = np.dtype([("layer", "u1"), ("flags", "u1"), ("group", "<u2"), ("num_vertices", "<u4"), ("material", "<u4")])
@@ -47,45 +38,7 @@ def packed_mesh_blocks(vertices, triangles, materials, layer, radius=PACKED_RADI
     sub_shapes["layer"] = layer
     sub_shapes["num_vertices"] = np.bincount(used // len(vertices), minlength=len(groups))
     sub_shapes["material"] = groups
-    tree = mopp.build(packed, rows[:, :3], np.arange(len(rows), dtype=np.uint32), radius)
     data = hkPackedNiTriStripsData(triangles=rows, vertices=packed, sub_shapes=sub_shapes)
+    tree = mopp.build(packed, rows[:, :3], packed_keys(data), radius)
     shape = bhkPackedNiTriStripsShape(radius=radius, radius_copy=radius)
     return bhkMoppBvTreeShape(offset=tree.offset, code=tree.code), shape, data
-
-
-def damaged_mopps(blocks, index, seen=None):
-    """[(block index, why)] of the MOPP trees over triangle meshes in the shape tree at ``index``
-    whose stored code cannot be walked, names a triangle the data lacks or names none."""
-    seen = set() if seen is None else seen
-    block = blocks[index] if 0 <= index < len(blocks) and index not in seen else None
-    seen.add(index)
-    if isinstance(block, (bhkListShape, bhkConvexListShape)):
-        return [found for child in np.asarray(block.sub_shapes).tolist() for found in damaged_mopps(blocks, child, seen)]
-    if isinstance(block, bhkTransformShape):
-        return damaged_mopps(blocks, block.shape, seen)
-    if not isinstance(block, bhkMoppBvTreeShape):
-        return []
-    keys = _shape_keys(blocks, block.shape)
-    if keys is None:
-        return []  # not a triangle mesh, or damaged data: the import's shape check says so
-    try:
-        named = mopp.check_leaves(block.code, keys)
-    except FormatError as error:
-        return [(index, error.message)]
-    return [] if len(named) else [(index, "the MOPP code names no triangle")]
-
-
-def _shape_keys(blocks, index):
-    """The shape keys of the triangle mesh at ``index`` (packed: the triangles' indices;
-    compressed: as its data says), or None when it is not one (or its data cannot be decoded)."""
-    shape = block_at(blocks, index, bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
-    if isinstance(shape, bhkPackedNiTriStripsShape):
-        data = block_at(blocks, shape.data, hkPackedNiTriStripsData)
-        return np.arange(len(data.triangles)) if data is not None else None
-    data = block_at(blocks, shape.data, bhkCompressedMeshShapeData) if shape is not None else None
-    if data is None:
-        return None
-    try:
-        return data.mesh()[3]
-    except FormatError:
-        return None

@@ -37,6 +37,7 @@ REF_FIELDS = frozenset(("texture_set", "controller", "extra_data"))
 INT32 = (-(1 << 31), (1 << 31) - 1)
 
 DOUBLE_SIDED = 0x10  # shader flags 2 bit 4, Skyrim and Fallout 4
+VERTEX_COLORS = 0x20  # shader flags 2 bit 5, Skyrim
 SKINNED = 0x2  # shader flags 1 bit 1, every game
 ALPHA_BLEND = 0x1
 ALPHA_TEST = 0x200
@@ -53,7 +54,7 @@ SLOTS = {
     ("BSEffectShaderProperty", False): {"diffuse": "source_texture"},
     ("BSShaderPPLightingProperty", False): {"diffuse": 0, "normal": 1, "glow": 2},
 }
-TEXTURE_SET_SIZE = {"FO4": 10, "FO3": 6, "SSE": 9, "SKYRIM": 9}
+TEXTURE_SET_SIZE = {"FO4": 10, "FO3": 6, "SSE": 9, "SKYRIM": 9, "FO76": 13}
 
 
 # -- the blocks of a shape's material -----------------------------------------------------------
@@ -313,7 +314,7 @@ def apply_look(record, changes, bs_version):
         if "shader_flags_2" in shader and kind != "BSShaderPPLightingProperty":
             flags = shader["shader_flags_2"]
             shader["shader_flags_2"] = flags | DOUBLE_SIDED if two_sided else flags & ~DOUBLE_SIDED
-        else:
+        elif versions.up_to_fo3(bs_version):  # later shaders without flag words (FO76's) leave it to their material file
             stencil = record.get("stencil")
             if stencil is None and two_sided:
                 stencil = record["stencil"] = default_entry("NiStencilProperty", bs_version)
@@ -334,17 +335,22 @@ def apply_look(record, changes, bs_version):
     return record
 
 
-def new_record(game, skinned=False):
+def new_record(game, skinned=False, colors=False, material_path=None):
     """A default material for a new shape: the shader vanilla files of the game use (Fallout 4
     lighting shader with specular, cast shadows, ZBuffer test and write; Fallout 3 / New Vegas
     per-pixel lighting with a NiMaterialProperty; Skyrim SE lighting shader as its statics and
     armour have it: specular, receive and cast shadows, ZBuffer test and write, vertex colours
-    used, glossiness 80, wrapped textures)."""
+    used, glossiness 80, wrapped textures; Skyrim LE's the same, vertex colours used only by
+    shapes having them (``colors``), as its statics have it; Fallout 76's named after its
+    ``material_path``, the material file holding everything else)."""
     bs_version = versions.WRITTEN[game][1]
-    if game == "FO4":
+    if game == "FO76":
+        record = {"shader": default_entry("BSLightingShaderProperty", bs_version, name=material_path)}
+    elif game == "FO4":
         record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x80400201, shader_flags_2=0x1)}
     elif game in ("SSE", "SKYRIM"):
-        record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x82400301, shader_flags_2=0x8021)}
+        flags_2 = 0x8001 | VERTEX_COLORS if game == "SSE" or colors else 0x8001
+        record = {"shader": default_entry("BSLightingShaderProperty", bs_version, shader_flags_1=0x82400301, shader_flags_2=flags_2)}
     else:
         record = {
             "shader": default_entry(
@@ -352,7 +358,7 @@ def new_record(game, skinned=False):
             ),
             "material": default_entry("NiMaterialProperty", bs_version, specular_color=(0.0, 0.0, 0.0)),
         }
-    if skinned:
+    if skinned and "shader_flags_1" in record["shader"]:
         record["shader"]["shader_flags_1"] |= SKINNED
     record["textures"] = [""] * TEXTURE_SET_SIZE[game]
     return record

@@ -318,13 +318,15 @@ def _partition(group, triangles, indices, values):
     }
 
 
-def partition_record(built):
-    """A SkinPartition record of one build_partitions partition (FO3 / Skyrim LE numbering)."""
+def partition_record(built, min_bones=0):
+    """A SkinPartition record of one build_partitions partition (FO3 / Skyrim LE numbering), its
+    bone list filled up to ``min_bones`` with bone 0, which no vertex of it weights (Skyrim LE's
+    heads and eyes list four bones for their one or two)."""
     part = SkinPartition()
     part.num_vertices = len(built["vertex_map"])
     part.num_triangles = len(built["triangles"])
     part.weights_per_vertex = MAX_WEIGHTS
-    part.bones = built["bones"]
+    part.bones = np.pad(built["bones"], (0, max(0, min_bones - len(built["bones"]))))
     part.vertex_map = built["vertex_map"]
     part.vertex_weights = built["vertex_weights"]
     part.strips = ()

@@ -1,5 +1,5 @@
 """The games a NIF's version numbers name, in one place: every decision that differs per game
-reads one of these predicates (as nifly's IsFO3 / IsSK / IsSSE / IsFO4 / IsFO76 do), never a raw
+reads one of these predicates (as nifly's IsFO3 / IsSK / IsSSE / IsFO4 / IsFO76 / IsSF do), never a raw
 comparison of the Bethesda stream version (``bs_version``). All files are NIF 20.2.0.7; the
 stream version tells the games apart, the user version only FO3/FNV (11) from the rest (12).
 
@@ -16,10 +16,12 @@ FO4_DEV = 103  # Fallout 4's development streams start here (the header names a 
 FO4 = 130  # Fallout 4 as released: packfile collision, no node effects, half-float vertices
 FO4_LAST = 139  # the last of Fallout 4's streams
 FO76 = 155  # Fallout 76: shapes hold a bounding box
+SF_FIRST, SF_LAST = 172, 175  # Starfield: BSGeometry naming external .mesh files (nifly's range)
 OBLIVION_BELOW = 9  # Oblivion's streams are below this
 
 # The name a file's versions give its game: (key, test on stream and user version), first match.
 GAMES = (
+    ("SF", lambda bs, user: starfield(bs)),
     ("FO76", lambda bs, user: bs == FO76),
     ("FO4", lambda bs, user: fo4(bs)),
     ("SSE", lambda bs, user: bs == SSE),
@@ -32,7 +34,9 @@ WRITTEN = {
     "FO4": (12, FO4),
     "FO3": (11, FO3),
     "SSE": (12, SSE),
-    "SKYRIM": (12, SKYRIM),  # edits of Skyrim LE imports (NiTriShape geometry, as FO3's)
+    "SKYRIM": (12, SKYRIM),  # Skyrim LE: NiTriShape geometry, as FO3's
+    "FO76": (12, FO76),  # BSTriShape geometry and BSSkin skinning, as FO4's
+    "SF": (12, 173),  # BSGeometry naming .mesh files (io/starfield), as the corpus files are
 }
 
 
@@ -112,3 +116,7 @@ def fo76(bs):
 
 def fo76_or_later(bs):
     return bs >= FO76
+
+
+def starfield(bs):
+    return SF_FIRST <= bs <= SF_LAST

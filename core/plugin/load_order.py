@@ -203,5 +203,35 @@ class LoadOrder:
             entry = next((e for e in self.entries if not e.light and e.slot == slot), None)
         return None if entry is None else entry.code << 24 | object_id
 
+    def key_of_text(self, text):
+        """The key of a FormID as a user gives it: its load-order FormID in hexadecimal, or
+        ``Plugin.esm:XXXXXX`` (a plugin's own object id, as ``form_id`` names a record whose
+        plugin is not loaded)."""
+        name, colon, number = str(text).strip().rpartition(":")
+        try:
+            value = int(number, 16)
+        except ValueError:
+            value = -1
+        if colon and (not name.lower().endswith(SUFFIXES) or not 0 <= value <= 0xFFFFFF):
+            raise FormatError(f"{text!r} is not a FormID: Plugin.esm:XXXXXX takes a plugin's name and up to six "
+                              f"hexadecimal digits")
+        if not 0 <= value <= 0xFFFFFFFF:
+            raise FormatError(f"{text!r} is not a FormID: hexadecimal (00001E58), or Plugin.esm:XXXXXX")
+        if colon:
+            return self.code(name) << 24 | value
+        key = self.key_of(value)
+        if key is None:
+            raise FormatError(f"no plugin of the load order has the slot of FormID {value:08X}", path=str(self.data_folder))
+        return key
+
+    def missing(self, kind, key):
+        """The error for a record no plugin holds; when the game's master is not in the Data
+        folder, how to name its records instead (the slot it would take is another plugin's)."""
+        message = f"no plugin of the load order holds {kind} {self.form_id(key)}"
+        if GAME_MASTERS[0].lower() not in {entry.name.lower() for entry in self.entries} and key >> 24 in self.by_code:
+            message += (f" ({GAME_MASTERS[0]} is not in the Data folder: a record it defines is named "
+                        f"{GAME_MASTERS[0]}:{key & 0xFFFFFF:06X})")
+        return FormatError(message, path=str(self.data_folder))
+
     def origin_name(self, key):
         return self.names[key >> 24]

@@ -7,6 +7,7 @@ second value is one of the meshes' hashes, 719 of 719); each REFR gives its base
 The game composes a reference's rotation as Rx(-x) Ry(-y) Rz(-z), the matrix a precombined
 instance stores (checked on the corpus cells: every copy at a reference's position has it)."""
 
+import os
 import re
 import struct
 from pathlib import Path
@@ -34,6 +35,19 @@ def rotation_matrix(angles):
     about_y = np.array([[cy, 0, sy], [0, 1, 0], [-sy, 0, cy]])
     about_z = np.array([[cz, -sz, 0], [sz, cz, 0], [0, 0, 1]])
     return about_x @ about_y @ about_z
+
+
+def reference_angles(matrix):
+    """The DATA rotation (radians about x, y, z) whose rotation_matrix is ``matrix`` (a pure
+    rotation): its transpose is Rz(z) Ry(y) Rx(x), decomposed as such; at gimbal lock (y at
+    +-90 degrees) x is 0."""
+    m = np.asarray(matrix, np.float64).T
+    y = -np.arcsin(np.clip(m[2, 0], -1.0, 1.0))
+    if abs(m[2, 0]) < 1 - 1e-9:
+        x, z = np.arctan2(m[2, 1], m[2, 2]), np.arctan2(m[1, 0], m[0, 0])
+    else:
+        x, z = 0.0, np.arctan2(-m[0, 1], m[1, 1])
+    return float(x), float(y), float(z)
 
 
 class Reference:
@@ -96,19 +110,25 @@ class CellReferences:
             (self.references if reference is not None else self.unresolved).append(reference or form_id)
 
     def _resolve(self, plugin, form_id):
-        """(plugin, record) for a FormID as ``plugin`` stores it, looking in the given masters."""
+        """(plugin, record) for a FormID as ``plugin`` stores it: its own record, else the first
+        of the plugins given holding it (an override in a plugin given before the master that
+        defines the record wins, as later plugins' do in the game)."""
         record = plugin.record(form_id)
         if record is not None:
             return plugin, record
         index = form_id >> 24
-        if index < len(plugin.masters):
-            master_name = plugin.masters[index].lower()
-            for master in self.plugins:
-                if master.name.lower() == master_name:
-                    local = master.local_index() << 24 | form_id & 0xFFFFFF
-                    found = master.record(local)
-                    if found is not None:
-                        return master, found
+        origin = (plugin.masters[index] if index < len(plugin.masters) else plugin.name).lower()
+        for other in self.plugins:
+            names = [name.lower() for name in other.masters]
+            if other.name.lower() == origin:
+                local = other.local_index() << 24 | form_id & 0xFFFFFF
+            elif origin in names:
+                local = names.index(origin) << 24 | form_id & 0xFFFFFF
+            else:
+                continue
+            found = other.record(local)
+            if found is not None:
+                return other, found
         return None, None
 
     def _reference(self, form_id):
@@ -172,16 +192,10 @@ def find_cell_plugin(cell_path, hashes):
     """The plugin of a cell file found in its Data folder (the folder holding its ``meshes``
     folder): the one whose geometry hash (``<plugin> - geometry``) is among ``hashes``, those
     the cell's records carry. None when not found."""
+    from ..archives.data import data_folder_of
     from ..precombined.names import geometry_hash
 
-    from ..archives.data import split_archive_path
-
-    inside = split_archive_path(cell_path)
-    if inside is not None:
-        data = inside.data_folder.resolve()
-    else:
-        path = Path(cell_path).resolve()
-        data = next((parent.parent for parent in path.parents if parent.name.lower() == "meshes"), None)
+    data = data_folder_of(cell_path)
     if data is None or not hashes:
         return None
     for candidate in sorted(data.iterdir()):

@@ -142,6 +142,25 @@ class GeometryFile:
         return desc, vertices, triangles
 
 
+class GeometryFiles:
+    """Geometry files opened once each (by path) and closed together: the import's, whose
+    records of many cells share a few files, and the export's, reading back what records were
+    imported from."""
+
+    def __init__(self):
+        self._files = {}
+
+    def open(self, path):
+        if path not in self._files:
+            self._files[path] = GeometryFile(path)
+        return self._files[path]
+
+    def close(self):
+        for geometry in self._files.values():
+            geometry.close()
+        self._files.clear()
+
+
 def record_bytes(vertex_data, triangles):
     """What a record's data offset points at: its packed vertices, then every LOD's indices."""
     return vertex_data.tobytes() + np.ascontiguousarray(triangles, "<u2").tobytes()

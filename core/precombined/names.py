@@ -7,10 +7,14 @@ from pathlib import Path
 KNOWN_PLUGINS = ("Fallout4", "DLCCoast", "DLCNukaWorld", "DLCRobot", "DLCworkshop01", "DLCworkshop02", "DLCworkshop03")
 
 
-def bscrc32(text):
-    """Reflected CRC-32, initial value 0, no final XOR, over the lowercased path with '/' as '\\'."""
-    data = text.lower().replace("/", "\\").encode("cp1252")
+def raw_crc32(data):
+    """Bethesda's CRC-32 of bytes: reflected, initial value 0, no final XOR."""
     return zlib.crc32(data, 0xFFFFFFFF) ^ 0xFFFFFFFF
+
+
+def bscrc32(text):
+    """raw_crc32 of the lowercased path with '/' as '\\'."""
+    return raw_crc32(text.lower().replace("/", "\\").encode("cp1252"))
 
 
 def geometry_hash(plugin_stem):

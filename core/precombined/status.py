@@ -161,8 +161,7 @@ class Report:
         for key in keys:
             cell = self.cells.get(key)
             if cell is None:
-                raise FormatError(f"no plugin of the load order holds CELL {load_order.form_id(key)}",
-                                  path=str(load_order.data_folder))
+                raise load_order.missing("CELL", key)
             xcri_record = cell.last_with("XCRI")
             if xcri_record is not None:
                 self.results.append(self._cell(cell, xcri_record))
@@ -344,14 +343,13 @@ class Report:
 
 
 def precombine_report(data_folder, plugins_txt=None, cell=None, check_geometry=None):
-    """The report as a dict (``cli.py precombines``): every cell, or the one whose load-order
-    FormID is ``cell``; geometry files are checked for one cell unless ``check_geometry`` says."""
+    """The report as a dict (``cli.py precombines``): every cell, or the one ``cell`` names (its
+    load-order FormID, as a number or as text, or ``Plugin.esm:XXXXXX``: LoadOrder.key_of_text);
+    geometry files are checked for one cell unless ``check_geometry`` says."""
     order = LoadOrder(data_folder, plugins_txt)
     key = None
     if cell is not None:
-        key = order.key_of(cell)
-        if key is None:
-            raise FormatError(f"no plugin of the load order has the slot of FormID {cell:08X}", path=str(data_folder))
+        key = order.key_of_text(f"{cell:08X}" if isinstance(cell, int) else cell)
     return Report(order, key, cell is not None if check_geometry is None else check_geometry).as_dict()
 
 

@@ -15,7 +15,7 @@ from ...core.bsm2.skinning import ROOT_TRANSFORM
 from ...core.errors import FormatError
 from ...core.tangents import vertex_tangents
 from . import mapping
-from .. import compat, pose_channels
+from .. import compat, pose_channels, schema
 
 # An unedited normal is written back as the file had it. Blender stores custom normals with up to
 # about 0.7 degrees of error, so "unedited" means within 1 degree.
@@ -44,6 +44,9 @@ def build(context, mesh_object):
     """The .bsm2 data of ``mesh_object``; returns (Bsm2File, warnings)."""
     warnings = []
     armature_object = mesh_object.find_armature()
+    for obj in (mesh_object, armature_object):
+        if obj is not None:
+            schema.check_version(obj)
     bones = _Bones(armature_object, mesh_object)
     if len(bones) > MAX_BONES:
         raise FormatError(f"{len(bones)} bones: a .bsm2 holds at most {MAX_BONES}")
@@ -66,7 +69,7 @@ def build(context, mesh_object):
     if not bsm.animations:
         bsm.animations = [bones.static_animation(context.scene)]
     bsm.hierarchy = bones.hierarchy()
-    bsm.validate()
+    bsm.check()
     return bsm, warnings + bsm.warnings
 
 
@@ -117,7 +120,7 @@ class _Geometry:
         """Packed normal per corner: the file's own where Blender's still points the same way."""
         directions = self._directions(corner_normals)
         computed = packing.snorm_encode(mapping.vectors_from_blender(directions))
-        stored = self._point_attribute(mapping.NORMAL_ATTRIBUTE, "FLOAT_VECTOR", 3)
+        stored = self._point_attribute(schema.BSM2_NORMAL, "FLOAT_VECTOR", 3)
         if stored is None or self.moved:
             return packing.pack_1010102(computed, 0)
         stored = stored[corner_vert]
@@ -169,8 +172,8 @@ class _Geometry:
 
     def _tangents(self, sources, out, uvs, triangles):
         """The file's own tangents where they are kept, computed ones elsewhere."""
-        stored = self._point_attribute(mapping.TANGENT_ATTRIBUTE, "FLOAT_VECTOR", 3)
-        signs = self._point_attribute(mapping.TANGENT_SIGN_ATTRIBUTE, "FLOAT", 1)
+        stored = self._point_attribute(schema.BSM2_TANGENT, "FLOAT_VECTOR", 3)
+        signs = self._point_attribute(schema.BSM2_TANGENT_SIGN, "FLOAT", 1)
         have = np.zeros(len(sources), bool)
         xyz = np.zeros((len(sources), 3), np.int16)
         w = np.ones(len(sources), np.int8)
@@ -252,7 +255,7 @@ class _Bones:
             bones = [armature_bones[name] for name in names]
             self.rests = np.array([np.array(bone.matrix_local, np.float64) for bone in bones]).reshape(-1, 4, 4)
             self.residuals = np.array(
-                [np.reshape(bone.get(mapping.BIND_RESIDUAL_PROPERTY, np.eye(4).ravel()), (4, 4)) for bone in bones]
+                [np.reshape(bone.get(schema.BSM2_BIND_RESIDUAL, np.eye(4).ravel()), (4, 4)) for bone in bones]
             ).reshape(-1, 4, 4)
             self.parents = np.array(
                 [names.index(bone.parent.name) if bone.parent else i for i, bone in enumerate(bones)], np.int64
@@ -311,11 +314,11 @@ class _Bones:
 
     def animation(self, scene, action, slot):
         curves = {(fc.data_path, fc.array_index): fc for fc in compat.fcurves(action, slot) if not fc.mute}
-        interval = int(round(action.get(mapping.INTERVAL_PROPERTY, 0))) or mapping.scene_interval_ns(scene)
+        interval = int(round(action.get(schema.BSM2_INTERVAL_NS, 0))) or mapping.scene_interval_ns(scene)
         frames = _key_frames(curves.values(), mapping.frame_step(scene, interval), scene)
         # The file's own duration while it still gives the key count (it need not be a multiple of
         # the interval: Rabbit's 10 s at 33333333 ns), else the keys' span.
-        duration = int(round(action.get(mapping.DURATION_PROPERTY, -1)))
+        duration = int(round(action.get(schema.BSM2_DURATION_NS, -1)))
         if duration < 0 or duration // interval + 1 != len(frames):
             duration = (len(frames) - 1) * interval
         pose_bones = self.object.pose.bones

@@ -4,7 +4,7 @@ object, one action per animation.
 Every file vertex becomes one Blender vertex. Bones without a hierarchy have no rest pose in the
 file: each gets one at the weighted centre of its vertices, unrotated, and its keys become the
 pose that reproduces the file's skinning matrices. Everything is built into new datablocks,
-which are removed again if anything fails.
+which the import's rollback removes again if anything fails.
 """
 
 from contextlib import contextmanager
@@ -17,8 +17,8 @@ from ...core import transforms
 from ...core.bsm2 import packing, skinning
 from ...core.errors import FormatError
 from . import mapping
-from .. import compat, sampled_keys
-from ..datablocks import remove_all
+from .. import compat, sampled_keys, schema
+from ..datablocks import rolled_back
 from ..mesh_build import build_mesh
 
 # Decomposition error above which a key is reported as not holdable by location/rotation/scale.
@@ -27,61 +27,34 @@ BONE_LENGTH_FRACTION = 0.05  # of the mesh's bounding box diagonal, when nothing
 MAX_MATERIAL_SLOTS = 32767  # face material indices are shorts
 
 
-def build(context, bsm, name):
+@rolled_back
+def build(context, bsm, name, *, rollback):
     """Add ``bsm`` to the active collection; returns (mesh object, armature object, warnings).
-    On failure everything created is removed and the selection restored before re-raising."""
-    created = _Created(context)
+    Everything made goes to ``rollback``, which also puts the selection back if the import fails."""
+    rollback.keep_selection(context.view_layer)
+    collection = context.collection or context.scene.collection
     warnings = list(bsm.warnings)
-    try:
-        mesh = _mesh(bsm, name, created, warnings)
-        positions = mapping.vectors_to_blender(bsm.vertices["position"].astype(np.float32))
-        armature_object, bone_names = _armature(context, bsm, name, positions, created)
-        mesh_object = created.object(name, mesh)
-        _skin(mesh_object, armature_object, bsm, bone_names)
-        _animations(context.scene, bsm, armature_object, bone_names, created, warnings)
-    except BaseException:
-        created.remove()
-        raise
-    created.select(mesh_object, armature_object)
+    mesh = _mesh(bsm, name, rollback, warnings)
+    positions = mapping.vectors_to_blender(bsm.vertices["position"].astype(np.float32))
+    armature_object, bone_names = _armature(context, bsm, name, positions, rollback, collection)
+    mesh_object = _object(rollback, collection, name, mesh)
+    _skin(mesh_object, armature_object, bsm, bone_names)
+    _animations(context.scene, bsm, armature_object, bone_names, rollback, warnings)
+    for obj in context.view_layer.objects:
+        obj.select_set(obj in (mesh_object, armature_object))
+    context.view_layer.objects.active = mesh_object
     return mesh_object, armature_object, warnings
 
 
-class _Created:
-    """The datablocks an import made, for removal when it fails."""
-
-    def __init__(self, context):
-        self.context = context
-        self.collection = context.collection or context.scene.collection
-        self.view_layer = context.view_layer
-        self.active = self.view_layer.objects.active
-        self.selected = [obj for obj in self.view_layer.objects if obj.select_get()]
-        self.ids = []
-
-    def add(self, datablock):
-        self.ids.append(datablock)
-        return datablock
-
-    def object(self, name, data):
-        obj = self.add(bpy.data.objects.new(mapping.blender_name(name), data))
-        self.collection.objects.link(obj)
-        return obj
-
-    def select(self, *objects):
-        for obj in self.view_layer.objects:
-            obj.select_set(obj in objects)
-        self.view_layer.objects.active = objects[0]
-
-    def remove(self):
-        if self.context.mode != "OBJECT":
-            bpy.ops.object.mode_set(mode="OBJECT")
-        remove_all(self.ids)
-        self.view_layer.objects.active = self.active
-        for obj in self.selected:
-            obj.select_set(True)
+def _object(rollback, collection, name, data):
+    obj = rollback.add(bpy.data.objects.new(mapping.blender_name(name), data))
+    schema.stamp(obj)
+    collection.objects.link(obj)
+    return obj
 
 
 # -- mesh ---------------------------------------------------------------------------------------
-def _mesh(bsm, name, created, warnings):
+def _mesh(bsm, name, rollback, warnings):
     if len(bsm.subsets) >= MAX_MATERIAL_SLOTS:
         raise FormatError(f"{len(bsm.subsets)} subsets: a Blender mesh holds at most {MAX_MATERIAL_SLOTS} material slots")
     vertices = bsm.vertices
@@ -108,14 +81,14 @@ def _mesh(bsm, name, created, warnings):
         uvs=packing.uv_decode(vertices["uv"]),
         normals=directions / np.where(length > 0, length, 1.0),
     )
-    created.add(mesh)
+    rollback.add(mesh)
     mesh.polygons.foreach_set("material_index", materials[kept].astype(np.int32))
-    _point_attribute(mesh, mapping.NORMAL_ATTRIBUTE, "FLOAT_VECTOR", "vector", normals)
-    _point_attribute(mesh, mapping.TANGENT_ATTRIBUTE, "FLOAT_VECTOR", "vector", tangents)
-    _point_attribute(mesh, mapping.TANGENT_SIGN_ATTRIBUTE, "FLOAT", "value", tangent_sign)
+    _point_attribute(mesh, schema.BSM2_NORMAL, "FLOAT_VECTOR", "vector", normals)
+    _point_attribute(mesh, schema.BSM2_TANGENT, "FLOAT_VECTOR", "vector", tangents)
+    _point_attribute(mesh, schema.BSM2_TANGENT_SIGN, "FLOAT", "value", tangent_sign)
     existing = {mapping.file_name(material): material for material in bpy.data.materials}
     for subset in range(max(len(bsm.subsets), materials.max(initial=-1) + 1)):
-        mesh.materials.append(_material(bsm, subset, existing, created))
+        mesh.materials.append(_material(bsm, subset, existing, rollback))
     return mesh
 
 
@@ -136,14 +109,14 @@ def _face_materials(bsm, num_triangles, warnings):
     return slots
 
 
-def _material(bsm, subset, existing, created):
+def _material(bsm, subset, existing, rollback):
     """The material named after the subset's material, reusing one of that name (``existing``, by
     file name); None for the slot of triangles no subset holds."""
     if subset >= len(bsm.subsets):
         return None
     name = bsm.materials[int(bsm.subsets[subset]["material"])]
     if name not in existing:
-        existing[name] = created.add(bpy.data.materials.new(mapping.blender_name(name)))
+        existing[name] = rollback.add(bpy.data.materials.new(mapping.blender_name(name)))
         mapping.remember_file_name(existing[name], name)
     return existing[name]
 
@@ -210,10 +183,10 @@ def _edit_mode(context, obj):
         bpy.ops.object.mode_set(mode="OBJECT")
 
 
-def _armature(context, bsm, name, positions, created):
+def _armature(context, bsm, name, positions, rollback, collection):
     """The armature object and its bone names in file order."""
-    armature = created.add(bpy.data.armatures.new(mapping.blender_name(name)))
-    obj = created.object(f"{name}_Armature", armature)
+    armature = rollback.add(bpy.data.armatures.new(mapping.blender_name(name)))
+    obj = _object(rollback, collection, f"{name}_Armature", armature)
     targets, length = _rest_targets(bsm, positions)
     file_names = _file_bone_names(bsm)
     bad = np.flatnonzero(~transforms.invertible(targets))
@@ -237,7 +210,7 @@ def _armature(context, bsm, name, positions, created):
         mapping.remember_file_name(bone, file_name)
         if bsm.hierarchy is not None:
             residual = np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ target
-            bone[mapping.BIND_RESIDUAL_PROPERTY] = residual.ravel().tolist()
+            bone[schema.BSM2_BIND_RESIDUAL] = residual.ravel().tolist()
     for pose_bone in obj.pose.bones:
         pose_bone.rotation_mode = "QUATERNION"
     return obj, names
@@ -255,7 +228,7 @@ def _skin(mesh_object, armature_object, bsm, bone_names):
 
 
 # -- animations ---------------------------------------------------------------------------------
-def _animations(scene, bsm, armature_object, bone_names, created, warnings):
+def _animations(scene, bsm, armature_object, bone_names, rollback, warnings):
     bones = armature_object.data.bones
     rests = np.array([np.array(bones[name].matrix_local, np.float64) for name in bone_names]).reshape(-1, 4, 4)
     parents = _parents(bsm)
@@ -275,10 +248,10 @@ def _animations(scene, bsm, armature_object, bone_names, created, warnings):
                 f"and scale cannot hold (error up to {error:.3g})"
             )
         action, slot = compat.new_action(mapping.blender_name(animation.name))
-        created.add(action)
+        rollback.add(action)
         mapping.remember_file_name(action, animation.name)
-        action[mapping.INTERVAL_PROPERTY] = float(animation.interval_ns)
-        action[mapping.DURATION_PROPERTY] = float(animation.duration_ns)
+        action[schema.BSM2_INTERVAL_NS] = float(animation.interval_ns)
+        action[schema.BSM2_DURATION_NS] = float(animation.duration_ns)
         frames = start + np.arange(len(skin)) * mapping.frame_step(scene, animation.interval_ns)
         rotation = sampled_keys.continuous(rotation)
         for bone, bone_name in enumerate(bone_names):

@@ -2,6 +2,7 @@
 names, and where the values Blender has no place for are kept."""
 
 import numpy as np
+from .. import schema
 
 # Engine space is Y up, +Z towards the camera; Blender's is Z up:
 # (x, y, z)_blender = (x, -z, y)_engine (FORMAT-NOTES section 9).
@@ -10,17 +11,10 @@ FROM_BLENDER = TO_BLENDER.T
 
 # Blender keeps one normal per corner and no tangents, and cannot hold a zero or
 # over-long normal: the file's own are kept per vertex so unedited ones write back exactly.
-NORMAL_ATTRIBUTE = "bsm2_normal"
-TANGENT_ATTRIBUTE = "bsm2_tangent"
-TANGENT_SIGN_ATTRIBUTE = "bsm2_tangent_sign"
 # Animation timing Blender's frames cannot carry exactly.
-INTERVAL_PROPERTY = "bsm2_interval_ns"
-DURATION_PROPERTY = "bsm2_duration_ns"
 # A hierarchy bone's inverse bind matrix = (FROM_BLENDER @ rest @ residual)^-1: the scale or
 # shear a bone's rest cannot hold.
-BIND_RESIDUAL_PROPERTY = "bsm2_bind_residual"
 # The file's own name where Blender's (at most 63 bytes, valid UTF-8) differs.
-NAME_PROPERTY = "bsm2_name"
 
 NANOSECONDS = 1_000_000_000
 
@@ -61,13 +55,13 @@ def remember_file_name(holder, name):
     """``holder`` (an ID or a bone) was created as ``blender_name(name)``: keep the file's ``name``
     when Blender shortened, changed or numbered it."""
     if holder.name != name:
-        holder[NAME_PROPERTY] = {"file": name.encode("utf-8", "surrogateescape"), "blender": holder.name}
+        holder[schema.BSM2_NAME] = {"file": name.encode("utf-8", "surrogateescape"), "blender": holder.name}
 
 
 def file_name(holder):
     """The name to write for ``holder``: the file's own while the holder keeps the name Blender gave
     it at import, else Blender's (a user's rename wins)."""
-    kept = holder.get(NAME_PROPERTY)
+    kept = holder.get(schema.BSM2_NAME)
     if kept is not None and kept.get("blender") == holder.name:
         return bytes(kept["file"]).decode("utf-8", "surrogateescape")
     return holder.name

@@ -4,7 +4,8 @@ An owner's collision is written the cheapest way that is right: kept as stored w
 imported (same collision block, same fingerprint), its body re-encoded into the existing
 bhkPhysicsSystem when edited (the system's other bodies kept), a new bhkNPCollisionObject and
 bhkPhysicsSystem when the owner had none, dropped when its collision objects were deleted.
-Collision the import did not show (ragdolls, packfiles it could not read) is kept as it is.
+Collision the import did not show (ragdolls, packfiles it could not read, bodies it could not
+build: the owner's ``collision_import.left_out``) is kept as it is.
 
 Geometry is taken in the owner's space (each object's local matrix baked into the shape), which
 is game units whatever the export scale: the scale applies at the root. As in the game's files, a
@@ -29,7 +30,8 @@ from ...core.havok import (
 )
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.nif.scene_graph import world_matrix
-from .collision_import import BLOCK, MATERIAL, RADIUS, SHAPE, SOURCE, collision_children, fingerprint, parse_material
+from .collision_import import collision_children, fingerprint, left_out, parse_material
+from .. import schema
 
 COLLISION_FLAGS = 0x80  # every bhkNPCollisionObject of the game's files
 MOTIONS = ("static", "dynamic", "keyframed")
@@ -40,7 +42,7 @@ FO4_KIND = {"box": "convex", "list": "compound", "convex_list": "compound", "pac
 
 def is_collision(obj):
     """Collision objects are written as Havok shapes, never as NIF shapes or nodes."""
-    return SHAPE in obj
+    return schema.HAVOK_SHAPE in obj
 
 
 def write_collision(exporter, owner, owner_index):
@@ -54,7 +56,12 @@ def write_collision(exporter, owner, owner_index):
         if bodies:
             exporter.warn("collision objects are only written for Fallout 4: left out")
         return
-    existing = _shown_collision(exporter, block.collision_object)
+    if exporter.template and left_out(owner) == block.collision_object:
+        if not bodies:
+            return  # the import did not show it: kept as stored
+        existing = None  # a collision made in Blender replaces it
+    else:
+        existing = _shown_collision(exporter, block.collision_object)
     if not bodies:
         if existing is not None:
             block.collision_object = -1  # its blocks become unreferenced and are dropped
@@ -63,7 +70,8 @@ def write_collision(exporter, owner, owner_index):
     if len(bodies) > 1:
         label = owner[1] if isinstance(owner, tuple) else owner.name
         exporter.warn(f"{label}: a node holds one collision body; only {obj.name!r} is written")
-    if existing is not None and obj.get(BLOCK) == block.collision_object and obj.get(SOURCE) == fingerprint(obj):
+    if (existing is not None and obj.get(schema.NIF_COLLISION) == block.collision_object
+            and obj.get(schema.HAVOK_SOURCE) == fingerprint(obj)):
         return
     shape, options = body_of(obj, world_matrix(exporter.nif, owner_index))
     if existing is not None:
@@ -80,8 +88,8 @@ def write_collision(exporter, owner, owner_index):
 
 
 def _shown_collision(exporter, index):
-    """The template's collision object at ``index`` when the import showed it (a readable
-    physics system body), else None."""
+    """The template's collision object at ``index`` when it selects a readable physics system
+    body (one the import showed: the caller checked ``left_out``), else None."""
     blocks = exporter.nif.blocks
     if not exporter.template or not 0 <= index < len(blocks):
         return None
@@ -104,15 +112,15 @@ def body_of(obj, owner_world):
     """(shape, add_body options) of a body object; ``owner_world``: its owner's 4x4 world matrix
     in the file."""
     location, rotation, _ = Matrix(owner_world.tolist()).decompose()
-    motion = obj.get("havok_motion", "static")
+    motion = obj.get(schema.HAVOK_MOTION, "static")
     if motion not in MOTIONS:
         raise FormatError(f"collision {obj.name!r}: motion {motion!r} is not one of {', '.join(MOTIONS)}")
     options = {
         "motion": motion,
-        "mass": float(obj.get("havok_mass", 0.0)),
-        "layer": int(obj.get("havok_layer", 1)),
-        "friction": float(obj.get("havok_friction", 0.5)),
-        "restitution": float(obj.get("havok_restitution", 0.4)),
+        "mass": float(obj.get(schema.HAVOK_MASS, 0.0)),
+        "layer": int(obj.get(schema.HAVOK_LAYER, 1)),
+        "friction": float(obj.get(schema.HAVOK_FRICTION, 0.5)),
+        "restitution": float(obj.get(schema.HAVOK_RESTITUTION, 0.4)),
         "position": tuple(location),
         "rotation": (rotation.x, rotation.y, rotation.z, rotation.w),
     }
@@ -128,7 +136,7 @@ def local_matrix(obj):
 
 def shape_of(obj, matrix=np.eye(4)):
     """The Havok shape of a collision object, its geometry placed by ``matrix`` (owner space)."""
-    kind = FO4_KIND.get(obj[SHAPE], obj[SHAPE])
+    kind = FO4_KIND.get(obj[schema.HAVOK_SHAPE], obj[schema.HAVOK_SHAPE])
     try:
         if kind in ("compound", "static_compound"):
             shape = _compound(obj, matrix, StaticCompoundShape if kind == "static_compound" else DynamicCompoundShape)
@@ -149,9 +157,9 @@ def shape_of(obj, matrix=np.eye(4)):
 
 def material_of(obj):
     """The object's Bethesda material id (``havok_material``, hex or decimal text)."""
-    value = parse_material(obj.get(MATERIAL, 0))
+    value = parse_material(obj.get(schema.HAVOK_MATERIAL, 0))
     if value is None:
-        raise FormatError(f"collision {obj.name!r}: material {obj.get(MATERIAL)!r} is not a number up to 0xFFFFFFFF")
+        raise FormatError(f"collision {obj.name!r}: material {obj.get(schema.HAVOK_MATERIAL)!r} is not a number up to 0xFFFFFFFF")
     return value
 
 
@@ -161,7 +169,7 @@ def _compound(obj, matrix, kind):
         raise FormatError("a compound needs collision objects parented to it")
     placed = []
     for child in children:
-        if FO4_KIND.get(child[SHAPE], child[SHAPE]) in ("compound", "static_compound"):
+        if FO4_KIND.get(child[schema.HAVOK_SHAPE], child[schema.HAVOK_SHAPE]) in ("compound", "static_compound"):
             raise FormatError(f"compound child {child.name!r} is itself a compound")
         placed.append((shape_of(child), matrix @ np.array(local_matrix(child), np.float64)))
     return kind.build(placed)
@@ -175,7 +183,7 @@ def _mesh_shape(obj, kind, matrix):
     mesh.vertices.foreach_get("co", vertices)
     vertices = vertices.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
     if kind == "convex":
-        return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(RADIUS, 0.0)))
+        return ConvexPolytopeShape.build(vertices, convex_radius=float(obj.get(schema.HAVOK_RADIUS, 0.0)))
     if kind == "capsule":
         return CapsuleShape.build(*fit_capsule(vertices))
     ids, materials = np.unique(triangle_materials(obj, mesh), return_inverse=True)
@@ -197,7 +205,7 @@ def triangle_materials(obj, mesh):
     attribute, or the object's material when the mesh has none."""
     polygons = np.empty(len(mesh.loop_triangles), np.int32)
     mesh.loop_triangles.foreach_get("polygon_index", polygons)
-    attribute = mesh.attributes.get(MATERIAL)
+    attribute = mesh.attributes.get(schema.HAVOK_MATERIAL)
     if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
         return np.full(len(polygons), material_of(obj), np.uint32)
     values = np.empty(len(mesh.polygons), np.int32)

@@ -15,7 +15,10 @@ id as hex text) and ``havok_radius`` (convex radius, game units) per shape; per-
 Bethesda materials of a compressed mesh in the int face attribute ``havok_material`` (the u32
 ids as int32 bit patterns). A polytope's mesh is its core: the game adds the convex radius around it.
 ``nif_collision`` and the ``havok_source`` fingerprint of what was built let the exporter
-write an untouched collision back unchanged.
+write an untouched collision back unchanged. An owner whose collision the import did not show
+(a body it cannot build) keeps that collision block's index in ``nif_collision_left_out`` (on
+the owner's object or bone), so the exporter keeps it as stored instead of taking it for
+deleted.
 
 Ragdoll systems (skeletons' bhkRagdollSystem) are kept in the file but not built.
 """
@@ -38,22 +41,20 @@ from ...core.havok import (
     SphereShape,
     StaticCompoundShape,
 )
+from ...core.havok.tagfile import describe, is_tagfile
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.transforms import axis_frame
 from ..mesh_build import build_mesh
+from .. import schema
 
-SHAPE = "havok_shape"
-SOURCE = "havok_source"
-BLOCK = "nif_collision"
-MATERIAL = "havok_material"  # object property and face attribute
-RADIUS = "havok_radius"
-BODY_FIELDS = ("havok_motion", "havok_mass", "havok_friction", "havok_restitution", "havok_layer")
+BODY_FIELDS = (schema.HAVOK_MOTION, schema.HAVOK_MASS, schema.HAVOK_FRICTION, schema.HAVOK_RESTITUTION, schema.HAVOK_LAYER)
 CAPSULE_SEGMENTS = 16  # around the axis
 CAPSULE_RINGS = 4  # per half sphere
 
 
 # what the properties' fields accept in Blender's UI
-RANGES = {"havok_mass": (0.0, 1e9), "havok_friction": (0.0, 10.0), "havok_restitution": (0.0, 1.0), RADIUS: (0.0, 1e6)}
+RANGES = {schema.HAVOK_MASS: (0.0, 1e9), schema.HAVOK_FRICTION: (0.0, 10.0), schema.HAVOK_RESTITUTION: (0.0, 1.0),
+          schema.HAVOK_RADIUS: (0.0, 1e6)}
 
 
 def material_text(value):
@@ -73,13 +74,16 @@ def set_ranges(obj):
     for name, (low, high) in RANGES.items():
         if name in obj:
             obj.id_properties_ui(name).update(min=low, max=high)
-    if "havok_layer" in obj:
-        obj.id_properties_ui("havok_layer").update(min=0, max=255)
+    if schema.HAVOK_LAYER in obj:
+        obj.id_properties_ui(schema.HAVOK_LAYER).update(min=0, max=255)
 
 
 @functools.lru_cache(maxsize=4)
 def decoded_system(packfile):
-    """The physics system data of packfile bytes (systems are shared by several owners)."""
+    """The physics system data of packfile bytes (systems are shared by several owners); a
+    Havok tagfile (Starfield's) is refused saying it is kept unchanged."""
+    if is_tagfile(packfile):
+        raise FormatError(describe(packfile))
     return Packfile.from_bytes(packfile).root
 
 
@@ -90,13 +94,16 @@ def build_collision(builder, owner_index, owner_block, owner):
     index = owner_block.collision_object
     collision = blocks[index] if index < len(blocks) else None
     if not isinstance(collision, bhkNPCollisionObject):
+        leave_out(owner, index)
         builder.warn(f"{label}: collision block {index} is not a bhkNPCollisionObject; its collision is left out")
         return
     system_block = blocks[collision.data] if 0 <= collision.data < len(blocks) else None
     if not isinstance(system_block, bhkSystem):
+        leave_out(owner, index)
         builder.warn(f"{label}: its collision object has no physics system; left out")
         return
     if system_block.kind == "ragdoll":
+        leave_out(owner, index)
         builder.warn("ragdoll collision (bhkRagdollSystem) is kept in the file but not shown")
         return
     try:
@@ -108,31 +115,47 @@ def build_collision(builder, owner_index, owner_block, owner):
         body = system.bodies[collision.body_id]
         obj, offset = _body_object(builder, system, body, f"{label} collision")
     except FormatError as error:
+        leave_out(owner, index)
         builder.warn(f"{label}: collision not shown ({error})")
         return
     place_body(builder, obj, owner, offset, index)
 
 
+def _holder(owner):
+    """Where an owner's properties live: its object, or its bone for (armature, bone name)."""
+    return owner[0].data.bones[owner[1]] if isinstance(owner, tuple) else owner
+
+
+def leave_out(owner, index):
+    """Remember that the import did not show the owner's collision block ``index``."""
+    _holder(owner)[schema.NIF_COLLISION_LEFT_OUT] = index
+
+
+def left_out(owner):
+    """The owner's collision block index the import did not show, or None."""
+    return _holder(owner).get(schema.NIF_COLLISION_LEFT_OUT)
+
+
 def place_body(builder, obj, owner, offset, index):
     """A body's object under its owner (a node's object, or an (armature, bone name) pair) at
     ``offset``, remembered as imported (block index and fingerprint) so export can tell edits."""
-    obj[BLOCK] = index
+    obj[schema.NIF_COLLISION] = index
     if isinstance(owner, tuple):
         builder.skins.place_under_bone(obj, owner, offset)
     else:
         obj.parent = owner
         obj.matrix_basis = offset
-    obj[SOURCE] = fingerprint(obj)
+    obj[schema.HAVOK_SOURCE] = fingerprint(obj)
 
 
 def _body_object(builder, system, body, name):
     obj, offset = _shape_object(builder, body.shape, name)
     material = system.material_of(body)
-    obj["havok_motion"] = system.motion_type(body)
-    obj["havok_mass"] = system.mass(body)
-    obj["havok_friction"] = round(material.friction, 4)  # hkHalf keeps 8 significant bits
-    obj["havok_restitution"] = round(material.bounciness, 4)
-    obj["havok_layer"] = body.layer
+    obj[schema.HAVOK_MOTION] = system.motion_type(body)
+    obj[schema.HAVOK_MASS] = system.mass(body)
+    obj[schema.HAVOK_FRICTION] = round(material.friction, 4)  # hkHalf keeps 8 significant bits
+    obj[schema.HAVOK_RESTITUTION] = round(material.bounciness, 4)
+    obj[schema.HAVOK_LAYER] = body.layer
     set_ranges(obj)
     return obj, offset
 
@@ -153,7 +176,7 @@ def _shape_object(builder, shape, name, within=()):
         obj = new_collision_object(builder, name, None, "sphere")
         obj.empty_display_type = "SPHERE"
         obj.empty_display_size = shape.radius
-        obj[MATERIAL] = material_text(shape.user_data)
+        obj[schema.HAVOK_MATERIAL] = material_text(shape.user_data)
         # the centre goes into the placement: a sphere is centred on its object
         return obj, Matrix.Translation(shape.center.tolist())
     elif isinstance(shape, CapsuleShape):
@@ -161,26 +184,26 @@ def _shape_object(builder, shape, name, within=()):
         obj = new_collision_object(builder, name, build_mesh(name, vertices, triangles), "capsule")
     elif isinstance(shape, ConvexPolytopeShape):
         obj = new_collision_object(builder, name, build_mesh(name, *shape.mesh()), "convex")
-        obj[RADIUS] = shape.radius
+        obj[schema.HAVOK_RADIUS] = shape.radius
     elif isinstance(shape, CompressedMeshShape):
         vertices, triangles = shape.mesh()
         used, corners = np.unique(triangles, return_inverse=True)
         mesh = build_mesh(name, vertices[used], corners.reshape(-1, 3))
-        attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+        attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
         attribute.data.foreach_set("value", shape.triangle_materials().view(np.int32))
         obj = new_collision_object(builder, name, mesh, "compressed_mesh")
     else:
         raise FormatError(f"{getattr(shape, 'class_name', None) or 'no'} shape cannot be shown")
-    obj[MATERIAL] = material_text(shape.user_data)
+    obj[schema.HAVOK_MATERIAL] = material_text(shape.user_data)
     set_ranges(obj)
     return obj, Matrix.Identity(4)
 
 
 def new_collision_object(builder, name, mesh, kind):
     if mesh is not None:
-        builder.created.append(mesh)
+        builder.rollback.add(mesh)
     obj = builder.link(bpy.data.objects.new(name, mesh))
-    obj[SHAPE] = kind
+    obj[schema.HAVOK_SHAPE] = kind
     obj.hide_render = True
     if mesh is not None:
         obj.display_type = "WIRE"
@@ -232,7 +255,7 @@ def collision_children(obj):
         children = [child for child in armature.children if child.parent_type == "BONE" and child.parent_bone == bone]
     else:  # an armature's bone-parented children belong to its bones
         children = [child for child in obj.children if child.parent_type != "BONE"]
-    return sorted((child for child in children if SHAPE in child), key=lambda child: child.name)
+    return sorted((child for child in children if schema.HAVOK_SHAPE in child), key=lambda child: child.name)
 
 
 def fingerprint(obj):
@@ -243,8 +266,22 @@ def fingerprint(obj):
     return digest.hexdigest()
 
 
-def _digest(digest, obj):
-    values = {key: obj[key] for key in (SHAPE, MATERIAL, RADIUS, *BODY_FIELDS) if key in obj}
+def shape_fingerprint(obj):
+    """``fingerprint`` of one shape object of a body (the body's own fields left out), with
+    where it sits in the body (its collision ancestors' placements): equal digests mean the
+    shape is as imported, in place."""
+    digest = hashlib.sha1()
+    parent = obj.parent
+    while parent is not None and schema.HAVOK_SHAPE in parent:
+        digest.update(np.array(parent.matrix_parent_inverse @ parent.matrix_basis, np.float32).tobytes())
+        parent = parent.parent
+    _digest(digest, obj, body=False)
+    return digest.hexdigest()
+
+
+def _digest(digest, obj, body=True):
+    keys = (schema.HAVOK_SHAPE, schema.HAVOK_MATERIAL, schema.HAVOK_RADIUS, schema.HAVOK_MOPP, *(BODY_FIELDS if body else ()))
+    values = {key: obj[key] for key in keys if key in obj}
     digest.update(repr(sorted(values.items())).encode())
     local = obj.matrix_parent_inverse @ obj.matrix_basis
     digest.update(np.array(local, np.float32).tobytes())
@@ -258,11 +295,11 @@ def _digest(digest, obj):
         sizes = np.empty(len(mesh.polygons), np.int32)
         mesh.polygons.foreach_get("loop_total", sizes)
         digest.update(co.tobytes() + corners.tobytes() + sizes.tobytes())
-        attribute = mesh.attributes.get(MATERIAL)
+        attribute = mesh.attributes.get(schema.HAVOK_MATERIAL)
         if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "INT":
             values = np.empty(len(attribute.data), np.int32)
             attribute.data.foreach_get("value", values)
             digest.update(values.tobytes())
     for child in collision_children(obj):
         digest.update(child.name.encode())
-        _digest(digest, child)
+        _digest(digest, child, body)

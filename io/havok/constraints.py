@@ -24,12 +24,11 @@ from ...core.havok.constraints import ConstraintData
 from ...core.havok.shapes.base import rotation_of
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.nif.scene_graph import world_matrix
-from ..nif.extra_empties import BLOCK, ITEM, kept, new_empty, node_space, place
+from ..nif.extra_empties import kept, new_empty, node_space, place
 from .collision_import import decoded_system
+from .. import schema
 
 KIND = "constraint"
-TYPE = "havok_constraint"
-BODY_A, BODY_B = "havok_body_a", "havok_body_b"
 
 
 def _body_owners(nif):
@@ -101,12 +100,12 @@ def _constraint(builder, system_index, system, bodies, number, cinfo):
     except np.linalg.LinAlgError:
         raise FormatError(f"node {name_a!r} is scaled to nothing: nothing can hang under it") from None
     empty = new_empty(builder, f"{name_a} {data.kind} {name_b}", KIND, system_index, number, size=3.0)
-    empty[TYPE] = data.kind
-    empty[BODY_A], empty[BODY_B] = name_a, name_b
+    empty[schema.HAVOK_CONSTRAINT] = data.kind
+    empty[schema.HAVOK_BODY_A], empty[schema.HAVOK_BODY_B] = name_a, name_b
     for limit, value in data.limits.items():
-        empty[f"havok_{limit}"] = value
+        empty[schema.constraint_limit(limit)] = value
         if limit != "max_friction_torque":  # radians, shown in degrees
-            empty.id_properties_ui(f"havok_{limit}").update(subtype="ANGLE")
+            empty.id_properties_ui(schema.constraint_limit(limit)).update(subtype="ANGLE")
     place(builder, empty, owner, owner_index, Matrix(local.tolist()))
 
 
@@ -117,7 +116,7 @@ def write_constraints(exporter, empties):
         return
     edits = {}
     for obj in empties:
-        system_index, number = obj.get(BLOCK), obj.get(ITEM)
+        system_index, number = obj.get(schema.NIF_EXTRA), obj.get(schema.NIF_EXTRA_ITEM)
         blocks = exporter.nif.blocks
         if not isinstance(system_index, int) or not 0 <= system_index < len(blocks) or not isinstance(blocks[system_index], bhkSystem):
             exporter.warn(f"{obj.name!r}: its physics system is gone; the constraint is not written")
@@ -142,9 +141,9 @@ def _write_one(exporter, system, cinfo, obj):
     data = ConstraintData.from_object(raw)
     edited = False
     for limit, stored in data.limits.items():
-        value = obj.get(f"havok_{limit}", stored)
+        value = obj.get(schema.constraint_limit(limit), stored)
         if not isinstance(value, (int, float)):
-            raise FormatError(f"constraint {obj.name!r}: havok_{limit} {value!r} is not a number")
+            raise FormatError(f"constraint {obj.name!r}: {schema.constraint_limit(limit)} {value!r} is not a number")
         if float(value) != stored:
             data.set_limit(limit, value)
             edited = True

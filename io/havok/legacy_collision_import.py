@@ -7,22 +7,29 @@ A body's shapes are in its owner node's space, in Havok units (times the file's 
 6.999125 in FO3/FNV, 69.99125 in Skyrim); a bhkRigidBodyT also moves them by its translation and
 rotation, a bhkRigidBody does not.
 Transform shapes are folded into their child's placement (the exporter writes one back when a
-shape is not at its body's origin); lists become empties holding one object per sub shape; the
-MOPP tree around a packed triangle mesh is not shown (the mesh is; damaged code is warned about). Shapes: ``box`` and
-``capsule`` meshes that measure back to their dimensions, ``sphere`` empties, ``convex`` hulls
-(core, without the convex radius), ``packed_mesh`` (bhkPackedNiTriStripsShape, per-triangle
+shape is not at its body's origin); lists become empties holding one object per sub shape; a
+MOPP tree is not shown, the triangle mesh or list it holds is (a list under one is marked
+``havok_mopp``; damaged code is warned about). Shapes: ``box`` and ``capsule`` meshes that
+measure back to their dimensions, ``sphere`` empties, ``convex`` meshes of the stored points
+and the hull they span (core, without the convex radius; flat points span a polygon, points on
+a line no face), ``packed_mesh`` (bhkPackedNiTriStripsShape, per-triangle
 materials from its sub shapes in the ``havok_material`` face attribute) and ``strips_mesh``
 (bhkNiTriStripsShape: its NiTriStripsData hold game units, as pynifly's files show),
 ``compressed_mesh`` (Skyrim's bhkCompressedMeshShape: big triangles and chunks, per-triangle
 materials as for packed meshes), ``list`` and ``convex_list``. The body's motion system is shown
 as static (fixed), keyframed or dynamic (the others; Skyrim's codes are Havok 2010's, see
-MOTION_CODES)."""
+MOTION_CODES).
+
+Each shape object keeps the index of the block it shows (``nif_shape``: the outermost, a
+transform or MOPP tree around it included) and a fingerprint of itself in its place
+(``havok_shape_source``): the exporter writes an edited body's untouched shapes as the blocks
+they were."""
 
 import numpy as np
 from mathutils import Matrix, Quaternion
 
 from ...core.errors import FormatError
-from ...core.havok.shapes.hull import convex_hull
+from ...core.havok.shapes.hull import convex_hull, spanned_hull
 from ...core.nif.block import block_at
 from ...core.nif.blocks.compressed_mesh import bhkCompressedMeshShape, bhkCompressedMeshShapeData
 from ...core.nif.blocks.geometry import NiTriStripsData
@@ -43,11 +50,19 @@ from ...core.nif.blocks.legacy_havok import (
     havok_scale,
     hkPackedNiTriStripsData,
 )
-from ...core.nif.legacy_packed_mesh import damaged_mopps
+from ...core.nif.legacy_mopp import LISTS, damaged_mopps
 from ...core.nif import versions
-from ..datablocks import remove_all
 from ..mesh_build import build_mesh, drop_degenerate
-from .collision_import import MATERIAL, RADIUS, capsule_mesh, material_text, new_collision_object, place_body, set_ranges
+from .collision_import import (
+    capsule_mesh,
+    leave_out,
+    material_text,
+    new_collision_object,
+    place_body,
+    set_ranges,
+    shape_fingerprint,
+)
+from .. import schema
 
 # hkMotionType and hkQualityType of a body by motion, in FO3/FNV and in Skyrim, whose Havok (2010)
 # dropped the two "stabilized" motion types (every corpus Skyrim body: static 5 with quality 0,
@@ -57,7 +72,7 @@ MOTION_CODES = {False: {"static": (7, 1), "keyframed": (6, 2), "dynamic": (4, 4)
 MAX_SHAPES = 4096  # per body: far beyond what the game's files hold
 SHOWN = (bhkMoppBvTreeShape, bhkTransformShape, bhkListShape, bhkConvexListShape, bhkSphereShape, bhkBoxShape,
          bhkCapsuleShape, bhkConvexVerticesShape, bhkPackedNiTriStripsShape, bhkNiTriStripsShape, bhkCompressedMeshShape)
-MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)
+MOPP_CHILDREN = (bhkPackedNiTriStripsShape, bhkCompressedMeshShape, *LISTS)
 
 
 def motion_codes(bs_version):
@@ -90,46 +105,39 @@ def build_collision(builder, owner_index, owner_block, owner):
     collision = block_at(blocks, index, bhkCollisionObject)
     body = block_at(blocks, collision.body, bhkRigidBody) if collision is not None else None
     if body is None or body.later_info:
+        leave_out(owner, index)
         builder.warn(f"{label}: collision block {index} is not a bhkCollisionObject with a rigid body; its collision is left out")
         return
-    start = len(builder.created)
+    start = builder.rollback.savepoint()
     units = havok_scale(builder.nif.header.bs_version)
     try:
         check_shape(blocks, body.shape)
         obj, offset = shape_object(builder, blocks, body.shape, f"{label} collision", units)
         offset = body_matrix(body, units) @ offset
     except FormatError as error:
-        _remove(builder, start)
+        builder.rollback.undo(start)
+        leave_out(owner, index)
         builder.warn(f"{label}: collision not shown ({error.message})")
         return
     for mopp_index, why in damaged_mopps(blocks, body.shape):
-        builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting writes it anew")
-    obj["havok_motion"] = motion_name(body.motion_system, builder.nif.header.bs_version)
-    obj["havok_mass"] = float(body.mass)
-    obj["havok_friction"] = float(body.friction)
-    obj["havok_restitution"] = float(body.restitution)
-    obj["havok_layer"] = body.havok_filter[0]
+        builder.warn(f"{label}: the MOPP code of block {mopp_index} is damaged ({why}); exporting builds it anew")
+    obj[schema.HAVOK_MOTION] = motion_name(body.motion_system, builder.nif.header.bs_version)
+    obj[schema.HAVOK_MASS] = float(body.mass)
+    obj[schema.HAVOK_FRICTION] = float(body.friction)
+    obj[schema.HAVOK_RESTITUTION] = float(body.restitution)
+    obj[schema.HAVOK_LAYER] = body.havok_filter[0]
     set_ranges(obj)
     place_body(builder, obj, owner, offset, index)
+    for shape in (obj, *(child for child in obj.children_recursive if schema.HAVOK_SHAPE in child)):
+        shape[schema.HAVOK_SHAPE_SOURCE] = shape_fingerprint(shape)
 
 
-def _remove(builder, start):
-    remove_all(builder.created[start:])
-    del builder.created[start:]
-
-
-def shown_body(blocks, index):
-    """The rigid body of the bhkCollisionObject at ``index`` when the import shows it (its shape
-    tree is made of blocks it shows), else None."""
+def template_body(blocks, index):
+    """The rigid body of the bhkCollisionObject at ``index``, or None when there is none the
+    import could show (whether it did: collision_import.left_out)."""
     collision = block_at(blocks, index, bhkCollisionObject)
     body = block_at(blocks, collision.body, bhkRigidBody) if collision is not None else None
-    if body is None or body.later_info:
-        return None
-    try:
-        check_shape(blocks, body.shape)
-    except FormatError:
-        return None
-    return body
+    return None if body is None or body.later_info else body
 
 
 def check_shape(blocks, index, within=()):
@@ -143,7 +151,7 @@ def check_shape(blocks, index, within=()):
     if not isinstance(block, SHOWN):
         raise FormatError(f"block {index} ({getattr(block, 'type_name', 'none')}) is not a shape that can be shown")
     if isinstance(block, bhkMoppBvTreeShape) and block_at(blocks, block.shape, *MOPP_CHILDREN) is None:
-        raise FormatError(f"the MOPP tree of block {index} holds no triangle mesh shape")
+        raise FormatError(f"the MOPP tree of block {index} holds no triangle mesh or list of shapes")
     if isinstance(block, bhkPackedNiTriStripsShape):
         _check_packed(block_at(blocks, block.data, hkPackedNiTriStripsData), block.data)
     if isinstance(block, bhkCompressedMeshShape):
@@ -154,10 +162,8 @@ def check_shape(blocks, index, within=()):
             data.mesh()
         except FormatError as error:
             raise FormatError(f"its compressed mesh (block {block.data}): {error.message}") from None
-    if isinstance(block, bhkConvexVerticesShape):
-        vertices = np.asarray(block.vertices, np.float64)
-        if len(vertices) < 4 or not np.isfinite(vertices).all():
-            raise FormatError(f"its convex shape (block {index}) has {len(vertices)} vertices, not four or more finite ones")
+    if isinstance(block, bhkConvexVerticesShape) and not np.isfinite(np.asarray(block.vertices, np.float64)).all(axis=-1).any():
+        raise FormatError(f"its convex shape (block {index}) holds no finite point")
     if isinstance(block, bhkNiTriStripsShape):
         strips = np.asarray(block.strips_data).tolist()
         if not strips:
@@ -204,11 +210,16 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     check_shape accepted); ``units``: game units per Havok unit."""
     block = blocks[index]
     if isinstance(block, bhkMoppBvTreeShape):
-        return shape_object(builder, blocks, block.shape, name, units)
+        obj, offset = shape_object(builder, blocks, block.shape, name, units)
+        if isinstance(blocks[block.shape], LISTS):
+            obj[schema.HAVOK_MOPP] = True
+        obj[schema.NIF_SHAPE] = index
+        return obj, offset
     if isinstance(block, bhkTransformShape):
         obj, offset = shape_object(builder, blocks, block.shape, name, units)
         matrix = block.matrix
         matrix[:3, 3] *= units
+        obj[schema.NIF_SHAPE] = index
         return obj, Matrix(matrix.tolist()) @ offset
     if isinstance(block, (bhkListShape, bhkConvexListShape)):
         obj = new_collision_object(builder, name, None, "list" if isinstance(block, bhkListShape) else "convex_list")
@@ -225,14 +236,14 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
         half = np.array(block.dimensions, np.float64) * units
         corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], np.float64) * half
         obj = new_collision_object(builder, name, build_mesh(name, *box_mesh(corners)), "box")
-        obj[RADIUS] = block.radius * units
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkCapsuleShape):
         first, second = (np.array(p, np.float64) * units for p in (block.first, block.second))
         obj = new_collision_object(builder, name, build_mesh(name, *capsule_mesh(first, second, block.radius * units)), "capsule")
     elif isinstance(block, bhkConvexVerticesShape):
-        vertices = np.asarray(block.vertices, np.float64)[:, :3] * units
-        obj = new_collision_object(builder, name, build_mesh(name, *hull_mesh(vertices)), "convex")
-        obj[RADIUS] = block.radius * units
+        points, faces = spanned_hull(np.asarray(block.vertices, np.float64)[:, :3] * units)
+        obj = new_collision_object(builder, name, build_mesh(name, points, fan_triangles(faces)), "convex")
+        obj[schema.HAVOK_RADIUS] = block.radius * units
     elif isinstance(block, bhkPackedNiTriStripsShape):
         obj = _packed_object(builder, blocks, block, name, units)
     elif isinstance(block, bhkCompressedMeshShape):
@@ -240,7 +251,8 @@ def shape_object(builder, blocks, index, name, units=GAME_UNITS):
     else:
         obj = _strips_object(builder, blocks, block, name)
     if not isinstance(block, (bhkPackedNiTriStripsShape, bhkCompressedMeshShape)):
-        obj[MATERIAL] = material_text(block.material)
+        obj[schema.HAVOK_MATERIAL] = material_text(block.material)
+    obj[schema.NIF_SHAPE] = index
     set_ranges(obj)
     return obj, Matrix.Identity(4)
 
@@ -274,11 +286,11 @@ def _packed_object(builder, blocks, block, name, units):
     if len(sub_shapes):
         materials = np.asarray(sub_shapes["material"], np.uint32)
         per_face = materials[np.searchsorted(ends, triangles[:, 0], side="right")]
-        attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+        attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
         attribute.data.foreach_set("value", per_face.view(np.int32))
-        obj[MATERIAL] = material_text(materials[0])
+        obj[schema.HAVOK_MATERIAL] = material_text(materials[0])
     else:
-        obj[MATERIAL] = material_text(0)
+        obj[schema.HAVOK_MATERIAL] = material_text(0)
     return obj
 
 
@@ -293,10 +305,10 @@ def _compressed_object(builder, blocks, block, name, units):
     mesh = build_mesh(name, vertices[used] * np.array(block.scale[:3]) * units, corners.reshape(-1, 3))
     obj = new_collision_object(builder, name, mesh, "compressed_mesh")
     materials = np.asarray(data.chunk_materials["material"], np.uint32)[material_indices]
-    attribute = mesh.attributes.new(MATERIAL, "INT", "FACE")
+    attribute = mesh.attributes.new(schema.HAVOK_MATERIAL, "INT", "FACE")
     attribute.data.foreach_set("value", materials.view(np.int32))
     values, counts = np.unique(materials, return_counts=True)
-    obj[MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
+    obj[schema.HAVOK_MATERIAL] = material_text(values[np.argmax(counts)] if len(values) else 0)
     return obj
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ...core.errors import FormatError
 from ...core.nif.blocks.animation import QUADRATIC, TBC, XYZ_ROTATION, NiBoolData, NiFloatData, NiPosData, NiTransformData, key_dtype
 from ...core.nif.blocks.sequences import NiControllerSequence, NiTextKeyExtraData, TextKey
-from .. import compat
+from .. import compat, schema
 from ..names import unsuffixed
 from . import animation_keys as ak
 from .animation_import import fingerprint
@@ -30,7 +30,7 @@ def drives_transform(obj):
     """Whether an action of an imported sequence moves the object (its location, rotation or
     scale then show the current frame, not the node's own transform)."""
     animation = obj.animation_data
-    return animation is not None and animation.action is not None and "nif_sequence" in animation.action
+    return animation is not None and animation.action is not None and schema.NIF_SEQUENCE in animation.action
 
 
 def export_kf(exporter, collection):
@@ -39,7 +39,7 @@ def export_kf(exporter, collection):
     import bpy
 
     for action in bpy.data.actions:
-        if action.get("nif_kf") == collection.name and "nif_sequence" in action:
+        if action.get(schema.NIF_KF) == collection.name and schema.NIF_SEQUENCE in action:
             _write_action(exporter, action)
     return exporter.nif
 
@@ -51,7 +51,7 @@ def write_animations(exporter, objects):
         trees = [material.node_tree for material in materials if material is not None and material.node_tree is not None]
         for owner in [obj, *trees]:  # shader keys live on the materials' node trees
             for action, _slot in compat.animations(owner):
-                if "nif_sequence" in action and action.name not in seen:
+                if schema.NIF_SEQUENCE in action and action.name not in seen:
                     seen.add(action.name)
                     _write_action(exporter, action)
 
@@ -67,14 +67,14 @@ def _write_action(exporter, action):
 
 def _write_sequence(exporter, action):
     nif = exporter.nif
-    index = action["nif_sequence"]
+    index = action[schema.NIF_SEQUENCE]
     sequence = nif.blocks[index] if isinstance(index, int) and 0 <= index < len(nif.blocks) else None
     if not isinstance(sequence, NiControllerSequence):
         exporter.warn(f"action {action.name!r}: its sequence is not in this file, not written")
         return
-    fps = float(action["nif_fps"])
+    fps = float(action[schema.NIF_FPS])
     curves = _fcurves(action)
-    for channel in json.loads(action.get("nif_channels", "[]")):
+    for channel in json.loads(action.get(schema.NIF_CHANNELS, "[]")):
         fcurves = [curves.get((channel["slot"], path, array_index)) for path, array_index in channel["paths"]]
         fcurves = [fcurve for fcurve in fcurves if fcurve is not None]
         if len(fcurves) == len(channel["paths"]) and fingerprint(fcurves) == channel["fingerprint"]:
@@ -244,17 +244,17 @@ def _keep_tbc(keys, old):
 
 
 def _write_settings(sequence, action, fps):
-    imported = action.get("nif_name")  # what the import called it (suffixes: Blender's, for a second import)
+    imported = action.get(schema.NIF_NAME)  # what the import called it (suffixes: Blender's, for a second import)
     name = unsuffixed(action.name)
     if imported is not None and name != unsuffixed(imported):
         sequence.name = name
-    cycle_type = int(action.get("nif_cycle_type", sequence.cycle_type))
+    cycle_type = int(action.get(schema.NIF_CYCLE_TYPE, sequence.cycle_type))
     if cycle_type != sequence.cycle_type:
         sequence.cycle_type = cycle_type
-    frequency = float(action.get("nif_frequency", sequence.frequency))
+    frequency = float(action.get(schema.NIF_FREQUENCY, sequence.frequency))
     if not np.isclose(frequency, sequence.frequency, rtol=0, atol=1e-7):
         sequence.frequency = frequency
-    stored = action.get("nif_frame_range")
+    stored = action.get(schema.NIF_FRAME_RANGE)
     if action.use_frame_range and stored is not None:
         if abs(action.frame_start - stored[0]) > 1e-4:
             sequence.start_time = action.frame_start / fps

@@ -40,7 +40,7 @@ from ...core.nif.blocks.animation import (
     NiTransformInterpolator,
 )
 from ...core.nif.blocks.sequences import LOOP, NiControllerSequence, NiTextKeyExtraData
-from .. import compat
+from .. import compat, schema
 from .animation_channels import shader_keys, spline_blocks, spline_keys, transform_keys, visibility_keys
 from .animation_targets import SceneTargets, node_targets, shader_socket
 
@@ -102,7 +102,7 @@ class SequenceImport:
             action, slot = compat.new_action(self.name, id_type)
             if slot is not None:
                 slot.name_display = owner.name  # each slot named after what it animates
-            self.builder.created.append(action)
+            self.builder.rollback.add(action)
             self._describe(action)
             self.channels[action] = []
         self.slots[owner] = (action, slot)
@@ -110,18 +110,18 @@ class SequenceImport:
 
     def _describe(self, action):
         sequence = self.sequence
-        action["nif_sequence"] = self.index
-        action["nif_name"] = self.name
+        action[schema.NIF_SEQUENCE] = self.index
+        action[schema.NIF_NAME] = self.name
         if self.kf is not None:
-            action["nif_kf"] = self.kf
-        action["nif_fps"] = self.fps
-        action["nif_cycle_type"] = sequence.cycle_type
-        action["nif_frequency"] = sequence.frequency
+            action[schema.NIF_KF] = self.kf
+        action[schema.NIF_FPS] = self.fps
+        action[schema.NIF_CYCLE_TYPE] = sequence.cycle_type
+        action[schema.NIF_FREQUENCY] = sequence.frequency
         if sequence.start_time <= sequence.stop_time:
             action.use_frame_range = True
             action.frame_start = sequence.start_time * self.fps
             action.frame_end = max(sequence.stop_time * self.fps, action.frame_start + 1e-3)
-            action["nif_frame_range"] = (action.frame_start, action.frame_end)
+            action[schema.NIF_FRAME_RANGE] = (action.frame_start, action.frame_end)
         action.use_cyclic = sequence.cycle_type == LOOP
         self._markers(action)
 
@@ -171,7 +171,7 @@ class SequenceImport:
 
     def finish(self):
         for action, channels in self.channels.items():
-            action["nif_channels"] = json.dumps(channels)
+            action[schema.NIF_CHANNELS] = json.dumps(channels)
         for obj, (action, slot) in self.slots.items():
             compat.stash_action(obj, action, slot, 0)
 
@@ -193,7 +193,7 @@ def import_animations(builder, scene):
     if kf:  # its actions go to the scene's objects; an empty stands for the file (export it to write it)
         scene_targets = SceneTargets(scene, builder.collection)
         handle = builder.link(bpy.data.objects.new(f"{builder.collection.name} (kf)", None))
-        handle["nif_kf"] = builder.collection.name
+        handle[schema.NIF_KF] = builder.collection.name
     for index, sequence in nif.blocks_of(NiControllerSequence):
         imported = SequenceImport(builder, index, sequence, fps)
         imported.kf = builder.collection.name if kf else None

@@ -10,6 +10,7 @@ from ...core.nif.blocks.objects import NiAVObject
 from ..names import unsuffixed
 from .node_transform import local_matrix
 from .source import source_of, template_collection
+from .. import schema
 
 SIMILARITY = 1e-4  # what A may stray from a rotation times a uniform scale
 
@@ -81,7 +82,7 @@ def _object_target(obj, local):
 
 def _bone_target(obj, bone_name, local):
     bone = obj.data.bones[bone_name]
-    rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+    rest = np.asarray(bone[schema.NIF_REST], np.float64).reshape(4, 4)
     if not transforms.invertible(rest):
         return None
     b = np.linalg.inv(rest) @ np.array(bone.matrix_local, np.float64)
@@ -158,15 +159,16 @@ class SceneTargets:
     def find(self, name):
         obj = self.objects.get(name)
         if obj is not None:
-            return [_object_target(obj, self._local(obj, obj.get("nif_block"), np.array(obj.matrix_basis, np.float64)))]
+            return [_object_target(obj, self._local(obj, obj.get(schema.NIF_BLOCK), np.array(obj.matrix_basis, np.float64)))]
         targets = []
         for armature, bone_name in self.bones.get(name, []):
             bone = armature.data.bones[bone_name]
-            if "nif_rest" not in bone:
+            if schema.NIF_REST not in bone:
                 continue
-            rest = np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
-            parent = np.asarray(bone.parent["nif_rest"], np.float64).reshape(4, 4) if bone.parent and "nif_rest" in bone.parent else np.eye(4)
-            targets.append(_bone_target(armature, bone_name, self._local(armature, bone.get("nif_block"), np.linalg.inv(parent) @ rest)))
+            rest = np.asarray(bone[schema.NIF_REST], np.float64).reshape(4, 4)
+            parent = bone.parent[schema.NIF_REST] if bone.parent and schema.NIF_REST in bone.parent else np.eye(4)
+            parent = np.asarray(parent, np.float64).reshape(4, 4)
+            targets.append(_bone_target(armature, bone_name, self._local(armature, bone.get(schema.NIF_BLOCK), np.linalg.inv(parent) @ rest)))
         return targets
 
     def _local(self, obj, index, fallback):

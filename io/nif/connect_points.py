@@ -17,10 +17,9 @@ from mathutils import Matrix, Quaternion
 
 from ...core.errors import FormatError
 from ...core.nif.blocks.connect_points import BSConnectPointChildren, BSConnectPointParents, ConnectPoint
-from .extra_empties import ITEM, OWNER, attach, kept, main_root, name_for, new_empty, node_space, place, template_block
+from .extra_empties import attach, kept, main_root, name_for, new_empty, node_space, place, template_block
+from .. import schema
 
-PARENT_NAME = "nif_connect_parent"
-SKINNED = "nif_connect_skinned"
 WORKSHOP = "WorkshopConnectPoints"  # the parent name of points placed in the root's space
 
 
@@ -36,14 +35,14 @@ def build_parents(builder, owner, owner_index, block_index, block):
     for item, point in enumerate(block.points):
         target_index, target = nodes.get(point.parent, (owner_index, owner))
         empty = new_empty(builder, point.name, "connect_point", block_index, item)
-        empty[PARENT_NAME] = point.parent
+        empty[schema.NIF_CONNECT_PARENT] = point.parent
         place(builder, empty, target, target_index, point_matrix(point))
 
 
 def build_children(builder, owner, owner_index, block_index, block):
     for item, name in enumerate(block.point_names):
         empty = new_empty(builder, name, "connect_child", block_index, item, "SINGLE_ARROW")
-        empty[SKINNED] = bool(block.skinned)
+        empty[schema.NIF_CONNECT_SKINNED] = bool(block.skinned)
         place(builder, empty, owner, owner_index, Matrix.Identity(4))
 
 
@@ -56,9 +55,9 @@ def _point(exporter, obj, stored):
     if stored is not None and kept(obj, owner_index):
         return ConnectPoint(stored.parent, name_for(obj, stored.name), stored.rotation, stored.translation, stored.scale)
     blocks = exporter.nif.blocks
-    parent = obj.get(PARENT_NAME, WORKSHOP)
+    parent = obj.get(schema.NIF_CONNECT_PARENT, WORKSHOP)
     names = {block.name for block in blocks if hasattr(block, "children")}
-    if owner_index is not None and (parent in names or obj.get(OWNER) != owner_index):
+    if owner_index is not None and (parent in names or obj.get(schema.NIF_EXTRA_OWNER) != owner_index):
         parent = blocks[owner_index].name or WORKSHOP
     location, rotation, scale = matrix.decompose()
     if max(scale) - min(scale) > 1e-4 * max(abs(max(scale)), 1e-6):
@@ -94,18 +93,18 @@ def write_children(exporter, empties):
     for index, objs in groups.items():
         block = exporter.nif.blocks[index]
         block.point_names = [name_for(obj, _stored(block.point_names, obj)) for obj in objs]
-        skinned = [bool(obj.get(SKINNED, False)) for obj in objs]
+        skinned = [bool(obj.get(schema.NIF_CONNECT_SKINNED, False)) for obj in objs]
         if any(skinned) != bool(block.skinned):
             block.skinned = int(any(skinned))
     index = _root_block(exporter, BSConnectPointChildren, groups) if new else None
     if index is not None:
         block = exporter.nif.blocks[index]
         block.point_names = [*block.point_names, *(name_for(obj) for obj in new)]
-        block.skinned = int(bool(block.skinned) or any(obj.get(SKINNED, False) for obj in new))
+        block.skinned = int(bool(block.skinned) or any(obj.get(schema.NIF_CONNECT_SKINNED, False) for obj in new))
 
 
 def _stored(items, obj):
-    item = obj.get(ITEM)
+    item = obj.get(schema.NIF_EXTRA_ITEM)
     return items[item] if isinstance(item, int) and 0 <= item < len(items) else None
 
 

@@ -1,4 +1,4 @@
-"""Blender objects back into a NIF (FO4, FO3/FNV or Skyrim SE; Skyrim LE imports edited in place). Objects an import made keep pointing at
+"""Blender objects back into a NIF (FO4, FO76, FO3/FNV, Skyrim LE or SE). Objects an import made keep pointing at
 their blocks (``nif_block``) in the source file the import kept on its collection: that file is
 the template, edited in place, so what Blender does not show (extra data, controllers, unknown
 blocks) is written back unchanged and an untouched import writes back byte for byte. Anything
@@ -10,28 +10,40 @@ import numpy as np
 from mathutils import Matrix
 
 from ...core.errors import FormatError
+from ...core.files import write_all
 from ...core.mesh_split import split_triangles
 from ...core.nif import NifFile, skinning, sse_skin
 from ...core.nif import versions
+from ...core.nif.blocks.bs_geometry import BSGeometry
+from ...core.nif.blocks.extra_data import BSX_ARTICULATED, BSX_HAVOK, NiIntegerExtraData
 from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
 from ...core.nif.refs import reachable, remove_blocks
+from ...core.precombined.ck_rules.meshes import export_warnings
 from ...core.transforms import similarity
 from ..havok import collision_export, legacy_collision_export
+from ..starfield import geometry_export as starfield_export
+from ..starfield.lod_objects import is_lod
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export
+from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
+from ..tri.exporter import morph_files
 from .extras import write_extras
 from .source import import_scale, source_of, template_collection
+from .. import schema
 
-SHAPE_TYPES = (BSTriShape, NiTriBasedGeom)
+SHAPE_TYPES = (BSTriShape, NiTriBasedGeom, BSGeometry)
 MAX_NAME_BYTES = 63  # Blender's limit for datablock names
-NEW_FLAGS = {"SSE": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim SE's), else 0xE
+NEW_FLAGS = {"SSE": 0x8000E, "SKYRIM": 0x8000E}  # node and shape flags of new blocks (vanilla Skyrim's), else 0xE
+SKYRIM_GAMES = ("SSE", "SKYRIM")
+# BSXFlags of vanilla Skyrim statics with collision (bHavok, bArticulated: dockstepsdownend01,
+# farmhouse01, farmbench01, noblecrate01...)
+STATIC_COLLISION_BSX = BSX_HAVOK | BSX_ARTICULATED
 
 
 def empty_nif(game):
@@ -63,7 +75,7 @@ def transform_fields(matrix, name):
 
 def moved(obj):
     """Whether the object's transform changed since the import made it."""
-    stored = obj.get("nif_basis")
+    stored = obj.get(schema.NIF_BASIS)
     if stored is None or len(stored) != 16:
         return True
     return not np.allclose(np.array(obj.matrix_basis, np.float64).ravel(), np.array(stored, np.float64), atol=1e-6)
@@ -74,7 +86,7 @@ class NifExporter:
 
     ``nif``: the NifFile (the template when there is one). ``game``: a versions.WRITTEN key.
     ``scale``: Blender units per game unit. ``template``: True when ``nif`` came from an import.
-    ``full_precision``: FO4 vertices as 32-bit floats instead of halves.
+    ``full_precision``: FO4 and FO76 vertices as 32-bit floats instead of halves.
     """
 
     def __init__(self, game="FO4", scale=1.0, nif=None, full_precision=False):
@@ -89,6 +101,7 @@ class NifExporter:
         self.bone_nodes = {}  # (armature name, bone name) -> NiNode index
         self.block_of = {}  # object -> the block index it was written to
         self.shapes_of = {}  # mesh object -> [shape block indices]
+        self.file_vertices = {}  # mesh object -> [(shape block index, the Blender vertex of each of its vertices)]
         self.children_of = {}  # node index (None: a new root) -> object blocks Blender puts under it
         self.bound = {}  # object -> the template block it still stands for
         self.parent_block = {}  # object -> the block it was written under (-1: a root)
@@ -101,7 +114,10 @@ class NifExporter:
         self.sse_layouts = {}  # Skyrim SE shape index -> sse_skin.layout_of its template block
         self.encoded = set()  # shape indices whose geometry was encoded anew
         self.new_flags = NEW_FLAGS.get(game, 0xE)
-        self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim SE's root type)
+        self.skinned_meshes = False  # whether an exported mesh is skinned (Skyrim's root type)
+        self.collision = False  # whether an exported object has collision objects (Skyrim's BSXFlags)
+        self.starfield = versions.starfield(self.nif.header.bs_version)  # shapes by io/starfield, no bone nodes
+        self.side_files = {}  # Data-relative path -> bytes (or where a kept file was read): files the NIF names
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -110,7 +126,7 @@ class NifExporter:
         return len(self.nif.blocks) - 1
 
     def require_writable(self, what):
-        """Files of games the exporter cannot encode for (FO76) go back only as the import
+        """Files of games the exporter cannot encode for (Starfield) go back only as the import
         made them: anything that must be encoded anew stops the export here."""
         if self.game not in versions.WRITTEN:
             raise FormatError(f"{what} cannot be written in a {self.game} file")
@@ -127,7 +143,8 @@ class NifExporter:
     def export(self, objects):
         objects = [obj for obj in objects if not collision_export.is_collision(obj)]
         extras = [obj for obj in objects if extra_empties.is_extra(obj)]
-        objects = [obj for obj in objects if not extra_empties.is_extra(obj)]
+        # Starfield LODs are written with their shape's object.
+        objects = [obj for obj in objects if not extra_empties.is_extra(obj) and not is_lod(obj)]
         unsupported = sorted({obj.type for obj in objects} - {"EMPTY", "MESH", "ARMATURE"})
         if unsupported:
             self.warn(f"objects of type {', '.join(unsupported)} are not written (only empties, meshes and armatures)")
@@ -135,12 +152,13 @@ class NifExporter:
         if not any(obj.type == "MESH" for obj in exported) and not self.template:
             raise FormatError("nothing to export: no mesh objects")
         self.skinned_meshes = any(obj.type == "MESH" and skin_export.skin_source(obj) for obj in exported)
+        self.collision = any(collision_export.collision_children(obj) for obj in exported)
         before = reachable(self.nif) if self.template else set()
         self.scene_blocks = self._scene_blocks()
         self._bind(exported)
         chosen = set(exported)
         kids = {}
-        for obj in sorted(exported, key=lambda o: (o.get("nif_block", 1 << 30), o.name)):
+        for obj in sorted(exported, key=lambda o: (o.get(schema.NIF_BLOCK, 1 << 30), o.name)):
             kids.setdefault(self._parent_of(obj, chosen), []).append(obj)
         roots = kids.get(None, [])
         main_root = self._main_root(roots)
@@ -180,11 +198,11 @@ class NifExporter:
         if not self.template:
             return
         for obj in objects:
-            index = obj.get("nif_block")
+            index = obj.get(schema.NIF_BLOCK)
             if not isinstance(index, int) or not 0 <= index < len(self.nif.blocks) or index in taken:
                 continue
             block = self.nif.blocks[index]
-            if block.type_name != obj.get("nif_type") or not self._fits(obj, block):
+            if block.type_name != obj.get(schema.NIF_TYPE) or not self._fits(obj, block):
                 continue
             self.bound[obj] = index
             taken.add(index)
@@ -211,11 +229,21 @@ class NifExporter:
             return self.nif.roots[0] if self.nif.roots else None
         if len(roots) == 1 and roots[0].type == "EMPTY":
             return None
-        # Skyrim SE statics hang from a BSFadeNode, its armour from a NiNode
-        kind = "BSFadeNode" if self.game == "SSE" and not self.skinned_meshes else "NiNode"
-        index = self.add(NiNode(kind, name="Scene Root", flags=self.new_flags))
+        index = self.add(NiNode("NiNode", name="Scene Root", flags=self.new_flags))
+        self._dress_root(index)
         self.nif.roots = [index]
         return index
+
+    def _dress_root(self, index):
+        """A new file's root as the game's own files have it: Skyrim statics hang from a
+        BSFadeNode telling the game of their collision in BSXFlags (its armour from a NiNode)."""
+        if self.game not in SKYRIM_GAMES or self.skinned_meshes:
+            return
+        root = self.nif.blocks[index]
+        root.type_name = "BSFadeNode"
+        if self.collision:
+            flags = self.add(NiIntegerExtraData("BSXFlags", name="BSX", integer_data=STATIC_COLLISION_BSX))
+            root.extra_data = np.array([*np.asarray(root.extra_data).tolist(), flags], np.int32)
 
     def _write_tree(self, obj, parent_obj, parent_index, kids):
         """Write ``obj`` under ``parent_index`` (None: it is the new file's root), then the
@@ -231,10 +259,11 @@ class NifExporter:
             matrix = obj.matrix_world.copy() if parent_obj is None else parent_obj.matrix_world.inverted() @ obj.matrix_world
         if parent_obj is None:
             matrix = Matrix.Scale(1.0 / self.scale, 4) @ matrix
-        if obj.type == "ARMATURE" and obj not in self.bound and "nif_root" in obj:
+        if obj.type == "ARMATURE" and obj not in self.bound and schema.NIF_ROOT in obj:
             # A further armature of one skeleton (another bind pose): no node of its own, its
             # bones are the first armature's nodes and its meshes hang where it hangs.
-            skin_export.write_armature(self, obj, parent_index)
+            if not self.starfield:
+                skin_export.write_armature(self, obj, parent_index)
             self.pass_through[obj] = matrix
             for child in kids.get(obj, []):
                 self._write_tree(child, obj, parent_index, kids)
@@ -245,9 +274,10 @@ class NifExporter:
             indices = [self._write_node(obj, matrix)]
         self.children_of.setdefault(parent_index, []).extend(indices)
         self.parent_block[obj] = -1 if parent_index is None else parent_index
-        if parent_index is None and not self.template:
+        if parent_index is None and not self.template:  # the one empty holding everything
             self.nif.roots = indices[:1]
-        if obj.type == "ARMATURE":
+            self._dress_root(indices[0])
+        if obj.type == "ARMATURE" and not self.starfield:  # Starfield skins name bones no node stands for
             skin_export.write_armature(self, obj, indices[0])
         for child in kids.get(obj, []):
             self._write_tree(child, obj, indices[0], kids)
@@ -255,7 +285,7 @@ class NifExporter:
     def _write_node(self, obj, matrix):
         index = self.bound.get(obj)
         if index is None:
-            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get("nif_flags", self.new_flags))))
+            index = self.add(NiNode("NiNode", flags=to_uint32(obj.get(schema.NIF_FLAGS, self.new_flags))))
         self._place(index, obj, matrix)
         self.block_of[obj] = index
         return index
@@ -280,7 +310,7 @@ class NifExporter:
         staying = {
             index
             for obj, index in self.block_of.items()
-            if obj.get("nif_parent") == self.parent_block.get(obj)
+            if obj.get(schema.NIF_PARENT) == self.parent_block.get(obj)
         }
         # Bones of the template stay under their nodes (several armatures may share them).
         staying |= {index for index in self.bone_nodes.values() if index in self.scene_blocks}
@@ -312,6 +342,12 @@ class NifExporter:
 
     # -- shapes ----------------------------------------------------------------------------
     def _write_shape(self, obj, matrix):
+        if self.starfield:
+            index = starfield_export.write_shape(self, obj, self.bound.get(obj))
+            self._place(index, obj, matrix)
+            self.shapes_of[obj] = [index]
+            self.block_of[obj] = index
+            return [index]
         mesh = obj.data
         index = self.bound.get(obj)
         skin = skin_export.skin_source(obj)
@@ -328,6 +364,7 @@ class NifExporter:
             real = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & (triangles[:, 0] != triangles[:, 2])
             face_ids = np.full(len(triangles), -1, np.int32)
             face_ids[real] = np.arange(int(real.sum()), dtype=np.int32)
+            triangle_groups.write_groups(self, index, mesh, face_ids)
             vertex_ids = np.arange(len(mesh.vertices))
             pieces = [(index, vertex_ids, triangles, face_ids, mesh.materials[0] if len(mesh.materials) else None)]
         else:
@@ -339,12 +376,14 @@ class NifExporter:
                 )
             pieces = self._encode_pieces(obj, index, matrix, skinned)
         self.shapes_of[obj] = [piece[0] for piece in pieces]
+        self.file_vertices[obj] = [(piece[0], piece[1]) for piece in pieces]
         self.block_of[obj] = pieces[0][0]
+        skin_first = self.game != "FO3"  # vanilla order: the skin's blocks, then the shader's (FO3/FNV: the other way)
         for shape_index, vertex_ids, triangles, face_ids, material in pieces:
-            if self.game == "SSE" and not self.keep_skin:  # vanilla order: the skin's blocks, then the shader's
+            if skin_first and not self.keep_skin:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
             material_export.write_material(self, shape_index, material)
-            if self.game != "SSE" and not self.keep_skin:
+            if not skin_first and not self.keep_skin:
                 skin_export.write_skin(self, shape_index, skin, mesh, vertex_ids, triangles, face_ids)
         return [piece[0] for piece in pieces]
 
@@ -356,6 +395,7 @@ class NifExporter:
         mesh = obj.data
         self._place(index, obj, matrix)
         self.shapes_of[obj] = [index]
+        self.file_vertices[obj] = [(index, np.arange(len(mesh.vertices)))]
         self.block_of[obj] = index
         if not self._unchanged(mesh):
             self.warn(
@@ -374,7 +414,7 @@ class NifExporter:
     def _unchanged(mesh):
         """Whether the mesh still holds what the import made of its block (then the block is
         kept as stored)."""
-        stored = mesh.get("nif_geometry")
+        stored = mesh.get(schema.NIF_GEOMETRY)
         return stored is not None and len(mesh.materials) <= 1 and stored == geometry_fingerprint(mesh)
 
     def _encode_pieces(self, obj, index, matrix, skinned):
@@ -393,8 +433,9 @@ class NifExporter:
             material = mesh.materials[slot] if slot < len(mesh.materials) else None
             for used, local in split_triangles(arrays["triangles"][chosen]):
                 piece_index = index if not pieces and index is not None else None
-                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces))
+                block_index = shape_export.shape_block(self, obj, piece_index, len(pieces), index)
                 shape_export.encode_geometry(self, block_index, arrays, used, local, skinned)
+                triangle_groups.write_groups(self, block_index, mesh, face_ids[: len(local)], index)
                 self._place(block_index, obj, matrix)
                 pieces.append((block_index, arrays["vertex_ids"][used], local, face_ids, material))
                 face_ids = face_ids[len(local) :]
@@ -414,11 +455,15 @@ class NifExporter:
             )
 
 
-def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
+def export_nif(path, objects, *, game=None, scale=None, full_precision=False, morphs=True, written=None):
     """Write ``objects`` to ``path``; the imported file they came from is the template when the
-    game matches. A file of a game the exporter cannot encode for (FO76) is written back as
+    game matches. A file of a game the exporter cannot encode for is written back as
     itself while nothing needs encoding anew, else written anew as FO4. ``scale``: Blender units
-    per game unit, by default the import's. Returns (NifFile, messages)."""
+    per game unit, by default the import's. ``morphs``: the meshes' shape keys go to their .tri
+    files too (io.tri.exporter), all encoded before any file is written; their paths are added to
+    the list ``written`` when given. Files the NIF names (Starfield's .mesh files) are written
+    under its Data folder first. Returns (NifFile, messages): what did not go as asked, and for a
+    static Fallout 4 model why the Creation Kit would crash on it or leave it uncombined."""
     if scale is None:
         scale = import_scale(objects)
     collection = template_collection(objects)
@@ -430,24 +475,33 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False):
     bpy.context.view_layer.update()  # world matrices of objects just made or moved by a script
     if template is not None and template.header.game not in versions.WRITTEN:
         try:
-            nif, more = _export(objects, collection, template, template.header.game, scale, full_precision)
+            exporter = _export(objects, collection, template, template.header.game, scale, full_precision)
         except FormatError as error:
             messages.append(f"{error.message}: written anew as FO4")
-            nif, more = _export(objects, None, None, "FO4", scale, full_precision)
+            exporter = _export(objects, None, None, "FO4", scale, full_precision)
     else:
-        nif, more = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
-    nif.write(path)
-    return nif, messages + more
+        exporter = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
+    tri_files, tri_messages = morph_files(path, exporter) if morphs else ([], [])
+    # The files it names first (named by their bytes, so never a wrong one), then the NIF.
+    _, side_messages = starfield_export.write_side_files(exporter.side_files, path)
+    # the NIF and its .tri files written together: all of them, or none when one fails
+    write_all([(path, exporter.nif.to_bytes()), *((tri_path, tri.to_bytes()) for tri_path, tri in tri_files)])
+    if written is not None:
+        written.extend(tri_path for tri_path, _ in tri_files)
+    return exporter.nif, messages + exporter.messages + tri_messages + side_messages + export_warnings(exporter.nif)
 
 
 def _export(objects, collection, template, game, scale, full_precision):
+    """The exporter, its ``nif`` written from ``objects``."""
     exporter = NifExporter(game, scale, template, full_precision)
     if template is not None and animation_import.is_kf(template):
-        return animation_export.export_kf(exporter, collection), exporter.messages
+        exporter.nif = animation_export.export_kf(exporter, collection)
+        return exporter
     if template is not None:
-        exporter.keep_collision = not collection.get("nif_built_collision", True)
-        exporter.keep_skin = not collection.get("nif_built_skin", True)
-    return exporter.export(objects), exporter.messages
+        exporter.keep_collision = not collection.get(schema.NIF_BUILT_COLLISION, True)
+        exporter.keep_skin = not collection.get(schema.NIF_BUILT_SKIN, True)
+    exporter.export(objects)
+    return exporter
 
 
 def exported_objects(context, selected_only):

@@ -17,16 +17,12 @@ from mathutils import Matrix
 
 from ..names import unsuffixed
 from . import skin_export
+from .. import schema
 
-KIND = "nif_extra_kind"
-BLOCK = "nif_extra"
-ITEM = "nif_extra_item"
-BASIS = "nif_extra_basis"
-OWNER = "nif_extra_owner"
 
 
 def is_extra(obj):
-    return KIND in obj
+    return schema.NIF_EXTRA_KIND in obj
 
 
 def name_for(obj, stored=None):
@@ -41,10 +37,10 @@ def name_for(obj, stored=None):
 # -- import ---------------------------------------------------------------------------------
 def new_empty(builder, name, kind, block_index, item, display="ARROWS", size=4.0):
     obj = builder.link(bpy.data.objects.new(name, None))
-    obj[KIND] = kind
-    obj[BLOCK] = block_index
+    obj[schema.NIF_EXTRA_KIND] = kind
+    obj[schema.NIF_EXTRA] = block_index
     if item is not None:
-        obj[ITEM] = item
+        obj[schema.NIF_EXTRA_ITEM] = item
     obj.empty_display_type = display
     obj.empty_display_size = size
     obj.hide_render = True
@@ -60,15 +56,15 @@ def place(builder, obj, owner, owner_index, matrix):
     else:
         obj.parent = owner
         obj.matrix_basis = matrix
-    obj[OWNER] = owner_index
-    obj[BASIS] = [value for row in obj.matrix_basis for value in row]
+    obj[schema.NIF_EXTRA_OWNER] = owner_index
+    obj[schema.NIF_EXTRA_BASIS] = [value for row in obj.matrix_basis for value in row]
 
 
 # -- export ---------------------------------------------------------------------------------
 def kept(obj, owner_index):
     """Whether the empty still stands where the import put it, under the same node."""
-    stored = obj.get(BASIS)
-    if stored is None or len(stored) != 16 or obj.get(OWNER) != owner_index:
+    stored = obj.get(schema.NIF_EXTRA_BASIS)
+    if stored is None or len(stored) != 16 or obj.get(schema.NIF_EXTRA_OWNER) != owner_index:
         return False
     return np.allclose(np.array(obj.matrix_basis, np.float64).ravel(), np.array(stored, np.float64), atol=1e-6)
 
@@ -97,7 +93,7 @@ def attach(exporter, owner_index, block):
 
 def template_block(exporter, obj, cls):
     """The template block of class ``cls`` the empty came from, or None."""
-    index = obj.get(BLOCK)
+    index = obj.get(schema.NIF_EXTRA)
     blocks = exporter.nif.blocks
     if not exporter.template or not isinstance(index, int) or not 0 <= index < len(blocks):
         return None

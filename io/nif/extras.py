@@ -6,7 +6,7 @@ import numpy as np
 
 from ..havok import constraints
 from . import connect_points, markers
-from .extra_empties import ITEM, KIND
+from .. import schema
 
 
 def build_extras(builder):
@@ -25,8 +25,8 @@ def write_extras(exporter, objects):
     """Write the extra data shown by ``objects`` (empties of ``is_extra``)."""
     writers = {**connect_points.WRITERS, **markers.WRITERS, **constraints.WRITERS}
     by_kind = {}
-    for obj in sorted(objects, key=lambda o: (o.get(ITEM, 1 << 30), o.name)):
-        by_kind.setdefault(obj[KIND], []).append(obj)
+    for obj in sorted(objects, key=lambda o: (o.get(schema.NIF_EXTRA_ITEM, 1 << 30), o.name)):
+        by_kind.setdefault(obj[schema.NIF_EXTRA_KIND], []).append(obj)
     unknown = sorted(set(by_kind) - set(writers))
     if unknown:
         exporter.warn(f"empties of unknown extra data kinds are not written: {', '.join(unknown)}")

@@ -5,18 +5,22 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ...core.nif import skinning
+from ...core.nif import skinning, versions
+from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriBasedGeomData
 from ...core.nif.blocks.legacy_havok import uses_bhk_bodies
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ..havok import collision_import, constraints, legacy_collision_import
-from . import animation_import, extras, material_import, skin_import
-from ..datablocks import remove_all
+from ..starfield.geometry_import import StarfieldShapes
+from ..starfield.skin_import import StarfieldSkinImport
+from . import animation_import, extras, material_import, skin_import, triangle_groups
+from ..datablocks import Rollback
 from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..mesh_read import geometry_fingerprint
 from .node_transform import local_matrix
+from .. import schema
 
 
 def shape_mesh(nif, block, name):
@@ -39,32 +43,43 @@ def shape_mesh(nif, block, name):
 
 
 class SceneBuilder:
-    """Builds the objects of one file into a collection; ``created`` lists every datablock made,
-    so a failure can remove them all and leave the scene as it was.
+    """Builds the objects of one file into a collection; every datablock made goes to
+    ``rollback`` (io.datablocks.Rollback), so a failure removes them all and leaves the scene as
+    it was.
 
     Skinning, materials and collision live in their own modules and are called from here:
     ``skins`` (skin_import.SkinImport) turns bone nodes into armature bones and binds
     skinned shapes; ``materials`` (material_import.MaterialImport) gives each shape its
     material; collision_import.build_collision (legacy_collision_import's for FO3/FNV) places the
-    Havok bodies under their owner."""
+    Havok bodies under their owner. Starfield's shapes (BSGeometry, their .mesh files found in the
+    Data folders) are built by io/starfield: ``skeleton`` (a skeleton NIF's path) poses their
+    bones, ``starfield_morphs`` (a morph.dat's path) gives a shape its shape keys."""
 
     def __init__(self, nif, collection, scale=1.0, *, skin=True, collision=True, data_folders=(), cache_folder=None,
-                 progress=None):
+                 progress=None, rollback=None, skeleton=None, starfield_morphs=None):
         self.nif = nif
         self.collection = collection
         self.scale = scale
         self.import_collision = collision
         self.data_folders = [folder for folder in data_folders if folder]
         self.cache_folder = cache_folder  # where files from archives are extracted (None: a temporary folder)
-        self.created = []
+        self.rollback = rollback or Rollback()
         self.objects = {}
         # progress(fraction of the file's shapes built), for long imports
         self.progress = progress
-        self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom)), 1)
+        self.shapes_total = max(len(nif.blocks_of(BSTriShape, NiTriBasedGeom, BSGeometry)), 1)
         self.shapes_done = 0
         self._warnings = []
-        self.skins = skin_import.SkinImport(self) if skin else None
-        self.materials = material_import.MaterialImport(self)
+        self.hidden = []  # objects shown hidden once the collection is in the scene (hide)
+        self.starfield = StarfieldShapes(self, skeleton, starfield_morphs) if versions.starfield(nif.header.bs_version) else None
+        # Starfield looks in the NIF's own Data folder first, as for its meshes.
+        self.materials = material_import.MaterialImport(self, self.starfield.source.files if self.starfield else None)
+        if not skin:
+            self.skins = None
+        elif self.starfield is not None:
+            self.skins = StarfieldSkinImport(self, self.starfield.skeleton)
+        else:
+            self.skins = skin_import.SkinImport(self)
 
     def build(self):
         if self.skins is not None:
@@ -82,6 +97,9 @@ class SceneBuilder:
             constraints.build_constraints(self)
         extras.build_extras(self)
         animation_import.import_animations(self, bpy.context.scene)
+        if self.starfield is not None and self.starfield.unused_morphs() is not None:
+            morphs = self.starfield.unused_morphs()
+            self.warn(f"morphs {morphs.path}: no shape has their {len(morphs.vertices)} vertices: not imported")
         return self.objects
 
     keeps_source = True  # the importer keeps the file's bytes as the exporter's template
@@ -90,10 +108,15 @@ class SceneBuilder:
         if message not in self._warnings:
             self._warnings.append(message)
 
+    def hide(self, obj):
+        """Show ``obj`` hidden (in the viewport once the collection is in the scene, and in renders)."""
+        obj.hide_render = True
+        self.hidden.append(obj)
+
     def link(self, datablock):
         """Record a datablock made for this file (removed again if the import fails); objects
         are also linked into the file's collection."""
-        self.created.append(datablock)
+        self.rollback.add(datablock)
         if isinstance(datablock, bpy.types.Object):
             self.collection.objects.link(datablock)
         return datablock
@@ -101,9 +124,9 @@ class SceneBuilder:
     def _new_object(self, index, block, data):
         name = block.name or f"{block.type_name}:{index}"
         obj = self.link(bpy.data.objects.new(name, data))
-        obj["nif_block"] = index
-        obj["nif_type"] = block.type_name
-        obj["nif_flags"] = to_int32(block.flags)
+        obj[schema.NIF_BLOCK] = index
+        obj[schema.NIF_TYPE] = block.type_name
+        obj[schema.NIF_FLAGS] = to_int32(block.flags)
         obj.rotation_mode = "QUATERNION"  # Euler angles lose float32 precision near 90-degree pitches
         if data is None:
             obj.empty_display_size = 8.0
@@ -136,15 +159,21 @@ class SceneBuilder:
             armature = self.skins.armature_data(index) if self.skins is not None else None
             obj = self._new_object(index, block, armature)
             self._place(obj, block, parent)
-        elif isinstance(block, (BSTriShape, NiTriBasedGeom)):
-            mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
-            if mesh is not None:
-                self.created.append(mesh)
-                mesh["nif_geometry"] = geometry_fingerprint(mesh)
+        elif isinstance(block, (BSTriShape, NiTriBasedGeom, BSGeometry)):
+            if isinstance(block, BSGeometry):
+                mesh = self.starfield.shape_mesh(index, block)
+            else:
+                mesh = shape_mesh(self.nif, block, block.name or f"{block.type_name}:{index}")
+            if mesh is not None and not isinstance(block, BSGeometry):
+                self.rollback.add(mesh)
+                mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
+                triangle_groups.show_groups(self.nif, block, mesh)
                 self.materials.assign(index, block, mesh)
             obj = self._new_object(index, block, mesh)
             self._place(obj, block, parent)
-            if mesh is not None and self.skins is not None:
+            if isinstance(block, BSGeometry):
+                self.starfield.finish_shape(index, block, obj)
+            elif mesh is not None and self.skins is not None:
                 self.skins.bind(index, block, obj)
             self.shapes_done += 1
             if self.progress is not None:
@@ -154,8 +183,8 @@ class SceneBuilder:
         if bone is None:
             # What Blender made of the block's transform: the exporter keeps the stored one while
             # this still holds (Blender cannot hold every stored matrix exactly, e.g. sheared ones).
-            obj["nif_basis"] = [value for row in obj.matrix_basis for value in row]
-            obj["nif_parent"] = path[-1] if path else -1
+            obj[schema.NIF_BASIS] = [value for row in obj.matrix_basis for value in row]
+            obj[schema.NIF_PARENT] = path[-1] if path else -1
         self.objects[index] = obj
         if isinstance(block, NiNode):
             for child in np.asarray(block.children).tolist():
@@ -163,7 +192,3 @@ class SceneBuilder:
 
     def warnings(self):
         return list(self._warnings)
-
-    def remove_created(self):
-        remove_all(self.created)
-        self.created.clear()

@@ -23,11 +23,12 @@ from ...core.errors import FormatError
 from ...core.nif import versions
 from ...core.nif.blocks.extra_data import BSBound
 from ...core.nif.blocks.markers import BSFurnitureMarker, BSInvMarker, FurniturePosition
-from .extra_empties import ITEM, kept, new_empty, node_space, place, template_block
+from .extra_empties import kept, new_empty, node_space, place, template_block
+from .. import schema
 
-LATER_FIELDS = {"nif_animation_type": "animation_type", "nif_entry_points": "entry_points"}
-FO3_FIELDS = {"nif_orientation": "orientation", "nif_position_ref_1": "position_ref_1", "nif_position_ref_2": "position_ref_2"}
-ZOOM = "nif_zoom"
+LATER_FIELDS = {schema.NIF_ANIMATION_TYPE: "animation_type", schema.NIF_ENTRY_POINTS: "entry_points"}
+FO3_FIELDS = {schema.NIF_ORIENTATION: "orientation", schema.NIF_POSITION_REF_1: "position_ref_1",
+              schema.NIF_POSITION_REF_2: "position_ref_2"}
 MILLIRADIANS = 1000.0
 
 
@@ -52,7 +53,7 @@ def build_bound(builder, owner, owner_index, block_index, block):
 
 def build_inventory(builder, owner, owner_index, block_index, block):
     empty = new_empty(builder, block.name or "INV", "inventory_marker", block_index, None, size=16.0)
-    empty[ZOOM] = block.zoom
+    empty[schema.NIF_ZOOM] = block.zoom
     angles = [value / MILLIRADIANS for value in (block.rotation_x, block.rotation_y, block.rotation_z)]
     place(builder, empty, owner, owner_index, Euler(angles, "XYZ").to_matrix().to_4x4())
 
@@ -87,7 +88,7 @@ def write_furniture(exporter, empties):
         block = exporter.nif.blocks[index]
         positions = []
         for obj in objs:
-            item = obj.get(ITEM)
+            item = obj.get(schema.NIF_EXTRA_ITEM)
             stored = block.positions[item] if isinstance(item, int) and 0 <= item < len(block.positions) else None
             owner_index, matrix = node_space(exporter, obj)
             position = copy.copy(stored) if stored is not None else FurniturePosition()
@@ -123,9 +124,9 @@ def write_inventory(exporter, empties):
             block.rotation_x, block.rotation_y, block.rotation_z = (
                 round((angle % (2 * math.pi)) * MILLIRADIANS) % 0x10000 for angle in angles
             )
-        zoom = obj.get(ZOOM, block.zoom)
+        zoom = obj.get(schema.NIF_ZOOM, block.zoom)
         if not isinstance(zoom, (int, float)):
-            raise FormatError(f"{obj.name!r}: {ZOOM} {zoom!r} is not a number")
+            raise FormatError(f"{obj.name!r}: {schema.NIF_ZOOM} {zoom!r} is not a number")
         if float(zoom) != block.zoom:
             block.zoom = float(zoom)
 

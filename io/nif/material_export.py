@@ -10,8 +10,11 @@ import weakref
 import bpy
 import numpy as np
 
+from ...core.nif.blocks.geometry import NiTriBasedGeomData
 from ...core.nif.blocks.shaders import BSShaderTextureSet
+from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif import versions
+from ...core.nif import vertex_format as vf
 from ...core.nif.materials import (
     BLOCK_CLASSES,
     ROLE_ORDER,
@@ -23,7 +26,8 @@ from ...core.nif.materials import (
     new_record,
     record_from_props,
 )
-from .. import compat
+from ..starfield.material_export import write_mat_files
+from .. import compat, schema
 
 _written = weakref.WeakKeyDictionary()  # exporter -> {material name: {role: block index}}
 
@@ -41,32 +45,58 @@ def write_material(exporter, shape_index, material):
     if key not in written:
         record, found = stored_record(exporter, material)
         if record is None:
-            record, found = new_record(exporter.game, skinned=shape.skinned), {}
+            path = material_file_path(exporter, material) if exporter.game == "FO76" else None
+            record, found = new_record(exporter.game, skinned=shape.skinned, colors=has_colors(nif, shape), material_path=path), {}
         if material is not None:
             apply_look(record, changed_look(record, shown_look(material), bs_version, built_from(material)), bs_version)
         written[key] = write_blocks(exporter, record, found)
     link_blocks(nif, shape, written[key])
 
 
+def material_file_path(exporter, material):
+    """The material file a new Fallout 76 shader names (the game takes everything from it): the
+    one the material was imported with, else one named after the material, reported."""
+    told = "Fallout 76 shaders take their look from a material file: "
+    if material is None:
+        path = "Materials\\Default.bgsm"
+        exporter.warn(f"{told}shapes without a material name {path} (give them a material whose "
+                      f"{schema.NIF_MATERIAL_PATH} names another)")
+        return path
+    if schema.NIF_MATERIAL_PATH in material:
+        return material[schema.NIF_MATERIAL_PATH]
+    path = f"Materials\\{material.name}.bgsm"
+    exporter.warn(f"{told}material {material.name!r} names {path} (set its {schema.NIF_MATERIAL_PATH} to name another)")
+    return path
+
+
+def has_colors(nif, shape):
+    """Whether the shape's vertices have colours (Skyrim LE flags its shaders so only then)."""
+    if isinstance(shape, BSTriShape):
+        return bool(shape.vertex_flags & vf.COLORS)
+    data = nif.block_at(shape.data, NiTriBasedGeomData)
+    return data is not None and data.vertex_colors is not None
+
+
 def built_from(material):
     """The look an imported material's tree was built from when a material file gave it (the
     NIF's own blocks say otherwise, and are kept unless the tree was edited), else None."""
-    if material is None or "bgsm_look" not in material:
+    if material is None or schema.BGSM_LOOK not in material:
         return None
-    return json.loads(material["bgsm_look"])
+    return json.loads(material[schema.BGSM_LOOK])
 
 
 def write_material_files(nif_path, objects):
     """Write the BGSM/BGEM file of every material of ``objects`` whose node tree was edited
     since a material file gave it its look: the file as read, with the edits, at its material
     path under the Data folder the NIF is written into (the folder holding its ``meshes``
-    folder), else beside the NIF. Returns the paths written."""
+    folder), else beside the NIF; and Starfield's .mat files (io/starfield/material_export).
+    Returns the paths written."""
     from pathlib import Path
 
     from ...core.archives.data import path_in_folder, read_path
     from ...core.materials.bgsm import MaterialFile
 
-    materials = {m for o in objects if o.type == "MESH" for m in o.data.materials if m is not None and "bgsm_look" in m}
+    materials = {m for o in objects if o.type == "MESH" for m in o.data.materials if m is not None and schema.BGSM_LOOK in m}
     nif_path = Path(nif_path).resolve()
     data = next((folder.parent for folder in nif_path.parents if folder.name.lower() == "meshes"), None)
     written = []
@@ -74,31 +104,31 @@ def write_material_files(nif_path, objects):
         changes = changed_look(None, shown_look(material), 0, built_from(material))
         if not changes:
             continue
-        material_file = MaterialFile.from_bytes(read_path(material["bgsm_file"]), material["bgsm_file"])
+        material_file = MaterialFile.from_bytes(read_path(material[schema.BGSM_FILE]), material[schema.BGSM_FILE])
         material_file.apply_look(changes)
-        parts = material["nif_material_path"].replace("\\", "/").split("/")
+        parts = material[schema.NIF_MATERIAL_PATH].replace("\\", "/").split("/")
         if parts[0].lower() != "materials":
             parts = ["materials", *parts]
         target = path_in_folder(data, "/".join(parts)) if data is not None else nif_path.parent / parts[-1]
         target.parent.mkdir(parents=True, exist_ok=True)
         material_file.write(target)
         written.append(target)
-    return written
+    return written + write_mat_files(nif_path, objects)
 
 
 def stored_record(exporter, material):
     """(record, {role: block index}) kept on a material by an import: the indices only when the
     material came from the template being written and its blocks are still the same types;
     (None, {}) for materials made in Blender or for another game."""
-    if material is None or "nif_record" not in material:
+    if material is None or schema.NIF_RECORD not in material:
         return None, {}
-    if material.get("nif_bs_version") != exporter.nif.header.bs_version:
+    if material.get(schema.NIF_BS_VERSION) != exporter.nif.header.bs_version:
         return None, {}
-    record = record_from_props(material["nif_record"].to_dict())
+    record = record_from_props(material[schema.NIF_RECORD].to_dict())
     found = {}
     blocks = exporter.nif.blocks
-    if exporter.template and material.get("nif_file") == str(exporter.nif.path or ""):
-        stored = material.get("nif_blocks", {}).to_dict() if "nif_blocks" in material else {}
+    if exporter.template and material.get(schema.NIF_FILE) == str(exporter.nif.path or ""):
+        stored = material.get(schema.NIF_BLOCKS, {}).to_dict() if schema.NIF_BLOCKS in material else {}
         found = {
             role: index
             for role, index in stored.items()

@@ -14,17 +14,20 @@ from ...core.errors import FormatError
 from ...core.data_paths import data_relative
 from ...core.materials.bgsm import MaterialFile
 from ...core.nif.materials import look, material_blocks, material_key, read_record, record_to_props
-from .. import compat
+from .. import compat, schema
 
 NON_COLOR_ROLES = ("normal", "specular")
 
 
 class MaterialImport:
-    def __init__(self, builder):
+    """``data``: the DataFiles materials and textures are looked up in (default: the builder's
+    Data folders)."""
+
+    def __init__(self, builder, data=None):
         self.builder = builder
         self.nif = builder.nif
         self.bs_version = builder.nif.header.bs_version
-        self.data = DataFiles(builder.data_folders, builder.cache_folder)
+        self.data = data or DataFiles(builder.data_folders, builder.cache_folder)
         self.materials = {}  # material key -> material
         self.material_files = {}  # material path key -> MaterialFile (None when missing or unreadable)
         self.images = {}  # texture file -> image (None when it could not be loaded)
@@ -46,20 +49,20 @@ class MaterialImport:
         shader = record.get("shader", {})
         name = str(shader.get("name") or "") or shape_block.name or f"{record[next(iter(found))]['type']}:{min(found.values())}"
         material = self.builder.link(bpy.data.materials.new(name.replace("\\", "/").rsplit("/", 1)[-1]))
-        material["nif_record"] = record_to_props(record)
-        material["nif_blocks"] = dict(found)
-        material["nif_file"] = str(self.nif.path or "")
-        material["nif_bs_version"] = self.bs_version
+        material[schema.NIF_RECORD] = record_to_props(record)
+        material[schema.NIF_BLOCKS] = dict(found)
+        material[schema.NIF_FILE] = str(self.nif.path or "")
+        material[schema.NIF_BS_VERSION] = self.bs_version
         shown = look(record, self.bs_version)
         if name.lower().endswith((".bgsm", ".bgem")):  # FO4 material file named by the shader
-            path = material["nif_material_path"] = data_relative(name)
+            path = material[schema.NIF_MATERIAL_PATH] = data_relative(name)
             # The shader takes its look from the material file, as the game does.
             material_file = self._material_file(path)
             if material_file is not None:
                 shown.update(material_file.look())
-                material["bgsm_file"] = str(material_file.path)
+                material[schema.BGSM_FILE] = str(material_file.path)
                 # What the tree was built from: the exporter leaves the NIF's blocks alone unless it changed.
-                material["bgsm_look"] = json.dumps(shown)
+                material[schema.BGSM_LOOK] = json.dumps(shown)
         self._build_tree(material, record, shown)
         return material
 
@@ -70,7 +73,7 @@ class MaterialImport:
             try:
                 found = self.data.read(path, "materials")
                 if found is None:
-                    self.builder.warn(f"material file {path} not found in {self._where()}")
+                    self.builder.warn(f"material file {path} not found in {self.where()}")
                 else:
                     material_file = MaterialFile.from_bytes(*found)
             except FormatError as error:
@@ -90,7 +93,8 @@ class MaterialImport:
         for problem in self.data.problems:  # archives that could not be opened (the warning is kept once)
             self.builder.warn(f"archive skipped: {problem}")
 
-    def _where(self):
+    def where(self):
+        """Where files are looked up, for messages."""
         return "the Data folders" if self.data.folders else "any Data folder (none set in the preferences)"
 
     def _build_tree(self, material, record, shown):
@@ -118,10 +122,10 @@ class MaterialImport:
             if path:
                 node = nodes.new("ShaderNodeTexImage")
                 node.name = node.label = f"NIF {role}"
-                node["nif_texture"] = path  # as stored, kept even when the file is not found
+                node[schema.NIF_TEXTURE] = path  # as stored, kept even when the file is not found
                 node.location = (-700, y)
                 y -= 300
-                node.image = self._image(path, role in NON_COLOR_ROLES)
+                node.image = self.image(path, role in NON_COLOR_ROLES)
                 images[role] = node
         alpha_source = None
         if "diffuse" in images:
@@ -177,7 +181,9 @@ class MaterialImport:
             links.new(split.outputs["Green"], invert.inputs[1])
             links.new(invert.outputs[0], inputs["Roughness"])
 
-    def _image(self, path, non_color):
+    def image(self, path, non_color):
+        """The Blender image of the texture at the Data-relative ``path`` (extracted from an
+        archive when needed, loaded once), or None with a warning."""
         try:
             found = self.data.file(path, "textures")
         except FormatError as error:
@@ -186,7 +192,7 @@ class MaterialImport:
         finally:
             self._report_archive_problems()
         if found is None:
-            self.builder.warn(f"texture {path} not found in {self._where()}")
+            self.builder.warn(f"texture {path} not found in {self.where()}")
             return None
         if found in self.images:
             return self.images[found]

@@ -1,4 +1,4 @@
-"""A mesh's geometry encoded into a shape block: a BSTriShape vertex buffer (FO4, Skyrim SE) or a
+"""A mesh's geometry encoded into a shape block: a BSTriShape vertex buffer (FO4, FO76, Skyrim SE) or a
 NiTriShape and its NiTriShapeData (FO3/FNV, Skyrim LE), new or the object's own. The exporter
 decides which pieces a mesh becomes and where they stand; this writes each piece's vertices."""
 
@@ -8,13 +8,16 @@ from ...core.nif import sse_skin, versions
 from ...core.nif import vertex_format as vf
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
 from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
+from ...core.nif.triangle_groups import GROUPED
 
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 
 
-def shape_block(exporter, obj, index, number):
+def shape_block(exporter, obj, index, number, source=None):
     """The shape block a piece is written into: the object's own (as a NiTriShape when it was
-    a NiTriStrips, whose strips cannot take edited triangles) or a new one."""
+    a NiTriStrips, whose strips cannot take edited triangles) or a new one: of the type of the
+    object's own block ``source`` when that is a LOD or segmented shape, else the game's plain
+    shape."""
     if index is not None:
         block = exporter.nif.blocks[index]
         if isinstance(block, NiTriBasedGeom) and block.type_name == "NiTriStrips":
@@ -23,12 +26,16 @@ def shape_block(exporter, obj, index, number):
             exporter.nif.blocks[block.data] = data
         return index
     name = obj.name if number == 0 else f"{obj.name}:{number}"
-    if exporter.game in ("FO4", "SSE"):
+    if exporter.game in ("FO4", "FO76", "SSE"):
         block = BSTriShape("BSTriShape", name=name, flags=exporter.new_flags)
         block.set_vertex_flags(FO4_FLAGS, exporter.full_precision or exporter.game == "SSE")  # SSE: float positions
         return exporter.add(block)
-    data_index = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
-    return exporter.add(NiTriBasedGeom("NiTriShape", name=name, flags=0xE, data=data_index))
+    like = exporter.nif.blocks[source] if source is not None else None
+    kind, type_name = (type(like), like.type_name) if isinstance(like, GROUPED) else (NiTriBasedGeom, "NiTriShape")
+    # as the games' files hold them: the shape, then its data; material 0 active
+    index = exporter.add(kind(type_name, name=name, flags=exporter.new_flags, active_material=0))
+    exporter.nif.blocks[index].data = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
+    return index
 
 
 def encode_geometry(exporter, index, arrays, used, triangles, skinned):

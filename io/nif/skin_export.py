@@ -1,6 +1,7 @@
 """Armatures and skin weights back into a NIF (the exporter side of skin_import, whose
 docstring describes what an import stores). A template skin whose weights and bind pose still
-hold is left exactly as stored; otherwise it is rewritten in place (same block indices) or new
+hold, on a shape keeping its geometry, is left exactly as stored; otherwise it is rewritten in
+place (same block indices) or new
 blocks are appended. BSSubIndexTriShape segments follow the faces' segment attributes (also
 without a skin). Knows bpy and core objects, never file bytes."""
 
@@ -28,16 +29,19 @@ from ...core.nif.blocks.skin import (
 )
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
 from ...core.stream import WriteStream
+from ..mesh_read import face_values
 from .skin_import import node_parents, placement
+from .. import schema
 
 FO3_BONE_LIMIT = 18  # bones per NiSkinPartition partition (the FNV outfits in the corpus use up to 18)
+SKYRIM_MIN_BONES = 4  # bones a Skyrim LE partition lists at least (its vanilla heads and eyes)
 REST_NOISE = 1e-5  # matrix_local drift smaller than this is not an edit
 WEIGHT_NOISE = 1.5e-3  # half-float weights (FO4) round by up to 1/2048
 
 
 def _rest_changed(bone):
-    stored = bone.get("nif_matrix")
-    if stored is None or "nif_rest" not in bone:
+    stored = bone.get(schema.NIF_MATRIX)
+    if stored is None or schema.NIF_REST not in bone:
         return True
     current = np.array([v for row in bone.matrix_local for v in row])
     return np.abs(current - np.asarray(stored)).max() > REST_NOISE
@@ -47,7 +51,7 @@ def bone_rest(bone):
     """The bone's node placement in armature space (file units, 4x4 numpy): the exact bind pose
     the import stored while the bone is unedited, else Blender's rest matrix."""
     if not _rest_changed(bone):
-        return np.asarray(bone["nif_rest"], np.float64).reshape(4, 4)
+        return np.asarray(bone[schema.NIF_REST], np.float64).reshape(4, 4)
     return np.array([list(row) for row in bone.matrix_local], np.float64)
 
 
@@ -68,9 +72,9 @@ def write_armature(exporter, armature_obj, parent_index):
     if all((armature_obj.name, bone.name) in exporter.bone_nodes for bone in bones):
         return  # already written (write_skin writes an armature it meets first)
     file_parents = node_parents(nif) if exporter.template else {}
-    bone_blocks = {bone.get("nif_block") for bone in bones}
+    bone_blocks = {bone.get(schema.NIF_BLOCK) for bone in bones}
     for bone in bones:
-        index = bone.get("nif_block")
+        index = bone.get(schema.NIF_BLOCK)
         # Further armatures of one file (other bind poses) share the nodes of the first.
         reuse = exporter.template and isinstance(index, int) and 0 <= index < len(nif.blocks) and isinstance(nif.blocks[index], NiNode)
         if not reuse:
@@ -150,8 +154,9 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     instance_index, existing, names, indices, values, binds, nodes = _skin_target(exporter, block, source, mesh, vertex_ids)
     if (values.sum(axis=1) == 0).any():
         exporter.warn(f"{source['object'].name}: some vertices have no bone weight (they will not move)")
-    # Skyrim SE keeps the vertices in the partition too: a shape encoded anew rewrites its skin.
-    rewrite = sse and shape_index in exporter.encoded
+    # A shape encoded anew numbers its vertices anew (Skyrim SE keeps them in its partition too),
+    # so its skin, whose weights and partitions name them, is rewritten.
+    rewrite = shape_index in exporter.encoded
     kept = _bind_kept(exporter, shape_index, source, names)
     if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values):
         return
@@ -167,7 +172,7 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     if fo4:
         _write_fo4(exporter, block, instance_index if existing else -1, root, nodes, binds, bounds, indices, values)
     else:
-        groups = _body_part_groups(exporter, source["object"], _face_values(mesh, "nif_body_part", face_ids, -1))
+        groups = _body_part_groups(exporter, source["object"], face_values(mesh, schema.NIF_BODY_PART, face_ids, -1))
         partition = _write_fo3(exporter, block, source["object"], instance_index if existing else -1, root, nodes, binds, bounds, limited,
                                indices, values, triangles, groups, sse)
         if sse:
@@ -182,7 +187,7 @@ def _skin_target(exporter, block, source, mesh, vertex_ids):
     armature = source["armature"]
     instance_index = block.skin if isinstance(block, BSTriShape) else block.skin_instance
     existing = instance_index >= 0 and isinstance(nif.blocks[instance_index], (BSSkinInstance, NiSkinInstance))
-    by_node = {bone.get("nif_block"): bone.name for bone in armature.data.bones}
+    by_node = {bone.get(schema.NIF_BLOCK): bone.name for bone in armature.data.bones}
     used_names = list(dict.fromkeys(source["groups"].values()))
     names = []
     if existing:  # keep the template's bone order, new bones after
@@ -195,7 +200,8 @@ def _skin_target(exporter, block, source, mesh, vertex_ids):
     placement = _shape_placement(source)
     binds = [np.linalg.inv(bone_rest(armature.data.bones[name])) @ placement for name in names]
     if any((armature.name, name) not in exporter.bone_nodes for name in names):
-        write_armature(exporter, armature, exporter.block_of.get(armature, armature.get("nif_root", armature.get("nif_block", -1))))
+        root = armature.get(schema.NIF_ROOT, armature.get(schema.NIF_BLOCK, -1))
+        write_armature(exporter, armature, exporter.block_of.get(armature, root))
     nodes = [exporter.bone_index(armature, name) for name in names]
     return instance_index, existing, names, indices, values, binds, nodes
 
@@ -268,13 +274,13 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
     obj["nif_segments"] (the import's, perhaps edited), else the block's own."""
     obj = next((o for o, blocks in exporter.shapes_of.items() if shape_index in blocks), None)
     name = obj.name if obj is not None else block.name
-    text = obj.get("nif_segments") if obj is not None else None
+    text = obj.get(schema.NIF_SEGMENTS) if obj is not None else None
     try:
         layout = segments.segment_layout(block) if text is None else json.loads(text)
     except (TypeError, ValueError) as error:
         raise FormatError(f"{name}: nif_segments is not valid JSON ({error})") from None
-    segment = _face_values(mesh, "nif_segment", face_ids, segments.NO_SEGMENT)
-    sub = _face_values(mesh, "nif_subsegment", face_ids, segments.NO_SEGMENT)
+    segment = face_values(mesh, schema.NIF_SEGMENT, face_ids, segments.NO_SEGMENT)
+    sub = face_values(mesh, schema.NIF_SUBSEGMENT, face_ids, segments.NO_SEGMENT)
     if segments.segments_hold(block, layout, segment, sub):
         return
     try:
@@ -292,23 +298,13 @@ def _body_part_groups(exporter, obj, groups):
     """Each triangle's body part: a face of none the import listed (a face made in Blender has
     0, a mesh without the attribute -1) goes to the first listed, with a warning; without a list,
     as the faces say (-1: 0)."""
-    listed = [int(part) for part, _flag in obj.get("nif_body_parts", [])]
+    listed = [int(part) for part, _flag in obj.get(schema.NIF_BODY_PARTS, [])]
     if not listed:
         return np.maximum(groups, 0)
     unknown = ~np.isin(groups, listed)
     if unknown.any():
         exporter.warn(f"{obj.name}: {int(unknown.sum())} faces have no body part of the file's; they are written in body part {listed[0]}")
     return np.where(unknown, listed[0], groups)
-
-
-def _face_values(mesh, name, face_ids, missing=0):
-    """The INT face attribute ``name`` of each exported triangle's face (``missing`` without it)."""
-    attribute = mesh.attributes.get(name)
-    if attribute is None or attribute.domain != "FACE" or attribute.data_type != "INT":
-        return np.full(len(face_ids), missing, np.int64)
-    values = np.empty(len(mesh.polygons), np.int32)
-    attribute.data.foreach_get("value", values)
-    return values[np.asarray(face_ids, np.intp)].astype(np.int64)
 
 
 def _reuse(exporter, index, kind, type_name):
@@ -343,7 +339,7 @@ def _write_fo4(exporter, block, instance_index, root, nodes, binds, bounds, indi
 def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds, limited, indices, values, triangles, groups, sse=False):
     """NiSkinInstance / BSDismemberSkinInstance, NiSkinData and NiSkinPartition (Skyrim SE's
     partitions numbered as sse_skin says); returns the partition block."""
-    dismember = BSDismemberSkinInstance if "nif_body_parts" in obj or (groups != 0).any() else NiSkinInstance
+    dismember = BSDismemberSkinInstance if schema.NIF_BODY_PARTS in obj or (groups != 0).any() else NiSkinInstance
     type_name = "BSDismemberSkinInstance" if dismember is BSDismemberSkinInstance else "NiSkinInstance"
     instance_index, instance = _reuse(exporter, instance_index, dismember, type_name)
     if isinstance(block, BSTriShape):
@@ -370,9 +366,10 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     instance.skin_partition, partition = _reuse(exporter, instance.skin_partition, NiSkinPartition, "NiSkinPartition")
     limit = sse_skin.BONE_LIMIT if exporter.game in ("SSE", "SKYRIM") else FO3_BONE_LIMIT
     built = skinning.build_partitions(indices, values, triangles, groups, limit)
-    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p) for p in built]
+    min_bones = SKYRIM_MIN_BONES if exporter.game == "SKYRIM" else 0
+    partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p, min_bones) for p in built]
     if dismember is BSDismemberSkinInstance:
-        flags = {int(part): int(flag) for part, flag in obj.get("nif_body_parts", [])}
+        flags = {int(part): int(flag) for part, flag in obj.get(schema.NIF_BODY_PARTS, [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
         for record, p in zip(parts, built):
             if not 0 <= p["group"] <= 0xFFFF:

@@ -37,7 +37,8 @@ from ...core.nif.blocks.geometry import NiTriBasedGeom
 from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.skin import BSDismemberSkinInstance
 from ...core.nif.blocks.tri_shape import BSSubIndexTriShape, BSTriShape
-from .. import armature_edit
+from .. import armature_edit, schema
+from ..mesh_build import face_attribute
 from .node_transform import local_matrix
 
 AGREE = 1e-3  # game units: binds closer than this are the same bind pose
@@ -82,6 +83,62 @@ def _uniformly_scaled_rotation(matrix, tolerance=0.01):
     return stretch[-1] > 1e-6 * max(stretch[0], 1.0) and stretch[0] <= stretch[-1] * (1 + tolerance)
 
 
+def make_bones(data, rests, names, parents, dropped):
+    """The bones of the armature ``data``: one per key of ``rests`` ({key: bind-pose placement in
+    armature space}), named ``names[key]``, under the bone of ``parents[key]`` (a key, or None),
+    pointing along the node's +Y; each keeps its exact rest (nif_rest) and the matrix_local
+    Blender made of it (nif_matrix). Returns {key: bone name}; a bone Blender drops (a degenerate
+    rest) raises ``dropped(key)``."""
+    heads = np.array([rest[:3, 3] for rest in rests.values()])
+    length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1) if len(heads) else 0.1
+    with armature_edit.edit_bones(data):
+        edit_bones = {}
+        for key, rest in rests.items():
+            bone = data.edit_bones.new(names[key])
+            bone.tail = (0.0, length, 0.0)
+            rotation, translation, _scale = transforms.transform_parts(rest)
+            bone.matrix = _matrix(transforms.transform_matrix(rotation, translation, 1.0))
+            edit_bones[key] = bone
+        for key, bone in edit_bones.items():
+            if parents.get(key) is not None:
+                bone.parent = edit_bones[parents[key]]
+        made = {key: bone.name for key, bone in edit_bones.items()}
+    for key, bone_name in made.items():
+        bone = data.bones.get(bone_name)
+        if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
+            raise dropped(key)
+        bone[schema.NIF_REST] = [float(v) for v in rests[key].ravel()]
+        bone[schema.NIF_MATRIX] = [float(v) for row in bone.matrix_local for v in row]
+    return made
+
+
+def pose_bones(obj, placements):
+    """Pose the armature object ``obj``'s bones where ``placements`` ({bone name: its node's
+    placement in armature space}) puts their nodes: a pose bone's matrix is ``parent pose @
+    inv(parent rest) @ rest @ basis`` in Blender's terms, and its deformation ``pose @ inv(rest)``
+    must be ``node @ inv(bind rest)``. Returns the name of a bone no pose can put there (its node
+    singular: the armature stays in its bind pose), else None."""
+    if obj.pose is None:
+        _build_pose(obj)
+    bones = obj.data.bones
+    targets = {
+        name: placement @ np.linalg.inv(np.asarray(bones[name][schema.NIF_REST]).reshape(4, 4)) @ _array(bones[name].matrix_local)
+        for name, placement in placements.items()
+    }
+    linear = np.array([target[:3, :3] for target in targets.values()]).reshape(-1, 3, 3)
+    singular = [name for name, good in zip(targets, transforms.invertible(linear)) if not good]
+    if singular:
+        return singular[0]
+    for bone_name, target in targets.items():
+        bone = bones[bone_name]
+        relative = _array(bone.matrix_local)
+        if bone.parent is not None:
+            relative = np.linalg.inv(_array(bone.parent.matrix_local)) @ relative
+            target = np.linalg.inv(targets[bone.parent.name]) @ target
+        obj.pose.bones[bone_name].matrix_basis = _matrix(np.linalg.inv(relative) @ target)
+    return None
+
+
 class _Skin:
     """One skinned shape: its blocks, weights and the armature it joins."""
 
@@ -117,6 +174,10 @@ class _Armature:
 
 
 class SkinImport:
+    """Skins of the NIF's shapes (``skinned_shapes``), each a ``skin_class`` joining an armature."""
+
+    skin_class = _Skin
+
     def __init__(self, builder):
         self.builder = builder
         self.skins = {}  # shape index -> _Skin
@@ -129,12 +190,10 @@ class SkinImport:
         """Find the skinned shapes and their bones; make the armatures."""
         nif = self.builder.nif
         self.parents = node_parents(nif)
-        for index, block in enumerate(nif.blocks):
-            if not (isinstance(block, (BSTriShape, NiTriBasedGeom)) and block.skinned):
-                continue
+        for index, block in self.skinned_shapes():
             root, where = self._placement(index)
             try:
-                skin = _Skin(nif, index, block, where)
+                skin = self.skin_class(nif, index, block, where)
             except FormatError as error:
                 self.builder.warn(f"{block.name or index}: skin not imported ({error})")
                 continue
@@ -147,6 +206,10 @@ class SkinImport:
             self.skins[index] = skin
         for number, armature in enumerate(self.armatures):
             self._make_armature(armature, number)
+
+    def skinned_shapes(self):
+        """(index, block) of the shapes with a skin."""
+        return [(i, b) for i, b in self.builder.nif.blocks_of(BSTriShape, NiTriBasedGeom) if b.skinned]
 
     def _placement(self, index):
         return placement(self.builder.nif.blocks, self.parents, index)
@@ -166,68 +229,35 @@ class SkinImport:
         root_name = blocks[armature.root].name or f"{blocks[armature.root].type_name}:{armature.root}"
         name = f"{root_name} skeleton" + (f" {number}" if number else "")
         data = bpy.data.armatures.new(name)
-        builder.created.append(data)
+        builder.rollback.add(data)
         if any(a.root == armature.root for a in self.armatures[:number]):
             obj = builder.link(bpy.data.objects.new(name, data))
-            obj["nif_root"] = armature.root
+            obj[schema.NIF_ROOT] = armature.root
             armature.object = obj
         else:  # the root node's object, made by the SceneBuilder (armature_data)
             self.root_armatures[armature.root] = armature
         armature.data = data
-        heads = np.array([rest[:3, 3] for rest in armature.rests.values()])
-        length = max(float(np.ptp(heads, axis=0).max()) * 0.05, 0.1)
-        with armature_edit.edit_bones(data):
-            edit_bones = {}
-            for node, rest in armature.rests.items():
-                bone = data.edit_bones.new(blocks[node].name or f"NiNode:{node}")
-                bone.tail = (0.0, length, 0.0)
-                rotation, translation, _scale = transforms.transform_parts(rest)
-                bone.matrix = _matrix(transforms.transform_matrix(rotation, translation, 1.0))
-                edit_bones[node] = bone
-            for node, bone in edit_bones.items():
-                parent = self._bone_parent(armature, node)
-                if parent is not None:
-                    bone.parent = edit_bones[parent]
-            armature.names = {node: bone.name for node, bone in edit_bones.items()}
+        armature.names = make_bones(
+            data, armature.rests, {node: blocks[node].name or f"NiNode:{node}" for node in armature.rests},
+            {node: self._bone_parent(armature, node) for node in armature.rests},
+            lambda node: FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
+                                     block=node, block_type=blocks[node].type_name))
         for node, bone_name in armature.names.items():
-            bone = data.bones.get(bone_name)
-            if bone is None:  # Blender drops a bone it cannot place (a degenerate rest)
-                raise FormatError(f"bone {blocks[node].name!r}: its bind pose cannot be shown as a Blender bone",
-                                  block=node, block_type=blocks[node].type_name)
-            bone["nif_block"] = node
-            bone["nif_rest"] = [float(v) for v in armature.rests[node].ravel()]
-            bone["nif_matrix"] = [float(v) for row in bone.matrix_local for v in row]
+            data.bones[bone_name][schema.NIF_BLOCK] = node
             self.bones.setdefault(node, (armature, bone_name))
 
     def pose(self):
         """Pose every bone where the file puts its node (after the scene is built: the root
-        armature object exists then). A pose bone's matrix is ``parent pose @ inv(parent rest)
-        @ rest @ basis`` in Blender's terms; its deformation ``pose @ inv(rest)`` must be
-        ``node @ inv(bind rest)``."""
+        armature object exists then)."""
         for armature in self.armatures:
             obj = self._object(armature)
             if obj is None:
                 continue
-            if obj.pose is None:
-                _build_pose(obj)
-            targets = {}
-            for node, bone_name in armature.names.items():
-                bone = armature.data.bones[bone_name]
-                node_matrix = self._placement(node)[1]
-                targets[bone_name] = node_matrix @ np.linalg.inv(armature.rests[node]) @ _array(bone.matrix_local)
-            linear = np.array([target[:3, :3] for target in targets.values()]).reshape(-1, 3, 3)
-            singular = [name for name, good in zip(targets, transforms.invertible(linear)) if not good]
+            placements = {bone_name: self._placement(node)[1] for node, bone_name in armature.names.items()}
+            singular = pose_bones(obj, placements)
             if singular:  # a node scaled to nothing (or damaged): no pose reproduces it
                 self.builder.warn(f"{armature.data.name}: shown in its bind pose; where the file puts bone "
-                                  f"{singular[0]!r} cannot be posed (its node's transform is singular)")
-                continue
-            for bone_name, target in targets.items():
-                bone = armature.data.bones[bone_name]
-                relative = _array(bone.matrix_local)
-                if bone.parent is not None:
-                    relative = np.linalg.inv(_array(bone.parent.matrix_local)) @ relative
-                    target = np.linalg.inv(targets[bone.parent.name]) @ target
-                obj.pose.bones[bone_name].matrix_basis = _matrix(np.linalg.inv(relative) @ target)
+                                  f"{singular!r} cannot be posed (its node's transform is singular)")
 
     # -- while the scene is built -----------------------------------------------------------
     def armature_data(self, node_index):
@@ -253,7 +283,7 @@ class SkinImport:
         so it sits where the node's bind pose puts it."""
         armature, bone_name = bone
         data_bone = armature.data.bones[bone_name]
-        rest = np.array(data_bone["nif_rest"]).reshape(4, 4)
+        rest = np.array(data_bone[schema.NIF_REST]).reshape(4, 4)
         obj.parent = armature
         obj.parent_type = "BONE"
         obj.parent_bone = bone_name
@@ -300,8 +330,8 @@ class SkinImport:
             self.builder.warn(f"{obj.name}: {len(parts)} body parts for {len(skin.partition.partitions)} partitions")
             return
         body = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
-        _face_attribute(obj.data, "nif_body_part", body)
-        obj["nif_body_parts"] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
+        face_attribute(obj.data, schema.NIF_BODY_PART, body)
+        obj[schema.NIF_BODY_PARTS] = [[int(p["body_part"]), int(p["part_flag"])] for p in parts]
 
 
 def _segments(shape, obj, faces):
@@ -315,9 +345,9 @@ def _segments(shape, obj, faces):
     else:
         source = skinning.triangle_lookup(triangles, faces)
     found = source >= 0
-    _face_attribute(obj.data, "nif_segment", np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
-    _face_attribute(obj.data, "nif_subsegment", np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
-    obj["nif_segments"] = json.dumps(segments.segment_layout(shape))
+    face_attribute(obj.data, schema.NIF_SEGMENT, np.where(found, segment[np.maximum(source, 0)], segments.NO_SEGMENT))
+    face_attribute(obj.data, schema.NIF_SUBSEGMENT, np.where(found, sub[np.maximum(source, 0)], segments.NO_SEGMENT))
+    obj[schema.NIF_SEGMENTS] = json.dumps(segments.segment_layout(shape))
 
 
 def _faces(mesh):
@@ -328,11 +358,6 @@ def _faces(mesh):
     if len(sizes) and (sizes != 3).any():
         raise FormatError("a skinned mesh was built with faces that are not triangles")
     return corners.reshape(-1, 3)
-
-
-def _face_attribute(mesh, name, values):
-    attribute = mesh.attributes.new(name, "INT", "FACE")
-    attribute.data.foreach_set("value", np.asarray(values, np.int32))
 
 
 def _set_weights(mesh, group_indices, weights):

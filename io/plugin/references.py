@@ -5,49 +5,58 @@ master not given keep their record's name). Names are made unique here, not by B
 ".001" suffixes, whose search makes renaming thousands of copies quadratic. Copies placed by geometry nodes are points: their REFR
 FormIDs go to the points' ``reference_form_id`` attribute (0 when unmatched)."""
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from ...core.errors import FormatError
 from ...core.plugin import CellReferences, Plugin, cell_form_id, match_instances
 from ...core.plugin.references import find_cell_plugin
-from ..collection_objects import objects_in
+from .. import schema
 
 
-def name_instances(collection, plugin_paths=(), find_plugin=True):
-    """Name the copies of the cell imported into ``collection``. ``plugin_paths``: the cell's
-    plugin, then any of its masters; without them the plugin is looked for in the cell's Data
-    folder when ``find_plugin``. Returns warnings (a bad plugin is one, never an exception)."""
-    in_collection = objects_in(collection)
-    objects = [obj for obj in in_collection if "precombined_instance_raw" in obj]
-    points = [obj for obj in in_collection if obj.data is not None and "precombined_instances_raw" in obj.data]
-    cell_path = collection.get("nif_path", "")
+@dataclass
+class NamedCopies:
+    """What reference naming found, for the passes after it (io.precombined.breakers): the plugin
+    whose FormIDs the copies hold (None: no plugin was read), each named copy with its REFR's
+    FormID as that plugin stores it, and the warnings."""
+
+    warnings: list = field(default_factory=list)
+    plugin: str | None = None
+    references: list = field(default_factory=list)  # [(object, FormID)]
+
+
+def name_instances(collection, copies, plugin_paths=(), find_plugin=True):
+    """Name ``copies`` (the io.precombined.importer.PlacedCopies the build made) of the cell
+    imported into ``collection``. ``plugin_paths``: the cell's plugin, then any of its masters;
+    without them the plugin is looked for in the cell's Data folder when ``find_plugin``.
+    Returns NamedCopies (a bad plugin is a warning, never an exception)."""
+    objects, points = copies.objects, [obj for obj, _ in copies.instancers]
+    cell_path = collection.get(schema.NIF_PATH, "")
     if not objects and not points:
-        return []
+        return NamedCopies()
     plugin_paths = list(plugin_paths)
     if not plugin_paths and find_plugin:
-        # The records' geometry hashes sit on their meshes (on the objects of placeholders).
-        holders = [holder for obj in in_collection for holder in (obj, obj.data) if holder is not None]
-        hashes = {int(holder["precombined_hash"], 16) for holder in holders if "precombined_hash" in holder}
-        found = find_cell_plugin(cell_path, hashes)
+        found = find_cell_plugin(cell_path, copies.geometry_hashes)
         plugin_paths = [found] if found is not None else []
     if not plugin_paths:
-        return []
+        return NamedCopies()
     cell_id = cell_form_id(cell_path)
-    if cell_id is None:
-        return ["the file name does not start with the cell's FormID: references not looked up"]  # the import names the file
+    if cell_id is None:  # the import names the file
+        return NamedCopies(["the file name does not start with the cell's FormID: references not looked up"])
     plugins = []
     try:
         plugins = [Plugin(path) for path in plugin_paths]
         cell = CellReferences(plugins, cell_id)
     except FormatError as error:
-        return [f"references not named: {error}"]
+        return NamedCopies([f"references not named: {error}"])
     finally:
         for plugin in plugins:
             plugin.close()
-    collection["reference_cell_plugin"] = plugins[0].name  # reference_form_id is as this plugin stores it
+    collection[schema.REFERENCE_CELL_PLUGIN] = plugins[0].name  # reference_form_id is as this plugin stores it
     # The 18 stored floats: grayscale, rotation rows, translation, scale, bound centre, radius.
-    rows = [np.reshape(obj["precombined_instance_raw"], (1, 18)) for obj in objects]
-    rows += [np.reshape(obj.data["precombined_instances_raw"], (-1, 18)) for obj in points]
+    rows = [np.reshape(placement, (1, 18)) for placement in copies.placements]
+    rows += [placements for _, placements in copies.instancers]
     raw = np.concatenate(rows).astype(np.float64)
     matrices = raw[:, 1:10].reshape(-1, 3, 3) * raw[:, 13, None, None]
     matches = match_instances(cell.references, raw[:, 10:13], matrices)
@@ -55,7 +64,8 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     for obj in points:
         count = len(obj.data.vertices)
         ids = np.array([r.form_id if r is not None else 0 for r in matches[at:at + count]], np.uint32)
-        attribute = obj.data.attributes.get("reference_form_id") or obj.data.attributes.new("reference_form_id", "INT", "POINT")
+        attributes = obj.data.attributes
+        attribute = attributes.get(schema.REFERENCE_FORM_ID) or attributes.new(schema.REFERENCE_FORM_ID, "INT", "POINT")
         attribute.data.foreach_set("value", ids.view(np.int32))  # FormID bits in Blender's signed integers
         at += count
     names = [f"{r.editor_id} {r.form_id:08X}" if r is not None and r.editor_id else None for r in matches[: len(objects)]]
@@ -63,24 +73,26 @@ def name_instances(collection, plugin_paths=(), find_plugin=True):
     for name in names:
         uses[name] = uses.get(name, 0) + 1
     seen = {}
+    named = NamedCopies(plugin=plugins[0].name)
     for obj, reference, name in zip(objects, matches, names):
         if reference is None:
             continue
-        obj["reference_form_id"] = f"{reference.form_id:08X}"
-        obj["reference_plugin"] = reference.plugin.name
-        obj["base_form_id"] = f"{reference.base_id:08X}"
+        named.references.append((obj, reference.form_id))
+        obj[schema.REFERENCE_FORM_ID] = f"{reference.form_id:08X}"
+        obj[schema.REFERENCE_PLUGIN] = reference.plugin.name
+        obj[schema.BASE_FORM_ID] = f"{reference.base_id:08X}"
         if reference.editor_id:  # known when the base record is in a plugin given
-            obj["base_editor_id"] = reference.editor_id
+            obj[schema.BASE_EDITOR_ID] = reference.editor_id
             if uses[name] > 1:  # a reference whose base has several shapes places several copies
                 seen[name] = seen.get(name, 0) + 1
                 name = f"{name} #{seen[name]}"
             obj.name = name
         if reference.model:
-            obj["base_model"] = reference.model
+            obj[schema.BASE_MODEL] = reference.model
     missing = sum(match is None for match in matches)
-    if not missing:
-        return []
-    given = {plugin.name.lower() for plugin in plugins}
-    masters = ", ".join(m for m in plugins[0].masters if m.lower() not in given) or "none"
-    return [f"{missing} of {len(matches)} instances match no reference of {plugins[0].name}: placed by its masters "
-            f"not given ({masters}), left unnamed"]
+    if missing:
+        given = {plugin.name.lower() for plugin in plugins}
+        masters = ", ".join(m for m in plugins[0].masters if m.lower() not in given) or "none"
+        named.warnings.append(f"{missing} of {len(matches)} instances match no reference of {plugins[0].name}: placed "
+                              f"by its masters not given ({masters}), left unnamed")
+    return named

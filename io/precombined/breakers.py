@@ -3,8 +3,8 @@ collection gets its status (``precombine_status``, ``precombine_causes``, ``prec
 and each copy whose REFR is overridden after the precombines were built, or by an override
 that breaks them, gets ``precombine_breaker`` (the overriding plugin) and
 ``precombine_override`` (what the game does with the override), and is linked into a child
-collection "<cell> precombine breakers". Copies are those io.plugin.references named: their
-``reference_form_id`` is the REFR's FormID as the collection's ``reference_cell_plugin`` stores it."""
+collection "<cell> precombine breakers". Copies are those io.plugin.references named, with their
+REFR's FormID as the plugin it read stores it (its NamedCopies)."""
 
 from pathlib import Path
 
@@ -14,9 +14,8 @@ from ...core.errors import FormatError
 from ...core.plugin.load_order import GAME_MASTERS, SUFFIXES, LoadOrder
 from ...core.plugin.references import cell_form_id
 from ...core.precombined.status import Report
-from ..collection_objects import objects_in
+from .. import schema
 
-BREAKER = "precombine_breaker"
 
 
 def cell_origin(cell_path):
@@ -36,10 +35,11 @@ def load_order_report(data_folder, plugins_txt=None):
     return report, list(report.problems)
 
 
-def mark_breakers(collection, report):
+def mark_breakers(collection, report, named, rollback):
     """Mark the copies of the cell imported into ``collection`` (see the module) from a
-    load_order_report; returns warnings."""
-    cell_path = collection.get("nif_path", "")
+    load_order_report; ``named``: the io.plugin.references.NamedCopies reference naming found;
+    the collection of breakers made goes to ``rollback``. Returns warnings."""
+    cell_path = collection.get(schema.NIF_PATH, "")
     object_id = cell_form_id(cell_path)
     if object_id is None or report is None:
         return []
@@ -48,26 +48,23 @@ def mark_breakers(collection, report):
     cell = next((result for result in report.results if result["cell"] == cell_id), None)
     if cell is None:
         return [f"{Path(cell_path).name}: no plugin of the load order gives CELL {cell_id} combined meshes"]
-    collection["precombine_status"] = cell["status"]
-    collection["precombine_causes"] = "\n".join(  # one string property: one cause a line
+    collection[schema.PRECOMBINE_STATUS] = cell["status"]
+    collection[schema.PRECOMBINE_CAUSES] = "\n".join(  # one string property: one cause a line
         f"{c['rule']}: {c['plugin'] + ', ' if c['plugin'] else ''}{c['record']}" for c in cell["causes"])
-    collection["precombine_previs"] = cell["previs_status"]
-    collection["precombine_plugin"] = cell["plugin"]
+    collection[schema.PRECOMBINE_PREVIS] = cell["previs_status"]
+    collection[schema.PRECOMBINE_PLUGIN] = cell["plugin"]
     overridden = {item["record"]: item for item in cell["reference_overrides"]}
-    entry = next((e for e in order.entries if e.name.lower() == str(collection.get("reference_cell_plugin", "")).lower()),
-                 None)
+    entry = next((e for e in order.entries if named.plugin and e.name.lower() == named.plugin.lower()), None)
     marked = []
-    for obj in objects_in(collection) if entry is not None else ():
-        if "reference_form_id" not in obj:
-            continue
-        item = overridden.get(f"REFR {order.form_id(order.key(entry, int(obj['reference_form_id'], 16)))}")
+    for obj, form_id in named.references if entry is not None else ():
+        item = overridden.get(f"REFR {order.form_id(order.key(entry, form_id))}")
         if item is not None:
-            obj[BREAKER] = item["plugin"]
-            obj["precombine_override"] = item["effect"]
+            obj[schema.PRECOMBINE_BREAKER] = item["plugin"]
+            obj[schema.PRECOMBINE_OVERRIDE] = item["effect"]
             marked.append(obj)
     if marked:
         name = f"{collection.name} precombine breakers"
-        breakers = bpy.data.collections.new(name)
+        breakers = rollback.add(bpy.data.collections.new(name))
         collection.children.link(breakers)
         for obj in marked:
             breakers.objects.link(obj)

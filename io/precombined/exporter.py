@@ -17,16 +17,22 @@ from ...core.nif.blocks.nodes import NiNode
 from ...core.nif.blocks.precombined import BAKED, EXTERNAL, INLINE, BSPackedCombinedGeomDataExtra, instance_dtype
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.header import Header
-from .geometry_target import GeometryTarget, default_plugin, geometry_files, to_external
+from ...core.plugin.references import cell_instances
+from ...core.precombined.cell_files import cell_file_ids, data_folder
+from ...core.precombined.plan import ExportPlan
+from .cell_outputs import plan_outputs
+from .geometry_target import GeometryTarget, IndexTarget, default_plugin, geometry_files, to_external
 from .instancing import instancer_matrices, instancer_source
-from .records import DEFAULT_DESC, LITTLE, StoredGeometry, placeholder_record, placement, record_from_mesh
+from .records import DEFAULT_DESC, LITTLE, RecordSource, StoredGeometry, placeholder_record, placement, record_from_mesh
 from ..havok import collision_export
 from ..collection_objects import objects_in
 from ..integers import to_uint32
 from ..nif.exporter import NifExporter
-from ..nif.source import SCALE_KEY, import_scale
+from ..nif.source import import_scale
+from .. import schema
 
 VANILLA_GEOMETRY_HASH = 0xDDF19A67  # "fallout4 - geometry"
+CELL, GEOMETRY = "precombined cell", "geometry of edited records (.csg)"
 SHARED_TYPE, BAKED_TYPE = "BSPackedCombinedSharedGeomDataExtra", "BSPackedCombinedGeomDataExtra"
 
 
@@ -36,26 +42,26 @@ def copies_of(obj):
     instancer."""
     source = instancer_source(obj)
     if source is not None:
-        stored = obj.data.get("precombined_instances_raw")
+        stored = obj.data.get(schema.PRECOMBINED_INSTANCES_RAW)
         raws = np.reshape(np.array(stored, np.float64), (-1, 18)) if stored is not None else []
         matrices = instancer_matrices(obj)
         copies = [
             (f"{obj.name} #{k}", m, raws[k] if k < len(raws) else None, float(raws[k][0]) if k < len(raws) else 1.0)
             for k, m in enumerate(matrices)
         ]
-        return source.data, copies, (obj.get("precombined_object", 1 << 30), 0)
-    copy = (obj.name, obj.matrix_world, obj.get("precombined_instance_raw"), float(obj.get("precombined_grayscale_scale", 1.0)))
+        return source.data, copies, (obj.get(schema.PRECOMBINED_OBJECT, 1 << 30), 0)
+    grayscale = float(obj.get(schema.PRECOMBINED_GRAYSCALE_SCALE, 1.0))
+    copy = (obj.name, obj.matrix_world, obj.get(schema.PRECOMBINED_INSTANCE_RAW), grayscale)
     mesh = obj.data if obj.type == "MESH" else None
-    return mesh, [copy], (obj.get("precombined_object", 1 << 30), obj.get("precombined_instance", 1 << 30))
+    return mesh, [copy], (obj.get(schema.PRECOMBINED_OBJECT, 1 << 30), obj.get(schema.PRECOMBINED_INSTANCE, 1 << 30))
 
 
-MARK = "precombined"  # set by the panel's operator: a new object to export as a record
 IGNORED_TYPES = ("CAMERA", "LIGHT", "LIGHT_PROBE", "SPEAKER", "EMPTY")
 
 
 def is_record_object(obj):
     """Came from a cell (an instance, instancer or placeholder) or marked precombined by the user."""
-    return "precombined_object" in obj or bool(obj.get(MARK))
+    return schema.PRECOMBINED_OBJECT in obj or bool(obj.get(schema.PRECOMBINED))
 
 
 def split_objects(objects):
@@ -67,7 +73,7 @@ def split_objects(objects):
     for obj in objects:
         if is_record_object(obj):
             records.append(obj)
-        elif "precombined_source" in obj or any(c.get("nif_path") in cells for c in obj.users_collection):
+        elif schema.PRECOMBINED_SOURCE in obj or any(c.get(schema.NIF_PATH) in cells for c in obj.users_collection):
             continue
         elif obj.type not in IGNORED_TYPES:
             refused.append(obj)
@@ -85,51 +91,43 @@ def refuse(refused):
 
 def is_placeholder(obj):
     """An empty standing for a copy whose geometry was not imported."""
-    return obj.type == "EMPTY" and "precombined_object" in obj and "precombined_block" in obj
+    return obj.type == "EMPTY" and schema.PRECOMBINED_OBJECT in obj and schema.PRECOMBINED_BLOCK in obj
 
 
 def cell_groups(objects):
-    """{block index or None (new): {mesh or (block, record) for placeholders: [(key, name, copies)]}}."""
+    """{block index or None (new): {RecordSource: [(key, name, copies)]}}."""
     blocks = {}
     for obj in objects:
         if not (obj.type == "MESH" and obj.data is not None or is_placeholder(obj)):
             continue
         mesh, copies, key = copies_of(obj)
         if mesh is None:
-            block, holder = obj["precombined_block"], ("placeholder", obj["precombined_block"], obj["precombined_object"])
+            block = obj[schema.PRECOMBINED_BLOCK]
+            source = RecordSource(block=block, index=obj[schema.PRECOMBINED_OBJECT])
         else:
-            block, holder = mesh.get("precombined_block"), mesh
-        blocks.setdefault(block, {}).setdefault(holder, []).append((key, obj.name, copies))
+            block, source = mesh.get(schema.PRECOMBINED_BLOCK), RecordSource(mesh)
+        blocks.setdefault(block, {}).setdefault(source, []).append((key, obj.name, copies))
     if not blocks:
         raise FormatError("no mesh objects to export: select the instances of a precombined cell")
     return blocks
 
 
 def block_records(groups, scale, template_block=None, default_desc=DEFAULT_DESC, stored=None):
-    """(records, holders) of one block: imported records in their order, then new ones by name
+    """The ExportedRecords of one block: imported records in their order, then new ones by name
     (``stored``: the StoredGeometry of the template the block comes from)."""
-
-    def order(item):
-        holder = item[0]
-        return (holder[2], "") if isinstance(holder, tuple) else (holder.get("precombined_object", 1 << 30), holder.name)
-
-    records, holders = [], []
-    for holder, entries in sorted(groups.items(), key=order):
-        if isinstance(holder, tuple):
-            if template_block is None or not holder[2] < len(template_block.records):
+    exported = []
+    for source, entries in sorted(groups.items(), key=lambda item: item[0].order()):
+        if source.placeholder:
+            if template_block is None or not source.index < len(template_block.records):
                 continue  # a placeholder of a file that is gone: nothing to write its record from
-            record = placeholder_record(template_block.records[holder[2]])
-            if template_block.shared:
-                entry = template_block.objects[holder[2]]
-                record.entry = (int(entry["filename_hash"]), int(entry["data_offset"]))
+            made = placeholder_record(source, template_block)
         else:
-            kept = stored.of(holder, template_block) if stored is not None else None
-            record = record_from_mesh(holder, scale, default_desc, kept)
+            kept = stored.of(source.mesh, template_block) if stored is not None else None
+            made = record_from_mesh(source, scale, default_desc, kept)
         copies = [copy for _, _, group in sorted(entries, key=lambda e: (e[0], e[1])) for copy in group]
-        record.instances = np.array([placement(*copy, scale, record) for copy in copies], instance_dtype(LITTLE))
-        records.append(record)
-        holders.append(holder)
-    return records, holders
+        made.record.instances = np.array([placement(*copy, scale, made) for copy in copies], instance_dtype(LITTLE))
+        exported.append(made)
+    return exported
 
 
 def record_counts(records):
@@ -144,26 +142,29 @@ def signature(records):
     return [((r.vertex_count or r.num_vertices), tuple(r.lod_counts), len(r.instances)) for r in records]
 
 
-def objects_entries(records, holders):
-    """The shared block's (filename hash, data offset) per record."""
+def objects_entries(exported):
+    """The shared block's (filename hash, data offset) per ExportedRecord."""
     entries, offset = [], 0
-    for record, holder in zip(records, holders):
-        if hasattr(record, "entry"):  # a placeholder's, or where an edited record was written
-            entries.append(record.entry)
+    for made in exported:
+        if made.entry is not None:  # a placeholder's, or where an edited record was written
+            entries.append(made.entry)
             continue
-        known = holder.get("precombined_hash")
-        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(holder.get("precombined_offset", offset))))
-        offset += record.geometry_size()
+        known = made.source.mesh.get(schema.PRECOMBINED_HASH)
+        stored_offset = made.source.mesh.get(schema.PRECOMBINED_OFFSET, offset)
+        entries.append((int(known, 16) if known else VANILLA_GEOMETRY_HASH, to_uint32(stored_offset)))
+        offset += made.record.geometry_size()
     return np.array(entries, [("filename_hash", "<u4"), ("data_offset", "<u4")])
 
 
-def build_block(records, holders, layout, template_block=None, geometry=None):
+def build_block(exported, layout, template_block=None, geometry=None):
+    records = [made.record for made in exported]
     block = BSPackedCombinedGeomDataExtra(BAKED_TYPE if layout == BAKED else SHARED_TYPE, records=records, layout=layout)
+    placeholders = sum(made.source.placeholder for made in exported)
     if layout == EXTERNAL:
-        to_external(records, holders, geometry)
-    elif any(isinstance(holder, tuple) for holder in holders):
+        to_external(exported, geometry)
+    elif placeholders:
         raise FormatError(
-            f"{sum(isinstance(h, tuple) for h in holders)} records were imported without geometry (no .csg): "
+            f"{placeholders} records were imported without geometry (no .csg): "
             f"the {layout} layout needs every record's geometry"
         )
     if template_block is not None:
@@ -177,15 +178,15 @@ def build_block(records, holders, layout, template_block=None, geometry=None):
     else:
         block.num_vertices, block.num_triangles = record_counts(records)
     if layout != BAKED:
-        block.objects = objects_entries(records, holders)
+        block.objects = objects_entries(exported)
     return block
 
 
 def shape_for_material(template, mesh):
     """The block of the cell's shape whose shader the mesh's material came from, or None."""
     for material in mesh.materials if mesh is not None else ():
-        shader = dict(material.get("nif_blocks", {})).get("shader") if material is not None else None
-        if shader is None or material.get("nif_file") != str(template.path or ""):
+        shader = dict(material.get(schema.NIF_BLOCKS, {})).get("shader") if material is not None else None
+        if shader is None or material.get(schema.NIF_FILE) != str(template.path or ""):
             continue
         for _, shape in template.blocks_of(BSTriShape):
             if shape.shader_property == shader:
@@ -208,39 +209,40 @@ def build_cell(objects, *, layout=None, scale=1.0, template=None, geometry=None)
     is kept; without one the cell is a BSFadeNode root holding one block."""
     blocks = cell_groups(objects)
     if template is None:
-        groups = {holder: entries for group in blocks.values() for holder, entries in group.items()}
-        records, holders = block_records(groups, scale)
-        if not records:
+        groups = {source: entries for group in blocks.values() for source, entries in group.items()}
+        exported = block_records(groups, scale)
+        if not exported:
             raise FormatError("no mesh objects to export: the cell's placeholders need the file they came from")
         chosen = layout or INLINE
         if chosen == EXTERNAL:
             raise FormatError("a new cell cannot keep its geometry in a .csg file: export with the inline layout")
-        block = build_block(records, holders, chosen)
+        block = build_block(exported, chosen)
         root = NiNode("BSFadeNode", name="precombined", extra_data=[1])
         return NifFile(Header(user_version=12, bs_version=130), [root, block], roots=[0])
     indices = [index for index, _ in template.blocks_of(BSPackedCombinedGeomDataExtra)]
-    for holder, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
-        target = shape_for_material(template, holder) if not isinstance(holder, tuple) else None
-        blocks.setdefault(target if target is not None else indices[0], {})[holder] = entries
+    for source, entries in blocks.pop(None, {}).items():  # new objects join the shape of their material
+        target = shape_for_material(template, source.mesh)
+        blocks.setdefault(target if target is not None else indices[0], {})[source] = entries
     stored = StoredGeometry(template)
     try:
         for index in indices:
             old = template.blocks[index]
             first = old.records[0].vertex_desc if len(old.records) else DEFAULT_DESC
-            records, holders = block_records(blocks.get(index, {}), scale, old, first, stored)
-            block = build_block(records, holders, layout or old.layout, old, geometry)
+            exported = block_records(blocks.get(index, {}), scale, old, first, stored)
+            block = build_block(exported, layout or old.layout, old, geometry)
             template.blocks[index] = block
             shape = owner_of(template, index)
-            if shape is not None and changed(records, old):
+            if shape is not None and changed(exported, old):
                 update_host(shape, block, old)
     finally:
         stored.close()
     return template
 
 
-def changed(records, old):
+def changed(exported, old):
     """Whether a block's records differ from the file's: geometry, counts or placements."""
-    if signature(records) != signature(old.records) or not all(getattr(r, "kept", True) for r in records):
+    records = [made.record for made in exported]
+    if signature(records) != signature(old.records) or not all(made.kept for made in exported):
         return True
     return any(r.instances.tobytes() != o.instances.tobytes() for r, o in zip(records, old.records))
 
@@ -269,7 +271,7 @@ def update_host(shape, block, old):
 
 def cells_of(objects):
     """The imported cell files the objects came from."""
-    return sorted({str(o["precombined_cell"]) for o in objects if o.get("precombined_cell")})
+    return sorted({str(o[schema.PRECOMBINED_CELL]) for o in objects if o.get(schema.PRECOMBINED_CELL)})
 
 
 def cell_scale(records):
@@ -279,8 +281,8 @@ def cell_scale(records):
     cells = set(cells_of(records))
     if not cells:
         return import_scale(records)
-    found = [c for c in bpy.data.collections if c.get("nif_path") in cells and SCALE_KEY in c]
-    return float(found[0][SCALE_KEY]) if found else 1.0
+    found = [c for c in bpy.data.collections if c.get(schema.NIF_PATH) in cells and schema.NIF_SCALE in c]
+    return float(found[0][schema.NIF_SCALE]) if found else 1.0
 
 
 def template_of(objects):
@@ -291,6 +293,9 @@ def template_of(objects):
     if len(cells) > 1:
         names = ", ".join(Path(cell).name for cell in cells)
         raise FormatError(f"the objects come from {len(cells)} cells ({names}): export one cell at a time")
+    for collection in bpy.data.collections:
+        if collection.get(schema.NIF_PATH) in cells:
+            schema.check_version(collection)
     for path in cells:
         try:
             return NifFile.from_bytes(bytearray(read_path(path)), path=path)
@@ -298,7 +303,7 @@ def template_of(objects):
             reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise FormatError(f"the cell these objects came from, {path}, cannot be read ({reason}): export "
                               f"writes them back into it") from None
-    for path in [c.get("nif_path") for c in {c for o in objects for c in o.users_collection}]:
+    for path in [c.get(schema.NIF_PATH) for c in {c for o in objects for c in o.users_collection}]:
         if path and Path(path).is_file():
             try:
                 nif = NifFile.read(path)
@@ -315,8 +320,8 @@ def write_cell_collision(template, objects):
     The owners are the cell's node objects the import made (``nif_block``)."""
     owners = {}
     for obj in objects:
-        index = obj.get("nif_block")
-        if index is not None and "precombined_object" not in obj and 0 <= index < len(template.blocks):
+        index = obj.get(schema.NIF_BLOCK)
+        if index is not None and schema.PRECOMBINED_OBJECT not in obj and 0 <= index < len(template.blocks):
             owners[int(index)] = obj
     if not any(collision_export.collision_children(owner) for owner in owners.values()):
         return
@@ -329,25 +334,55 @@ def write_cell_collision(template, objects):
 def cell_collection_objects(template):
     """Every object of the collections the cell file was imported into."""
     path = str(template.path or "")
-    return [o for c in bpy.data.collections if c.get("nif_path") == path for o in objects_in(c)]
+    return [o for c in bpy.data.collections if c.get(schema.NIF_PATH) == path for o in objects_in(c)]
 
 
-def export_cell(path, objects, *, layout=None, scale=None, plugin=None):
-    """Write the objects as a cell, and the geometry of its edited external records to
-    ``<plugin> - Geometry.csg`` beside it. Objects that are not part of a cell are refused,
-    nothing is written. ``scale``: Blender units per game unit, by default the import's.
-    Returns (the NifFile, the geometry file written or None)."""
+def export_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=(),
+                dry_run=False):
+    """Write the objects as a cell with what follows it (``plan_cell``); unless ``dry_run``,
+    every file or none. Returns the ExportPlan."""
+    plan = plan_cell(path, objects, layout=layout, scale=scale, plugin=plugin, index=index, patch=patch,
+                     plugins=plugins)
+    if not dry_run:
+        plan.write()
+    return plan
+
+
+def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=()):
+    """What exporting the objects as a cell writes: the cell; the geometry of its edited external
+    records in ``<plugin> - Geometry.csg`` (default: the records' plugin, or the patch's own)
+    in the Data folder of the cell (its own folder outside ``meshes``); the ``<plugin>.cdx``
+    beside it (``index``: a .cdx to start from, else the one beside the .csg the import read);
+    with ``patch`` (cell_outputs.PatchOptions) the patch plugin of the copies' edits, whose
+    references come from ``plugins`` (the cell's plugin, then its masters; default: found in the
+    cell's Data folder); the cell's physics when copies moved or went. Objects that are not part
+    of a cell are refused. ``scale``: Blender units per game unit, by default the import's."""
     records, refused = split_objects(objects)
     if scale is None:
         scale = cell_scale(records)
     if refused:
         refuse(refused)
     files = geometry_files(records)
-    geometry = GeometryTarget(Path(path).parent, plugin or default_plugin(files, path), files)
+    target = plugin or (Path(patch.path).stem if patch is not None else default_plugin(files, path))
+    folder = data_folder(path)
+    geometry = GeometryTarget(folder, target, files)
     template = template_of(records)
-    nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)
+    copies_before = [(*key, instance.copy()) for *key, instance in cell_instances(template)] if template else []
+    nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)  # edits the template
     if template is not None:
         write_cell_collision(nif, cell_collection_objects(template))
-    written = geometry.write()
-    nif.write(path)
-    return nif, written
+    plan = ExportPlan()
+    plan.nif = nif
+    plan.add(path, nif.to_bytes(), CELL)
+    csg = geometry.to_bytes()
+    if csg is not None:
+        plan.add(geometry.path, csg, GEOMETRY)
+    if template is not None:
+        external = any(b.layout == EXTERNAL for _, b in nif.blocks_of(BSPackedCombinedGeomDataExtra))
+        named = cell_file_ids(path) is not None  # the game finds a cell's meshes by their names only
+        target_index = IndexTarget(folder, target, files, index) if external and named else None
+        plan_outputs(plan, path, nif, template, copies_before, records, scale, index=target_index, patch=patch,
+                     plugins=plugins)
+    elif patch is not None:
+        raise FormatError("a patch follows edits of an imported cell: these objects make a new one")
+    return plan

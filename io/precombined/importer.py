@@ -2,6 +2,8 @@
 placed instance sharing it (linked duplicates), the rest of the file through the general NIF
 path. Knows core objects and bpy, never file bytes."""
 
+from dataclasses import dataclass, field
+
 import bpy
 import numpy as np
 
@@ -9,12 +11,14 @@ from ...core.errors import FormatError
 from ...core.nif.blocks.precombined import EXTERNAL, BSPackedCombinedGeomDataExtra, instance_matrices
 from ...core.nif.blocks.tri_shape import BSTriShape
 from ...core.nif.packed_vertices import PackedVertices
+from ...core.precombined.csg import GeometryFiles
 from ...core.precombined.names import find_geometry_file
 from .instancing import NODE_GROUP, attach_instancer, points_mesh
 from ..integers import to_int32
 from ..mesh_build import build_mesh
 from ..nif.importer import SceneBuilder
 from . import INSTANCING
+from .. import schema
 
 
 def block_owners(nif):
@@ -64,9 +68,9 @@ def keep_for_export(mesh, vertices, record, lod):
     the cell and its .csg at export (io.precombined.exporter.StoredGeometry): kept on the mesh,
     Blender would copy it into every copy's evaluated mesh. The header's descriptor may differ
     from the stored vertices' (retail .csg records claim full precision over half-float bytes)."""
-    mesh["precombined_vertex_desc"] = f"{vertices.vertex_desc:016X}"
-    mesh["precombined_record_desc"] = f"{record.vertex_desc:016X}"
-    mesh["precombined_lod"] = lod
+    mesh[schema.PRECOMBINED_VERTEX_DESC] = f"{vertices.vertex_desc:016X}"
+    mesh[schema.PRECOMBINED_RECORD_DESC] = f"{record.vertex_desc:016X}"
+    mesh[schema.PRECOMBINED_LOD] = lod
 
 
 class GeometrySource:
@@ -77,7 +81,7 @@ class GeometrySource:
         self.geometry_path = geometry_path
         self.data_folders = [data_folder] if data_folder else []
         self.cache_folder = cache_folder
-        self.files = {}
+        self.files = GeometryFiles()
         self.found = {}  # (filename hash, number of folders) -> geometry file path or None
 
     def also_look_in(self, data_folder):
@@ -86,8 +90,6 @@ class GeometrySource:
             self.data_folders.append(data_folder)
 
     def file_for(self, filename_hash):
-        from ...core.precombined.csg import GeometryFile
-
         key = (filename_hash, len(self.data_folders))
         if key not in self.found:  # looked up once per hash (and per folder list)
             path = self.geometry_path
@@ -97,11 +99,7 @@ class GeometrySource:
                     break
             self.found[key] = path
         path = self.found[key]
-        if path is None:
-            return None
-        if path not in self.files:
-            self.files[path] = GeometryFile(path)
-        return self.files[path]
+        return self.files.open(path) if path is not None else None
 
     def _archived(self, folder, filename_hash):
         """A geometry file packed in one of the folder's archives, extracted once into the cache."""
@@ -119,8 +117,21 @@ class GeometrySource:
         return None
 
     def close(self):
-        for geometry in self.files.values():
-            geometry.close()
+        self.files.close()
+
+
+@dataclass
+class PlacedCopies:
+    """What a cell's build placed, handed to the passes after it (io.plugin.references names the
+    copies, io.precombined.breakers marks those overridden): the objects standing for one copy
+    each, with their stored placements (18 floats: grayscale, rotation rows, translation, scale,
+    bound centre, bound radius); the geometry-nodes instancers with their points' placements
+    ((n, 18) arrays); the geometry file name hashes of the records."""
+
+    objects: list = field(default_factory=list)
+    placements: list = field(default_factory=list)
+    instancers: list = field(default_factory=list)
+    geometry_hashes: set = field(default_factory=set)
 
 
 class CellBuilder(SceneBuilder):
@@ -135,6 +146,7 @@ class CellBuilder(SceneBuilder):
         self.placeholder_records = 0
         self.lod_fallbacks = 0  # records shown at another LOD: the chosen one has no triangles
         self.missing_geometry = []
+        self.copies = PlacedCopies()
 
     @property
     def keeps_source(self):
@@ -149,7 +161,6 @@ class CellBuilder(SceneBuilder):
         names = record_names(blocks)
         self.placed = []  # (objects, their world matrices) of every record
         for index, block in blocks:
-            self.collection["precombined_layout"] = block.layout
             for record_index, record in enumerate(block.records):
                 self._build_record(block, index, record_index, record, owners.get(index), names[(index, record_index)])
         self._place_copies()
@@ -202,12 +213,12 @@ class CellBuilder(SceneBuilder):
             colors=vertices.colors,
             scale=self.scale,
         )
-        self.created.append(mesh)
+        self.rollback.add(mesh)
         keep_for_export(mesh, vertices, record, lod)
         if lod != self.lod:
             self.lod_fallbacks += 1
         if block.layout == EXTERNAL:  # the file edited records of the plugin are added to
-            mesh["precombined_geometry_file"] = str(geometry.path)
+            mesh[schema.PRECOMBINED_GEOMETRY_FILE] = str(geometry.path)
         return mesh
 
     def _build_record(self, block, block_index, index, record, owner, name):
@@ -231,15 +242,17 @@ class CellBuilder(SceneBuilder):
             # in single precision (1e-4 off): a quaternion keeps it to float rounding, so an
             # untouched copy still reads back as its stored placement.
             obj.rotation_mode = "QUATERNION"
-            self.created.append(obj)
+            self.rollback.add(obj)
             self.collection.objects.link(obj)
             copies.append(obj)
-            obj["precombined_cell"] = str(self.nif.path or "")
-            obj["precombined_block"] = block_index
-            obj["precombined_object"] = index
-            obj["precombined_instance"] = number
-            obj["precombined_grayscale_scale"] = float(instance["grayscale_scale"])
-            obj["precombined_instance_raw"] = instance_values(instance)
+            obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+            obj[schema.PRECOMBINED_BLOCK] = block_index
+            obj[schema.PRECOMBINED_OBJECT] = index
+            obj[schema.PRECOMBINED_INSTANCE] = number
+            obj[schema.PRECOMBINED_GRAYSCALE_SCALE] = float(instance["grayscale_scale"])
+            obj[schema.PRECOMBINED_INSTANCE_RAW] = placement = instance_values(instance)
+            self.copies.objects.append(obj)
+            self.copies.placements.append(placement)
             if mesh is None:
                 obj.empty_display_type = "SPHERE"
                 obj.empty_display_size = float(instance["bound_radius"]) * self.scale / max(float(instance["scale"]), 1e-6)
@@ -250,38 +263,41 @@ class CellBuilder(SceneBuilder):
         """Which record of which block of which file the holders stand for, and what the
         exporter needs to write the record's objects entry back."""
         for holder in holders:
-            holder["precombined_cell"] = str(self.nif.path or "")
-            holder["precombined_block"] = block_index
-            holder["precombined_object"] = index
+            holder[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+            holder[schema.PRECOMBINED_BLOCK] = block_index
+            holder[schema.PRECOMBINED_OBJECT] = index
         if block.shared:
             entry = block.objects[index]
+            self.copies.geometry_hashes.add(int(entry["filename_hash"]))
             for holder in holders:
-                holder["precombined_hash"] = f"{int(entry['filename_hash']):08X}"
-                holder["precombined_offset"] = to_int32(entry["data_offset"])
+                holder[schema.PRECOMBINED_HASH] = f"{int(entry['filename_hash']):08X}"
+                holder[schema.PRECOMBINED_OFFSET] = to_int32(entry["data_offset"])
 
     def _build_instancer(self, name, block_index, index, record, mesh, matrices):
         """One hidden source object holding the mesh, one point per copy, a modifier placing them."""
         source = bpy.data.objects.new(f"{name} source", mesh)
-        self.created.append(source)
+        self.rollback.add(source)
         self.collection.objects.link(source)
         source.hide_viewport = True  # the modifier still reads its geometry
         source.hide_render = True
-        source["precombined_source"] = index
+        source[schema.PRECOMBINED_SOURCE] = index
         scales = np.asarray(record.instances["scale"], np.float64)
         rotations = matrices[:, :3, :3] / scales[:, None, None]
         points = points_mesh(f"{name} instances", matrices[:, :3, 3], rotations, scales)
-        self.created.append(points)
-        points["precombined_instances_raw"] = np.array([instance_values(i) for i in record.instances]).ravel()
+        self.rollback.add(points)
+        placements = np.array([instance_values(i) for i in record.instances])
+        points[schema.PRECOMBINED_INSTANCES_RAW] = placements.ravel()
         obj = bpy.data.objects.new(f"{name} instances", points)
-        self.created.append(obj)
+        self.rollback.add(obj)
         self.collection.objects.link(obj)
-        obj["precombined_cell"] = str(self.nif.path or "")
-        obj["precombined_block"] = block_index
-        obj["precombined_object"] = index
+        obj[schema.PRECOMBINED_CELL] = str(self.nif.path or "")
+        obj[schema.PRECOMBINED_BLOCK] = block_index
+        obj[schema.PRECOMBINED_OBJECT] = index
+        self.copies.instancers.append((obj, placements.reshape(-1, 18)))
         new_group = NODE_GROUP not in bpy.data.node_groups
         attach_instancer(obj, source)
         if new_group:
-            self.created.append(bpy.data.node_groups[NODE_GROUP])
+            self.rollback.add(bpy.data.node_groups[NODE_GROUP])
 
     def warnings(self):
         """One warning for every copy that has no geometry, with the first reason a file gave,

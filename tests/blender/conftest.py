@@ -55,3 +55,7 @@ def clean_scene(addon):
     for kind in DATA_KINDS:
         for datablock in set(getattr(bpy.data, kind)) - before[kind]:
             getattr(bpy.data, kind).remove(datablock)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a Blender run in a subprocess (seconds each)")

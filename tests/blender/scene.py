@@ -9,10 +9,11 @@ from support import corpus_nifs
 from precombined_nif.core.nif import NifFile
 
 
-def scene_files():
+def scene_files(left_out="PackedCombined"):
     """Every corpus NIF the NIF importer and exporter take: all the codec reads, of every game, but
-    precombined cells (their own importer and exporter)."""
-    return [path for path, nif in corpus_nifs() if not any("Packed" in block.type_name for block in nif.blocks)]
+    those holding a block whose type name holds ``left_out`` (by default precombined cells: their
+    own importer and exporter)."""
+    return [path for path, nif in corpus_nifs() if not any(left_out in block.type_name for block in nif.blocks)]
 
 
 def imported(path, **options):
@@ -109,6 +110,33 @@ def skinned_column(flat=False):
     return armature, column
 
 
+def mesh_arrays(obj):
+    """(positions, triangles, per-corner uvs, corner normals) of a triangulated imported mesh."""
+    mesh = obj.data
+    co = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", co)
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    uv = None
+    if mesh.uv_layers:
+        uv = np.empty(2 * len(mesh.loops), np.float32)
+        mesh.uv_layers[0].data.foreach_get("uv", uv)
+        uv = uv.reshape(-1, 2)
+    normals = np.array([tuple(n.vector) for n in mesh.corner_normals])
+    return co.reshape(-1, 3), corners.reshape(-1, 3), uv, normals
+
+
+def blender_weights(obj):
+    """Dense (vertices, bone nodes) weights of an imported mesh, and the bone nodes."""
+    bones = obj.modifiers["Armature"].object.data.bones
+    nodes = [bones[group.name]["nif_block"] for group in obj.vertex_groups]
+    out = np.zeros((len(obj.data.vertices), len(nodes)))
+    for vertex in obj.data.vertices:
+        for element in vertex.groups:
+            out[vertex.index, element.group] = element.weight
+    return out, nodes
+
+
 def world_points(obj):
     """World positions of a collision object's geometry and its children's: mesh vertices, a
     sphere as the corners of its bounding box."""
@@ -145,7 +173,7 @@ class Layout:
     def __init__(self, drawn):
         self.drawn = drawn
 
-    def label(self, text=""):
+    def label(self, text="", icon="NONE"):
         self.drawn.append(("label", text))
 
     def prop(self, data, path, text=""):

@@ -46,9 +46,31 @@ def test_nif_import_then_export_writes_the_file_back(tmp_path):
 
     cube = NifFile.read(tmp_path / "sse.nif")
     assert (cube.header.user_version, cube.header.bs_version) == (12, 100)
-    # the sample's own root node, then its cube as Skyrim SE statics hold it
-    assert [b.type_name for b in cube.blocks] == ["NiNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
+    # the sample's own root node (a BSFadeNode, as Skyrim statics have it), then its cube as they hold it
+    assert [b.type_name for b in cube.blocks] == ["BSFadeNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]
     assert len(cube.blocks[1].positions) == 24 and len(cube.blocks[1].triangles) == 12
+
+
+@pytest.mark.slow
+def test_new_fo76_and_skyrim_le_files_from_the_command_line(tmp_path):
+    """``export --game FO76`` / ``--game SKYRIM`` write the sample's cube anew as those games'
+    files (block by block: tests/blender/test_new_fo76_skyrim_le_blender.py)."""
+    from nif_rewriter import RawNif
+
+    sample, blend = tmp_path / "sample.nif", tmp_path / "scene.blend"
+    assert blender_cli("sample", sample).returncode == 0
+    assert blender_cli("import", sample, "--blend", blend).returncode == 0
+    expected = {
+        "FO76": (155, ["NiNode", "BSTriShape", "BSLightingShaderProperty", "BSShaderTextureSet"]),
+        "SKYRIM": (83, ["BSFadeNode", "NiTriShape", "NiTriShapeData", "BSLightingShaderProperty", "BSShaderTextureSet"]),
+    }
+    for game, (bs_version, types) in expected.items():
+        out = tmp_path / f"{game}.nif"
+        result = blender_cli("export", blend, out, "--game", game)
+        assert result.returncode == 0, result.stderr
+        assert f"{game} NIF" in result.stdout and "not carried over" in result.stderr
+        nif = RawNif.read(out)
+        assert (nif.user_version, nif.bs_version) == (12, bs_version) and nif.block_types() == types
 
 
 def test_cell_imported_from_an_archive_with_its_plugin(tmp_path, corpus):

@@ -5,13 +5,14 @@ through io/havok/collision_export, checked by decoding the packfiles with the co
 import numpy as np
 import pytest
 from scene import imported, panel_drawn
-from support import CORPUS, corpus_files_holding
+from support import CORPUS, corpus_bytes, corpus_files_holding
 
 from precombined_nif.core.havok import GAME_UNITS, Packfile
 from precombined_nif.core.havok.shapes.compound import DynamicCompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.convex import CapsuleShape, ConvexPolytopeShape, SphereShape
 from precombined_nif.core.havok.summary import body_summary
+from precombined_nif.core.havok.tagfile import MAGIC
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
 from precombined_nif.core.nif.blocks.nodes import NiNode
@@ -25,8 +26,9 @@ STAIRS = f"{FO4}/CapsuleExtStairsFree01.nif"  # a compressed mesh and a polytope
 
 
 def physics_files():
-    """Corpus NIFs holding a bhkPhysicsSystem (skeletons' ragdolls are not built)."""
-    return corpus_files_holding("**/*.nif", b"bhkPhysicsSystem")
+    """Corpus NIFs holding a bhkPhysicsSystem packfile (skeletons' ragdolls are not built, nor
+    Starfield's tagfiles)."""
+    return [path for path in corpus_files_holding("**/*.nif", b"bhkPhysicsSystem") if MAGIC not in corpus_bytes(path)]
 
 
 def bodies_of(collection):
@@ -612,3 +614,28 @@ def test_bone_collision_lands_on_the_bone_and_writes_back(clean_scene, corpus, t
     out = tmp_path / "out.nif"
     assert bpy.ops.export_scene.precombined_nif(filepath=str(out)) == {"FINISHED"}
     assert out.read_bytes() == path.read_bytes()
+
+
+def test_a_body_the_import_cannot_build_is_kept(clean_scene, corpus, tmp_path):
+    """A body without a shape (a null pointer), which the import cannot show: a warning, and the
+    untouched file writes back as it was (the physics system's readable packfile made it look
+    shown, so it was taken for deleted and unlinked)."""
+    import bpy
+    from scene import export_bytes
+
+    from precombined_nif.io.nif.importer import SceneBuilder
+
+    nif = NifFile.read(corpus / BARREL)
+    (system_block,) = [b for b in nif.blocks if b.type_name == "bhkPhysicsSystem"]
+    packfile = Packfile.from_bytes(system_block.packfile)
+    packfile.root.bodies[0].shape = None
+    system_block.packfile = packfile.to_bytes()
+    path = tmp_path / "scaled.nif"
+    nif.write(path)
+    collection = bpy.data.collections.new("built")
+    bpy.context.scene.collection.children.link(collection)
+    builder = SceneBuilder(NifFile.read(path), collection)
+    builder.build()
+    assert any("collision not shown (no shape cannot be shown)" in warning for warning in builder.warnings()), builder.warnings()
+    assert not bodies_of(collection)
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)

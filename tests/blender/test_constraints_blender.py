@@ -107,6 +107,7 @@ def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_
     from precombined_nif.core.havok import GAME_UNITS
     from precombined_nif.core.havok.classes.physics_system import ConstraintCinfo
     from precombined_nif.core.havok.classnames import SIGNATURES
+    from precombined_nif.core.havok.header import HK_2014
 
     from raw_constraints import atom, built, transforms
 
@@ -128,7 +129,7 @@ def test_hinge_and_ball_and_socket_in_a_physics_system(clean_scene, corpus, tmp_
         cinfo.constraint_data, cinfo.body_a, cinfo.body_b = data, body_a, body_b
         system.constraints.append(cinfo)
     for name in ("hkpHingeConstraintData", "hkpBallAndSocketConstraintData"):
-        monkeypatch.setitem(SIGNATURES, name, 0)  # the packfile lists the new classes (signature unknown here)
+        monkeypatch.setitem(SIGNATURES[HK_2014], name, 0)  # the packfile lists the new classes (signature unknown here)
     block.packfile = packfile.to_bytes()
     source = tmp_path / "DiamondCrossbeams01.nif"
     nif.write(source)

@@ -7,7 +7,7 @@ file's quantisation; the command line; bad input leaving the scene as it was."""
 import numpy as np
 import pytest
 from raw_nodes import NODE_TYPES, read_nodes, world_matrices
-from support import CORPUS, unavailable
+from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, unavailable
 
 FO4 = CORPUS / "pynifly/tests/tests/FO4"
 FO4_SKELETON_HKX = FO4 / "Animations/skeleton.hkx"
@@ -546,3 +546,80 @@ def test_failure_while_keying_removes_the_action(clean_scene, addon, monkeypatch
     armatures, messages = addon.io.havok.animation.importer.import_animations(bpy.context, [str(corpus(ANIMATIONS[0][0]))])
     assert armatures == [] and "keying failed" in messages[0]
     assert scene_state() == before and armature.animation_data is None
+
+
+# -- files other tools wrote (realmods/) --------------------------------------------------------
+
+
+def struct_skeleton(path):
+    """(names, parents, (n, 12) reference pose) of a skeleton .hkx's first skeleton, read with
+    struct (tests/raw_hkx.py): one parent per bone."""
+    from raw_hkx import data_objects, skeleton_fields
+
+    obj = next(o for o in data_objects(path.read_bytes()) if o.class_name == "hkaSkeleton")
+    _name, names, parents, pose = skeleton_fields(obj)
+    return names, np.array(parents[: len(names)]), pose
+
+
+def composed(parents, local):
+    world = np.array(local, np.float64)
+    for index, parent in enumerate(parents.tolist()):
+        if parent >= 0:
+            world[index] = world[parent] @ local[index]
+    return world
+
+
+@pytest.mark.parametrize("path", [SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON], ids=["SSE character (numbered objects)", "FO4 creature"])
+def test_realmods_skeleton_bones_where_the_reference_pose_puts_them(clean_scene, path):
+    """Every bone has the file's parent and rests where the file's reference pose (read and
+    composed here) puts it."""
+    import bpy
+
+    from precombined_nif.io.havok.animation import importer
+
+    names, parents, pose = struct_skeleton(corpus(path))
+    world = composed(parents, local_matrices(pose[:, :3], pose[:, 4:8], pose[:, 8:11]))
+    bones = importer.import_skeleton(bpy.context, path).data.bones
+    assert sorted(bone.name for bone in bones) == sorted(names)
+    worst = 0.0
+    for index, name in enumerate(names):
+        bone = bones[name]
+        assert (bone.parent.name if bone.parent else None) == (names[parents[index]] if parents[index] >= 0 else None)
+        worst = max(worst, np.abs(np.array(bone.matrix_local) - rigid(world[index])).max())
+    assert worst < 1e-4
+
+
+def test_fo4_mod_animation_poses_against_its_bytes(clean_scene, tmp_path):
+    """The mod's animation drives 128 bones: the 95 of the game's human skeleton and 33 a mod's
+    skeleton adds (not in the corpus). On the game's skeleton extended here by 33 bones under
+    its root (rests: the animation's first frame), written as a skeleton .hkx by
+    tests/hkx_writer.py, every bone at the first, a middle and the last frame is where the
+    file's keys, decoded here with struct, put it."""
+    import bpy
+    from hkx_writer import animation_container, packfile, root_container, skeleton
+    from raw_hkx import data_objects
+    from raw_hkx_spline import independent_frames
+
+    names, parents, pose = struct_skeleton(corpus(FO4 / "skeleton_vanilla.hkx"))
+    spline = next(o for o in data_objects(corpus(FO4_MOD_ANIMATION).read_bytes())
+                  if o.class_name == "hkaSplineCompressedAnimation")
+    frames = independent_frames(spline.data, {"blocks": spline.local[0x58], "data": spline.local[0x98]}, [0, 175, 350])
+    translations, rotations, scales = frames[0]
+    tracks = len(translations)
+    extra = np.zeros((tracks - len(names), 12), np.float32)
+    extra[:, :3], extra[:, 4:8], extra[:, 8:11] = translations[len(names):], rotations[len(names):], scales[len(names):]
+    all_names = names + [f"Mod Bone {index}" for index in range(len(names), tracks)]
+    all_parents = parents.tolist() + [0] * len(extra)
+    written = skeleton("Root", all_names, all_parents, np.concatenate([pose, extra]), version=11)
+    skeleton_path = tmp_path / "skeleton.hkx"
+    skeleton_path.write_bytes(packfile(root_container([("Merged Animation Container", "hkaAnimationContainer",
+                                                         animation_container([written]))]), version=11))
+
+    armature = import_onto_skeleton(FO4_MOD_ANIMATION, skeleton_path)
+    worst = 0.0
+    for frame, (translation, rotation, scale) in frames.items():
+        bpy.context.scene.frame_set(frame)
+        world = composed(np.array(all_parents), local_matrices(translation, rotation, scale))
+        for index, name in enumerate(all_names):
+            worst = max(worst, np.abs(np.array(armature.pose.bones[name].matrix) - world[index]).max())
+    assert worst < 1e-3

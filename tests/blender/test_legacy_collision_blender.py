@@ -3,6 +3,8 @@ the Fallout 4 collision properties, placed where the bytes put them (read indepe
 tests/raw_havok.py and tests/raw_nodes.py), and written back: untouched byte for byte, edited
 boxes and new convex bodies re-encoded, edited packed meshes written with new MOPP code."""
 
+import struct
+
 import numpy as np
 import pytest
 from raw_havok import (
@@ -206,7 +208,7 @@ def test_scaled_box_exports_and_reimports_with_the_edit(clean_scene, every_shape
 def test_new_convex_collision_on_a_new_vegas_mesh(clean_scene, corpus, tmp_path):
     import bpy
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     collection = imported(corpus / f"{FONV}/9mmscp.nif")
     scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
@@ -332,7 +334,7 @@ def test_new_wall_mesh_collision_gets_mopp_code(clean_scene, corpus, tmp_path):
 
     from raw_mopp import mopp_blocks, shape_triangles
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     collection = imported(corpus / f"{FONV}/9mmscp.nif")
     scope_node = next(obj for obj in collection.all_objects if obj.get("nif_block") == 39)
@@ -646,7 +648,7 @@ def test_new_file_for_fallout_3_gets_its_collision(clean_scene, tmp_path):
     import bpy
 
     from precombined_nif.io.nif.exporter import export_nif
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     bpy.ops.mesh.primitive_cube_add(size=2.0)
     mesh = bpy.context.active_object
@@ -664,3 +666,110 @@ def test_new_file_for_fallout_3_gets_its_collision(clean_scene, tmp_path):
     assert kind == "bhkRigidBody" and body["motion"] == 7
     assert raw[body["shape"]][0] == "bhkConvexTransformShape"
     np.testing.assert_allclose(bounds(raw_world_points(tmp_path / "new.nif", owner)[0]), expected, atol=1e-5)
+
+
+# -- real files of other tools; collision the import does not show -----------------------------
+
+VAULT74 = "realmods/vault74/Meshes/SCOL/kynSCOLTemp04.NIF"
+
+
+def import_warnings(path):
+    """(collection, warnings) of ``path`` built by the importer's SceneBuilder itself (in a
+    collection not named after the file, which ``imported`` returns)."""
+    import bpy
+
+    from precombined_nif.io.nif.importer import SceneBuilder
+
+    collection = bpy.data.collections.new("built")
+    bpy.context.scene.collection.children.link(collection)
+    builder = SceneBuilder(NifFile.read(path), collection)
+    builder.build()
+    bpy.context.view_layer.update()
+    return collection, builder.warnings()
+
+
+def test_real_static_collection_shows_its_packed_meshes_and_writes_back(clean_scene, corpus, tmp_path):
+    """vault74's kynSCOLTemp04 (New Vegas, a mod's static collection): three bodies of packed
+    strips under MOPP code whose keys carry their sub shape. Each shows where the bytes put it,
+    no code is called damaged, and the untouched file writes back byte for byte (it was refused:
+    the code taken for damaged, the mesh's hull left open)."""
+    path = corpus / VAULT74
+    collection, warnings = import_warnings(path)
+    assert not [warning for warning in warnings if "MOPP" in warning or "collision" in warning], warnings
+    bodies = bodies_of(collection)
+    expected, _ = collision_bodies(path)
+    assert sorted(bodies) == sorted(expected) and len(bodies) == 3
+    for owner, obj in bodies.items():
+        assert obj["havok_shape"] == "packed_mesh"
+        points, _ = raw_world_points(path, owner)
+        np.testing.assert_allclose(bounds(world_points(obj)), bounds(points), atol=1e-3)
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)
+
+
+def names_of(path):
+    """{block index: name} of a file's nodes, read from the bytes."""
+    return {index: node.name for index, node in read_nodes(path)[0].items()}
+
+
+def test_real_static_collection_edited_keeps_its_other_bodies(clean_scene, corpus, tmp_path):
+    """One body's mesh moved and given a mass (its stored motion code, 205, reads as dynamic):
+    its new packed mesh and MOPP are written and its inertia computed from the mesh's hull (the
+    hull that did not close); the two other bodies' blocks are written as they were."""
+    from raw_havok import block_bytes
+    from raw_mopp import mopp_blocks, shape_triangles
+
+    path = corpus / VAULT74
+    collection = imported(path)
+    bodies = bodies_of(collection)
+    edited_owner = next(owner for owner, obj in bodies.items() if len(obj.data.vertices) > 100)
+    obj = bodies[edited_owner]
+    obj.data.vertices[0].co.z += 5.0
+    obj["havok_mass"] = 10.0
+    out = tmp_path / "out.nif"
+    export_bytes(collection, out)
+    before, after = block_bytes(path.read_bytes()), block_bytes(out.read_bytes())
+    old_bodies, _ = collision_bodies(path)
+    new_bodies, _ = collision_bodies(out)
+    # The export drops the edited body's old blocks, so blocks are renumbered: owners are matched
+    # by name, and the untouched blocks compared apart from the references they hold.
+    old_names, new_names = (names_of(file) for file in (path, out))
+    old_by_name = {old_names[owner]: found for owner, found in old_bodies.items()}
+    assert sorted(old_by_name) == sorted(new_names[owner] for owner in new_bodies)
+    edited = next(owner for owner in new_bodies if new_names[owner] == old_names[edited_owner])
+    for owner, (collision, body, _) in new_bodies.items():
+        old_collision, old_body, _ = old_by_name[new_names[owner]]
+        if owner == edited:
+            assert body["mass"] == 10.0 and after[body["shape"]][0] == "bhkMoppBvTreeShape"
+            continue
+        (_, _, body_block), (_, _, old_body_block) = (struct.unpack_from("<iHi", raw) for _, raw in
+                                                      (after[collision], before[old_collision]))
+        assert after[collision][1][4:6] == before[old_collision][1][4:6]  # flags: target and body are references
+        assert after[body_block][1][4:] == before[old_body_block][1][4:]  # the body past its shape reference
+        assert after[body["shape"]][1][4:] == before[old_body["shape"]][1][4:]  # the MOPP tree past its shape's
+    written = next(found for found in mopp_blocks(out.read_bytes()) if found[0] == new_bodies[edited][1]["shape"])
+    vertices, triangles, keys, _ = shape_triangles(*written[4:])
+    assert np.array_equal(mopp.program_leaves(written[1]), np.unique(keys))
+    assert (keys >> 24).max() > 0  # its sub shapes' triangles tagged as the file's own were
+
+
+def test_body_with_a_zero_rotation_is_kept(clean_scene, corpus, tmp_path):
+    """A bhkRigidBodyT whose rotation is the zero quaternion cannot be placed: a warning, and the
+    untouched file writes back as it was (its collision was taken for deleted and dropped)."""
+    from raw_havok import TETRA, TETRA_PLANES, block_bytes, pack_body, pack_collision, pack_convex
+
+    from precombined_nif.core.nif import RawBlock
+
+    data = (corpus / f"{FONV}/9mmscp.nif").read_bytes()
+    nif = NifFile.from_bytes(data)
+    nif.blocks.append(RawBlock("bhkConvexVerticesShape", pack_convex(5, 0.01, TETRA, TETRA_PLANES)))
+    body, kind = pack_body(block_bytes(data)[5][1], len(nif.blocks) - 1, rigid_t=True, rotation=(0, 0, 0, 0))
+    nif.blocks.append(RawBlock(kind, body))
+    nif.blocks.append(RawBlock("bhkCollisionObject", pack_collision(44, len(nif.blocks) - 1)))
+    nif.blocks[44].collision_object = len(nif.blocks) - 1
+    path = tmp_path / "zero_rotation.nif"
+    path.write_bytes(nif.to_bytes())
+    collection, warnings = import_warnings(path)
+    assert any("collision not shown (its rotation is a zero quaternion)" in warning for warning in warnings), warnings
+    assert sorted(bodies_of(collection)) == [0]
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()
+

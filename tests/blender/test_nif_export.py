@@ -114,7 +114,7 @@ def test_edited_strips_become_a_triangle_list(clean_scene, corpus, tmp_path):
     assert others and all(b.type_name == "NiTriStrips" for b in others)
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
+@pytest.mark.parametrize("game", ["FO4", "FO76", "FO3", "SSE", "SKYRIM"])
 def test_new_cube_is_written_with_seams_and_hard_edges(clean_scene, tmp_path, game):
     obj = cube()
     obj.location = (1.0, 2.0, 3.0)
@@ -233,6 +233,23 @@ def test_uneven_scale_is_refused_without_writing(clean_scene, tmp_path):
     assert target.read_bytes() == b"keep me"
 
 
+def test_a_failed_export_names_the_file_once(clean_scene, tmp_path):
+    """The operators word failures as the import loop and the command line do (one path, then
+    what is wrong), for the NIF and the precombined cell exporters."""
+    import bpy
+
+    obj = cube()
+    obj["precombined"] = True  # a new record, for the cell exporter
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    target = tmp_path / "missing" / "out.nif"
+    for export in (bpy.ops.export_scene.precombined_nif, bpy.ops.export_scene.precombined_cell):
+        with pytest.raises(RuntimeError) as failure:
+            export(filepath=str(target), use_selection=True)
+        assert f"{target}: No such file or directory" in str(failure.value)
+        assert str(failure.value).count(str(target)) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["4.2", "5.0"])
 def test_round_trip_on_other_blender_versions(extension_zip, corpus, tmp_path, version):
@@ -265,7 +282,7 @@ def _node_worlds(nif):
     return worlds
 
 
-@pytest.mark.parametrize("game", ["FO4", "FO3", "SSE"])
+@pytest.mark.parametrize("game", ["FO4", "FO76", "FO3", "SSE", "SKYRIM"])
 def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, game):
 
     armature, column = skinned_column()
@@ -275,7 +292,8 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     instance, data, partition = skinning.skin_blocks(out, shape.skin if isinstance(shape, BSTriShape) else shape.skin_instance)
     assert [out.blocks[b].name for b in np.asarray(instance.bones).tolist()] == ["Lower", "Upper"]
     positions, triangles = geometry(out, shape)
-    packed = (shape.bone_indices, shape.bone_weights) if game == "FO4" else None
+    bs_skin = game in ("FO4", "FO76")  # weights in the shape's vertices, as half floats
+    packed = (shape.bone_indices, shape.bone_weights) if bs_skin else None
     weights = skinning.shape_weights(instance, data, partition, len(positions), packed)
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=2e-3)
     # Each file vertex carries the weights of the Blender vertex at its place.
@@ -284,14 +302,14 @@ def test_new_skinned_mesh_binds_and_weighs_like_blender(clean_scene, tmp_path, g
     shape_world = worlds[out.blocks.index(shape)]
     for position, row in zip(positions, weights):
         expected = blender[tuple(np.round(shape_world[:3, :3] @ position + shape_world[:3, 3], 3))]
-        np.testing.assert_allclose(row, expected, atol=2e-3 if game == "FO4" else 1e-5)
+        np.testing.assert_allclose(row, expected, atol=2e-3 if bs_skin else 1e-5)
     # In the bind pose the skinning reproduces the mesh where Blender shows it.
     binds = skinning.bind_matrices(instance, data)
     bones = [worlds[b] for b in np.asarray(instance.bones).tolist()]
     homogeneous = np.c_[positions, np.ones(len(positions))]
     skinned = sum(w[:, None] * (homogeneous @ (bone @ bind).T) for w, bone, bind in zip(weights.T, bones, binds))
     np.testing.assert_allclose(skinned[:, :3], (homogeneous @ shape_world.T)[:, :3], atol=1e-3)
-    if game != "FO4":
+    if not bs_skin:
         covered = np.concatenate([skinning.partition_triangles(part) for part in partition.partitions])
         assert len(covered) == len(triangles)
 

@@ -120,7 +120,7 @@ def test_textures_found_case_insensitively_and_loaded(clean_scene, corpus, addon
     pixels = np.empty(8 * 4 * 4, np.float32)
     node.image.pixels.foreach_get(pixels)
     np.testing.assert_allclose(pixels.reshape(-1, 4)[0], (1.0, 0.0, 0.0, 1.0), atol=1e-3)
-    assert node.image in builder.created and material in builder.created
+    assert node.image in builder.rollback.created and material in builder.rollback.created
     # One image for the five shapes using that texture; one warning for the five missing normal
     # maps (the environment textures are kept on the material, not shown).
     assert len({obj.data.materials[0].node_tree.nodes["NIF diffuse"].image for obj in shapes.values()}) == 1

@@ -96,6 +96,33 @@ def test_copies_overridden_later_are_marked(clean_scene, corpus, addon, tmp_path
     assert panel.precombine_state_lines(unmarked)[-1][0] == lines[-2][0]
 
 
+@pytest.mark.parametrize("step", ["name_instances", "load_order_report", "mark_breakers", "warnings"])
+def test_a_failure_in_a_pass_after_the_build_leaves_nothing(clean_scene, corpus, addon, tmp_path, monkeypatch, step):
+    """Reference naming, the load order's report, its marks and the builder's report run after
+    the cell is built, in the file's rollback: a failure in any of them (injected here, after
+    the pass did its work) removes everything the file made, the breakers' collection too, and
+    the file's one message says what failed."""
+    import bpy
+    from scene import snapshot
+
+    folder, _, _ = later_data(corpus, tmp_path / "Data")
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    owner = file_import.CellBuilder if step == "warnings" else file_import
+    real = getattr(owner, step)
+
+    def failing(*args, **kwargs):
+        real(*args, **kwargs)
+        raise RuntimeError(f"{step} failed")
+
+    monkeypatch.setattr(owner, step, failing)
+    before = snapshot()
+    collections, messages = file_import.import_cells(bpy.context, [str(CELL)], plugins=[str(corpus / PLUGIN)],
+                                                     load_order=(str(folder), None))
+    assert collections == [] and len(messages) == 1
+    assert messages[0] == f"{CELL}: internal error (RuntimeError: {step} failed); please report it"
+    assert snapshot() == before
+
+
 def test_without_a_load_order_nothing_is_marked(clean_scene, corpus, addon):
     import bpy
 

@@ -104,11 +104,14 @@ def test_untouched_cell_alone_exports_byte_identical(clean_scene, corpus, tmp_pa
 
 
 def test_all_cells_imported_together_export_byte_identical(clean_scene, corpus, tmp_path):
+    """The cells and, beside them, the plugin's .cdx (its cell's rows made again from the cells)."""
     paths = cell_paths(corpus)
     collections = import_cells(paths, corpus / CSG)
     for path, collection in zip(paths, collections):
         assert export_collection(collection, tmp_path / path.name) == {"FINISHED"}
         assert (tmp_path / path.name).read_bytes() == path.read_bytes(), path.name
+        assert (tmp_path / "AlootHomePlate.cdx").read_bytes() == (corpus / "ck-precombined/AlootHomePlate.cdx").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([p.name for p in paths] + ["AlootHomePlate.cdx"])
 
 
 TIPPED = "00001E58_0F5ED9F3_OC.NIF"  # block 4 holds copies turned 90 degrees about Y (gimbal lock in Euler XYZ)

@@ -51,6 +51,33 @@ def test_external_cell_with_retail_descriptors_exports_byte_identical(clean_scen
     assert (tmp_path / "out.nif").read_bytes() == source.read_bytes()
 
 
+def test_placeholders_write_back_and_a_moved_one_carries_its_bound(clean_scene, tmp_path):
+    """Copies whose geometry was not imported (no .csg: placeholders) write their records back as
+    stored, headers and objects entries; a moved one gets the bound sphere its record's first
+    copy stores (in record space), carried to its new place."""
+    from mathutils import Matrix
+
+    space, offsets = geometry_space(OBJECTS)
+    source = write_cell(tmp_path / "cell_OC.nif", SHARED, block_bytes(OBJECTS, "external", offsets=offsets))
+    collection = import_cell(source)
+    placed = [o for o in collection.objects if "precombined_object" in o]
+    assert placed and all(o.type == "EMPTY" for o in placed)
+    assert export_cell(collection, tmp_path / "same.nif") == {"FINISHED"}
+    assert (tmp_path / "same.nif").read_bytes() == source.read_bytes()
+    moved = next(o for o in placed if o["precombined_object"] == 1 and o["precombined_instance"] == 1)
+    moved.matrix_world = Matrix.Translation((100.0, 0.0, 0.0)) @ moved.matrix_world
+    assert export_cell(collection, tmp_path / "moved.nif") == {"FINISHED"}
+    stored, written = (NifFile.read(path).blocks[1] for path in (source, tmp_path / "moved.nif"))
+    first, before, after = stored.records[1].instances[0], stored.records[1].instances[1], written.records[1].instances[1]
+    np.testing.assert_allclose(after["translation"], before["translation"] + (100.0, 0.0, 0.0), atol=1e-3)
+    rotation, scale = (np.asarray(first["rotation"], np.float64), float(first["scale"]))
+    centre = rotation.T @ (first["bound_center"] - first["translation"]) / scale  # in record space
+    turned = np.asarray(after["rotation"], np.float64) @ (float(after["scale"]) * centre)
+    np.testing.assert_allclose(after["bound_center"], after["translation"] + turned, atol=1e-3)
+    assert after["bound_radius"] == pytest.approx(first["bound_radius"] / scale * after["scale"], rel=1e-5)
+    assert written.objects.tobytes() == stored.objects.tobytes()
+
+
 def test_edits_reach_the_file_and_read_back(clean_scene, tmp_path):
     import bpy
     from mathutils import Matrix

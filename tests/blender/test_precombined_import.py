@@ -4,6 +4,7 @@ matrices, external geometry from a .csg, placeholders, clean failures."""
 import numpy as np
 import pytest
 from precombined_builder import block_bytes, csg_bytes, geometry_space, make_object
+from scene import export_cell
 
 from precombined_nif.core.nif import NifFile, RawBlock
 from precombined_nif.core.nif.blocks.nodes import NiNode
@@ -61,7 +62,9 @@ def test_inline_and_baked_cells(clean_scene, tmp_path, block_type, layout):
     assert bpy.ops.import_scene.precombined_cell(filepath=str(path), scale=0.5, lod="1") == {"FINISHED"}
     collection = bpy.data.collections[path.stem]
     check_cell(collection, OBJECTS, scale=0.5, lod=1)
-    assert collection["precombined_layout"] == layout
+    # Exported as imported, the block keeps its layout.
+    assert export_cell(collection, tmp_path / "out.nif") == {"FINISHED"}
+    assert [block.type_name for block in NifFile.read(tmp_path / "out.nif").blocks][1:] == [block_type]
 
 
 def test_external_cell_with_csg_and_without(clean_scene, tmp_path):

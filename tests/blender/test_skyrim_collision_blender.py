@@ -9,6 +9,8 @@ from raw_skyrim_havok import SKYRIM_UNITS, read_bodies
 from scene import bounds, export_bytes, imported, panel_drawn, world_points
 from support import corpus_files_holding
 
+from precombined_nif.core.havok import mopp
+
 COLLISION_FILES = corpus_files_holding("pynifly/tests/tests/Skyrim*/**/*.nif", b"bhkCollisionObject", b"bhkBlendCollisionObject")
 CASES = [pytest.param(path, id=path.name) for path in COLLISION_FILES]
 
@@ -156,7 +158,7 @@ def test_new_triangle_collision_on_a_skyrim_mesh(clean_scene, corpus, tmp_path):
     import bpy
     from raw_havok import block_bytes
 
-    from precombined_nif.ui.collision_panel import mark_collision
+    from precombined_nif.io.havok.collision_edit import mark_collision
 
     path = corpus / "pynifly/tests/tests/Skyrim/Cube.nif"
     collection = imported(path)
@@ -276,7 +278,10 @@ def test_bodies_sit_where_the_bytes_put_them(clean_scene, path):
 
 def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus, tmp_path):
     """rocks01.nif with MOPP code that jumps outside itself: the import shows the mesh and
-    warns, the export writes new code that finds every triangle."""
+    warns, the export writes new code that finds every triangle, and nothing else (the
+    compressed mesh was written anew from Blender's mesh)."""
+    from raw_havok import block_bytes
+
     from precombined_nif.core.nif import NifFile
 
     nif = NifFile.read(corpus / "pynifly/tests/tests/SkyrimSE/rocks01.nif")
@@ -291,3 +296,277 @@ def test_damaged_mopp_code_is_warned_about_and_written_anew(clean_scene, corpus,
     export_bytes(imported(path), out)
     (tree, _, data), = compressed_blocks(out)
     assert_mopp_finds_every_triangle(tree, data)
+    before, after = block_bytes(path.read_bytes()), block_bytes(out.read_bytes())
+    changed = [index for index in before if before[index] != after[index]]
+    assert [before[index][0] for index in changed] == ["bhkMoppBvTreeShape"]
+
+
+# -- real files of other tools; MOPP trees over lists; convex shapes of degenerate points -------
+
+WHEELS = "realmods/wheels-of-lull/meshes/lull/dwemertech/architecture/mainquest_static_console.nif"
+
+
+def owner_world(path, owner):
+    from raw_nodes import read_nodes, world_matrices
+
+    nodes, roots = read_nodes(path)
+    return world_matrices(nodes, roots)[owner]
+
+
+def test_chunked_mopp_of_a_real_static_is_kept(clean_scene, corpus, tmp_path):
+    """wheels-of-lull's console static (Skyrim SE): MOPP code in chunks joined by 70 jumps. No
+    damage is reported, the mesh shows where the bytes put it, the untouched file writes back
+    byte for byte (its code was rebuilt and the file grew by 625 bytes)."""
+    from raw_havok import block_bytes
+
+    path = corpus / WHEELS
+    collection, warnings = built(path)
+    assert not [warning for warning in warnings if "MOPP" in warning or "collision" in warning], warnings
+    bpy_update()
+    raw = block_bytes(path.read_bytes())
+    for owner, body in read_bodies(path).items():
+        expected = bounds(raw_body_points(raw, body, owner_world(path, owner)))
+        np.testing.assert_allclose(bounds(world_points(bodies_of(collection)[owner])), expected, atol=1e-3)
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)
+
+
+def bpy_update():
+    import bpy
+
+    bpy.context.view_layer.update()
+
+
+def pack_skyrim_mopp(shape, code, origin=(-1.0, -1.0, -1.0), scale=254 * 65536 / 2.0):
+    """A Skyrim bhkMoppBvTreeShape (nif.xml: shape, 12 unused bytes, scale, code size, offset and
+    quantisation, build type, code)."""
+    import struct
+
+    return struct.pack("<i12xfI4fB", shape, 1.0, len(code), *origin, scale, 1) + code
+
+
+# code naming the list's three children wherever a query is (splits whose both sides are taken)
+HAND_LIST_MOPP = bytes.fromhex("10ff000130" "10ff000131" "32")
+DAGGER = "pynifly/tests/tests/SkyrimSE/steeldagger.nif"
+
+
+def dagger_under_mopp(corpus, tmp_path, code=HAND_LIST_MOPP):
+    """steeldagger.nif (Skyrim SE, a dynamic body) with its list of three transformed boxes put
+    under a MOPP tree packed by hand: (path, the MOPP tree's block index)."""
+    import struct
+
+    from raw_havok import block_bytes
+
+    from precombined_nif.core.nif import NifFile, RawBlock
+
+    data = (corpus / DAGGER).read_bytes()
+    raw = block_bytes(data)
+    nif = NifFile.from_bytes(data)
+    body = next(index for index, (type_name, _) in raw.items() if type_name == "bhkRigidBody")
+    (listed,) = struct.unpack_from("<i", raw[body][1])
+    assert raw[listed][0] == "bhkListShape"
+    nif.blocks.append(RawBlock("bhkMoppBvTreeShape", pack_skyrim_mopp(listed, code)))
+    payload = bytearray(raw[body][1])
+    struct.pack_into("<i", payload, 0, len(nif.blocks) - 1)
+    nif.blocks[body] = RawBlock("bhkRigidBody", bytes(payload))
+    path = tmp_path / "dagger_mopp.nif"
+    path.write_bytes(nif.to_bytes())
+    return path, len(nif.blocks) - 1
+
+
+def list_children_boxes(path):
+    """{child number: (low, high)} of the list under the body's MOPP tree, in the body's space
+    (game units), read with struct."""
+    from raw_havok import block_bytes, read_shape, shape_vertices
+
+    raw = block_bytes(path.read_bytes())
+    ((owner, body),) = read_bodies(path).items()
+    assert raw[body["shape"]][0] == "bhkMoppBvTreeShape"
+    listed = read_shape(*raw[body["shape"]])["shape"]
+    assert raw[listed][0] == "bhkListShape"
+    children = read_shape(*raw[listed])["sub_shapes"]
+    return owner, raw, body, {number: np.array(bounds(shape_vertices(raw, child, units=SKYRIM_UNITS)))
+                              for number, child in enumerate(children)}
+
+
+def test_mopp_tree_over_a_list_is_shown_as_the_list_and_written_back(clean_scene, corpus, tmp_path):
+    """A dynamic object's MOPP tree over a list of convex shapes (built here by hand): the list
+    shows with its three children where the bytes put them, marked as under a MOPP tree, and the
+    untouched file writes back byte for byte."""
+    from raw_havok import shape_vertices
+
+    path, _ = dagger_under_mopp(corpus, tmp_path)
+    collection, warnings = built(path)
+    assert not [warning for warning in warnings if "collision" in warning or "MOPP" in warning], warnings
+    bpy_update()
+    (owner, body), = bodies_of(collection).items()
+    assert body["havok_shape"] == "list" and body["havok_mopp"] and len(body.children) == 3
+    _, raw, raw_body, _ = list_children_boxes(path)
+    expected = bounds(shape_vertices(raw, raw_body["shape"], owner_world(path, owner), SKYRIM_UNITS))
+    np.testing.assert_allclose(bounds(world_points(body)), expected, atol=1e-3)
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)
+
+
+def test_edited_list_under_a_mopp_tree_gets_code_over_its_children(clean_scene, corpus, tmp_path):
+    """One box of the list moved, the body's friction changed: written under a new MOPP tree
+    whose code names the three children and finds each in its box (read with struct from the
+    written file); the two untouched boxes stay the blocks they were; it comes back as shown."""
+    from precombined_nif.core.nif import NifFile
+
+    path, _ = dagger_under_mopp(corpus, tmp_path)
+    collection = imported(path)
+    (owner, body), = bodies_of(collection).items()
+    first = sorted(body.children, key=lambda child: child.name)[0]
+    first.location.x += 3.0
+    body["havok_friction"] = 0.8
+    bpy_update()
+    edited = bounds(world_points(body))
+    out = tmp_path / "out.nif"
+    export_bytes(collection, out)
+    _, raw, raw_body, boxes = list_children_boxes(out)
+    _, before, before_body, before_boxes = list_children_boxes(path)
+    assert raw_body["friction"] == pytest.approx(0.8)
+    from raw_havok import read_shape
+
+    children = read_shape(*raw[read_shape(*raw[raw_body["shape"]])["shape"]])["sub_shapes"]
+    old_children = read_shape(*before[read_shape(*before[before_body["shape"]])["shape"]])["sub_shapes"]
+    for child, old_child in list(zip(children, old_children))[1:]:  # the same bytes but for the box's index
+        assert raw[child][1][4:] == before[old_child][1][4:]
+        assert raw[read_shape(*raw[child])["shape"]] == before[read_shape(*before[old_child])["shape"]]
+    np.testing.assert_allclose(boxes[0], before_boxes[0] + (3.0, 0.0, 0.0), atol=1e-3)
+    tree = NifFile.read(out).blocks[raw_body["shape"]]
+    origin, scale = np.array(tree.offset[:3]), tree.offset[3]
+    assert mopp.program_leaves(tree.code).tolist() == [0, 1, 2]
+    for number, (low, high) in boxes.items():
+        for point in (low, high, (low + high) / 2):
+            assert number in mopp.leaves_at_point(tree.code, origin, scale, point / SKYRIM_UNITS)
+    again = bodies_of(imported(out))[owner]
+    assert again["havok_shape"] == "list" and again["havok_mopp"]
+    np.testing.assert_allclose(bounds(world_points(again)), edited, atol=1e-3)
+
+
+def test_damaged_code_over_a_list_is_rebuilt_alone(clean_scene, corpus, tmp_path):
+    """The MOPP tree over the list names a fourth child: a warning on import and export, and
+    the export changes only that code (built over the three children's boxes)."""
+    from raw_havok import block_bytes
+
+    from precombined_nif.core.nif import NifFile
+
+    path, tree_index = dagger_under_mopp(corpus, tmp_path, bytes.fromhex("33"))
+    _, warnings = built(path)
+    assert any(f"MOPP code of block {tree_index} is damaged" in warning for warning in warnings), warnings
+    out = tmp_path / "out.nif"
+    export_bytes(imported(path), out)
+    before, after = block_bytes(path.read_bytes()), block_bytes(out.read_bytes())
+    assert sorted(before) == sorted(after)
+    assert [index for index in before if before[index] != after[index]] == [tree_index]
+    tree = NifFile.read(out).blocks[tree_index]
+    assert mopp.program_leaves(tree.code).tolist() == [0, 1, 2]
+
+
+STAFF = "pynifly/tests/tests/Skyrim/staff04-collision.nif"  # Skyrim LE: a weapon's dynamic body
+
+
+def degenerate_points(kind, corpus):
+    """Points (Havok units) a game's convex shape may hold that span no volume, or that the
+    float hull could not close: vault74's packed mesh, shrunk to a staff's size."""
+    if kind == "flat":
+        return np.array([[0, 0, 0.1], [0.2, 0, 0.1], [0.2, 0.3, 0.1], [0, 0.3, 0.1], [0.1, 0.15, 0.1]])
+    if kind == "three":
+        return np.array([[0, 0, 0], [0.2, 0, 0], [0, 0.3, 0], [0.2, 0, 0]])
+    if kind == "line":
+        return np.array([[0, 0, 0], [0, 0, 0.5], [0, 0, 1.0], [0, 0, 0.25]])
+    from raw_havok import block_bytes, read_shape
+
+    raw = block_bytes((corpus / "realmods/vault74/Meshes/SCOL/kynSCOLTemp04.NIF").read_bytes())
+    vertices = read_shape(*raw[53])["vertices"]
+    return (vertices - vertices.min(axis=0)) / 40.0
+
+
+def weapon_with_points(corpus, tmp_path, kind):
+    """staff04-collision.nif with its capsule replaced by a bhkConvexVerticesShape of
+    ``degenerate_points`` packed by hand (planes: none, as a tool writing such points may)."""
+    import struct
+
+    from raw_havok import block_bytes, pack_convex
+
+    from precombined_nif.core.nif import NifFile, RawBlock
+
+    data = (corpus / STAFF).read_bytes()
+    raw = block_bytes(data)
+    nif = NifFile.from_bytes(data)
+    body = next(index for index, (type_name, _) in raw.items() if type_name == "bhkRigidBody")
+    (shape,) = struct.unpack_from("<i", raw[body][1])
+    nif.blocks[shape] = RawBlock("bhkConvexVerticesShape", pack_convex(0x1B5, 0.01, degenerate_points(kind, corpus), []))
+    path = tmp_path / f"staff_{kind}.nif"
+    path.write_bytes(nif.to_bytes())
+    return path, shape
+
+
+@pytest.mark.parametrize("kind", ["flat", "three", "line", "vault74"])
+def test_convex_shape_of_degenerate_points_is_shown_and_kept(clean_scene, corpus, tmp_path, kind):
+    """A weapon whose convex shape's points are flat, three, on a line, or the packed mesh the
+    float hull left open: shown as its points (where the bytes put them) and the hull they span
+    (a polygon, a triangle, no face, a closed hull); the untouched file writes back byte for byte
+    (its collision blocks were dropped), and with the body's friction edited the convex block is
+    written as it was."""
+    from raw_havok import block_bytes, read_shape
+
+    path, shape = weapon_with_points(corpus, tmp_path, kind)
+    collection, warnings = built(path)
+    assert not [warning for warning in warnings if "collision" in warning], warnings
+    bpy_update()
+    (owner, body), = bodies_of(collection).items()
+    assert body["havok_shape"] == "convex"
+    raw = block_bytes(path.read_bytes())
+    points = read_shape(*raw[shape])["vertices"] * SKYRIM_UNITS
+    world = owner_world(path, owner)
+    expected = np.unique(np.round(points @ world[:3, :3].T + world[:3, 3], 3), axis=0)
+    np.testing.assert_allclose(np.unique(np.round(world_points(body), 3), axis=0), expected, atol=2e-3)
+    faces = len(body.data.polygons)
+    if kind == "line":
+        assert faces == 0
+    elif kind == "vault74":  # closed: every edge between two faces
+        edges = [key for polygon in body.data.polygons for key in polygon.edge_keys]
+        assert faces and set(np.unique(edges, axis=0, return_counts=True)[1].tolist()) == {2}
+    else:  # the square's polygon (its centre a loose point) or the triangle, facing along z
+        normals = np.array([polygon.normal[:] for polygon in body.data.polygons])
+        assert faces == (2 if kind == "flat" else 1) and np.allclose(np.abs(normals[:, 2]), 1, atol=1e-5)
+    assert export_bytes(imported(path), tmp_path / "out.nif") == path.read_bytes()  # (a failure's diff takes minutes)
+    edited = imported(path)
+    (_, again), = bodies_of(edited).items()
+    again["havok_friction"] = 0.8
+    out = tmp_path / "edited.nif"
+    export_bytes(edited, out)
+    written = block_bytes(out.read_bytes())
+    assert len(written) == len(raw)
+    (body_written,) = read_bodies(out).values()
+    assert body_written["friction"] == pytest.approx(0.8) and written[body_written["shape"]] == raw[shape]
+
+
+
+def test_edited_flat_convex_shape_is_written_as_its_polygon(clean_scene, corpus, tmp_path):
+    """The weapon's flat convex shape moved up by 7: written as the square's four corners (the
+    centre point inside it left out) with six planes, its two sides and its four edges, each
+    holding the corners (read with struct)."""
+    import struct
+
+    from raw_havok import block_bytes
+
+    path, _ = weapon_with_points(corpus, tmp_path, "flat")
+    collection = imported(path)
+    (owner, body), = bodies_of(collection).items()
+    body.location.z += 7.0
+    out = tmp_path / "out.nif"
+    export_bytes(collection, out)
+    (written,) = read_bodies(out).values()
+    type_name, payload = block_bytes(out.read_bytes())[written["shape"]]
+    assert type_name == "bhkConvexVerticesShape"
+    (count,) = struct.unpack_from("<I", payload, 32)
+    vertices = np.array(struct.unpack_from(f"<{4 * count}f", payload, 36)).reshape(-1, 4)[:, :3]
+    (planes_count,) = struct.unpack_from("<I", payload, 36 + 16 * count)
+    planes = np.array(struct.unpack_from(f"<{4 * planes_count}f", payload, 40 + 16 * count)).reshape(-1, 4)
+    expected = degenerate_points("flat", corpus)[:4] + (0, 0, 7.0 / SKYRIM_UNITS)
+    assert sorted(map(tuple, np.round(vertices, 5).tolist())) == sorted(map(tuple, np.round(expected, 5).tolist()))
+    heights = vertices @ planes[:, :3].T + planes[:, 3]
+    assert planes_count == 6 and np.abs(heights).max(axis=0).min() < 1e-5 and heights.max() < 1e-5
+    assert sorted(np.round(np.abs(planes[:, 2]), 5).tolist()) == [0, 0, 0, 0, 1, 1]

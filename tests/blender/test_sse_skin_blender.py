@@ -4,8 +4,9 @@ NiSkinInstance): what Blender shows is checked against tests/sse_raw.py's struct
 
 import numpy as np
 import pytest
+import raw_tri_shape
 from nif_rewriter import RawNif
-from scene import cube, export_objects, imported, skinned_column, snapshot
+from scene import blender_weights, cube, export_objects, imported, mesh_arrays, skinned_column, snapshot
 from sse_raw import raw_sse_shapes
 from support import CORPUS, corpus_bytes, corpus_files
 
@@ -17,22 +18,6 @@ SSE_SKINNED = [
 ]
 
 
-def mesh_arrays(obj):
-    """(positions, triangles, per-corner uvs, corner normals) of a triangulated imported mesh."""
-    mesh = obj.data
-    co = np.empty(3 * len(mesh.vertices), np.float32)
-    mesh.vertices.foreach_get("co", co)
-    corners = np.empty(len(mesh.loops), np.int32)
-    mesh.loops.foreach_get("vertex_index", corners)
-    uv = None
-    if mesh.uv_layers:
-        uv = np.empty(2 * len(mesh.loops), np.float32)
-        mesh.uv_layers[0].data.foreach_get("uv", uv)
-        uv = uv.reshape(-1, 2)
-    normals = np.array([tuple(n.vector) for n in mesh.corner_normals])
-    return co.reshape(-1, 3), corners.reshape(-1, 3), uv, normals
-
-
 def dense(weights, count, nodes):
     out = np.zeros((count, len(nodes)))
     column = {node: i for i, node in enumerate(nodes)}
@@ -40,17 +25,6 @@ def dense(weights, count, nodes):
         for node, weight in bones.items():
             out[vertex, column[node]] = weight
     return out
-
-
-def blender_weights(obj):
-    """Dense (vertices, bone nodes) weights of an imported mesh, and the bone nodes."""
-    bones = obj.modifiers["Armature"].object.data.bones
-    nodes = [bones[group.name]["nif_block"] for group in obj.vertex_groups]
-    out = np.zeros((len(obj.data.vertices), len(nodes)))
-    for vertex in obj.data.vertices:
-        for element in vertex.groups:
-            out[vertex.index, element.group] = element.weight
-    return out, nodes
 
 
 def check_against_raw(obj, raw):
@@ -265,43 +239,24 @@ def test_edited_sse_skinned_mesh_is_written_in_its_layout(clean_scene, corpus, t
 
 
 def block_types(path):
-    nif = RawNif.read(path)
-    return [nif.type_of(i) for i in range(len(nif.blocks))]
+    return RawNif.read(path).block_types()
 
 
 def shape_fields(path, index):
     """(flags, vertex desc) of a BSTriShape, read with struct."""
-    import struct
-
-    nif = RawNif.read(path)
-    flags_at = nif.av_offsets(index)["transform"] - 4
-    (flags,) = struct.unpack_from("<I", nif.blocks[index], flags_at)
-    (desc,) = struct.unpack_from("<Q", nif.blocks[index], nif.av_offsets(index)["end"] + 16 + 12)
-    return flags, desc
+    fields = raw_tri_shape.shape_fields(RawNif.read(path), index)[0]
+    return fields["flags"], fields["desc"]
 
 
 def shader_flags(path, index):
-    """Shader flags 1 and 2 of a Skyrim SE BSLightingShaderProperty (after its type, name, extra
-    data list and controller)."""
-    import struct
-
-    nif = RawNif.read(path)
-    block = nif.blocks[index]
-    (extra,) = struct.unpack_from("<I", block, 8)
-    return struct.unpack_from("<2I", block, 12 + 4 * extra + 4)
+    """Shader flags 1 and 2 of a Skyrim SE BSLightingShaderProperty."""
+    return raw_tri_shape.lighting_shader(RawNif.read(path), index)["flags"]
 
 
 def vanilla_desc(flags):
     """The vertex desc a corpus SSE shape with these attribute flags holds."""
-    for path in corpus_files("pynifly/tests/tests/SkyrimSE/**/*.nif"):
-        nif = RawNif.read(path)
-        if nif.bs_version != 100:
-            continue
-        for index in nif.indices_of("BSTriShape"):
-            _, desc = shape_fields(path, index)
-            if desc >> 44 == flags:
-                return desc
-    raise AssertionError(f"no corpus shape with flags 0x{flags:X}")
+    paths = [p for p in corpus_files("pynifly/tests/tests/SkyrimSE/**/*.nif") if RawNif.read(p).bs_version == 100]
+    return raw_tri_shape.vanilla_desc(paths, flags)
 
 
 def test_new_sse_cube_matches_vanilla_statics_and_reimports(clean_scene, tmp_path):

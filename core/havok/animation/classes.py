@@ -19,9 +19,9 @@ reference count) that packfiles leave zero; they are kept as read.
 
 import numpy as np
 
+from ..header import HK_2010, HK_2014
 from ..objects import POINTER, HavokObject, havok_class
 
-HK_2010, HK_2014 = 8, 11
 BOTH = (HK_2010, HK_2014)
 POINTER_SIZES = (4, 8)  # 32-bit Skyrim LE files share the hk_2010 classes
 VEC4 = np.dtype(("<f4", (4,)))

@@ -1,11 +1,13 @@
 """Animation and skeleton files: the packfile's objects to the model (model.py) and back
 (64-bit FO4 and Skyrim SE files; 32-bit Skyrim LE ones are read too).
 
-Reading takes the hkaAnimationContainer named by the root-level container: its skeletons, and
-its animations decoded with the binding that names each. Building makes the object graph the
-games' files carry (root-level container with the animation container and an empty memory
-resource container; animation, binding, optional reference frame) for hk_2010 (Skyrim SE) or
-hk_2014 (Fallout 4), with those files' class signatures.
+Reading decodes the animation, skeleton and behaviour string classes (``CLASSES``); the rest of a
+file (a skeleton's ragdoll and mappers) is carried as it is. It takes the hkaAnimationContainer
+named by the root-level container: its skeletons, and its animations decoded with the binding
+that names each. Building makes the object graph the games' files carry (root-level container
+with the animation container and an empty memory resource container; animation, binding,
+optional reference frame) for hk_2010 (Skyrim SE) or hk_2014 (Fallout 4), with those files'
+class signatures.
 """
 
 from pathlib import Path
@@ -13,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import FormatError
-from ..classnames import TAG, ClassNames
+from ..classnames import ClassNames
 from ..header import FileHeader
 from ..container import Packfile
+from .behavior import CharacterStringData, ProjectStringData, behavior_file_kind
 from .base import INTERLEAVED, SPLINE, Annotation as AnnotationObject, AnnotationTrack as AnnotationTrackObject
 from .classes import HK_2010, HK_2014, AnimatedReferenceFrame, AnimationBinding, AnimationContainer, MemoryResourceContainer, NamedVariant, RootLevelContainer
 from .interleaved import InterleavedAnimation
@@ -27,29 +30,14 @@ from .spline_encode import encode_spline
 
 GAMES = {"FO4": HK_2014, "SSE": HK_2010}
 
-# Class signatures per version: those the games' animation files list (the interleaved
-# animation's and hk_2010's reference frame's from Havok class lists of the same versions).
-SIGNATURES = {
-    HK_2014: {
-        "hkClass": 0x33D42383, "hkClassMember": 0xB0EFA719, "hkClassEnum": 0x8A3609CF,
-        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
-        "hkaAnimationContainer": 0x26859F4C, "hkaSplineCompressedAnimation": 0x8C3B5F7E,
-        "hkaInterleavedUncompressedAnimation": 0xA5EFF3F2,
-        "hkaDefaultAnimatedReferenceFrame": 0x60F8E0B8, "hkaAnimationBinding": 0x0FAF9150,
-        "hkMemoryResourceContainer": 0x1DE13A73,
-    },
-    HK_2010: {
-        "hkClass": 0x75585EF6, "hkClassMember": 0x5C7EA4C2, "hkClassEnum": 0x8A3609CF,
-        "hkClassEnumItem": 0xCE6F8A6C, "hkRootLevelContainer": 0x2772C11E,
-        "hkaAnimationContainer": 0x8DC20333, "hkaSplineCompressedAnimation": 0x792EE0BB,
-        "hkaInterleavedUncompressedAnimation": 0x930AF031,
-        "hkaDefaultAnimatedReferenceFrame": 0x6D85E445, "hkaAnimationBinding": 0x66EAC971,
-        "hkMemoryResourceContainer": 0x4762F92A,
-    },
-}
 BASE = ("hkClass", "hkClassMember", "hkClassEnum", "hkClassEnumItem", "hkRootLevelContainer", "hkaAnimationContainer")
 CONTENTS_VERSION = {HK_2014: "hk_2014.1.0-r1", HK_2010: "hk_2010.2.0-r1"}
 PREDICATES = b"\x14" + bytes(15)  # hk_2014 .hkx files: max predicate 21, this predicate array
+# The classes a file is read through; the rest (a skeleton's ragdoll and mappers) is carried as it is.
+CLASSES = frozenset(cls.class_name for cls in (
+    RootLevelContainer, AnimationContainer, AnimationBinding, AnimatedReferenceFrame, MemoryResourceContainer,
+    SkeletonObject, SplineAnimation, InterleavedAnimation, ProjectStringData, CharacterStringData,
+))
 
 
 class HkxFile:
@@ -66,26 +54,42 @@ class HkxFile:
 
     @property
     def game(self):
-        return "FO4" if self.packfile.header.file_version >= HK_2014 else "SSE"
+        return game_of(self.packfile.header)
 
     @property
     def bits(self):
         return 8 * self.packfile.header.pointer_size
 
 
+def game_of(header):
+    """"FO4" for an hk_2014 packfile, "SSE" for an hk_2010 one (Skyrim SE, or LE's 32-bit files)."""
+    return "FO4" if header.file_version >= HK_2014 else "SSE"
+
+
 def read_hkx(path):
     path = Path(path)
     try:
-        return hkx_from_bytes(path.read_bytes(), path)
+        return hkx_from_packfile(Packfile.from_bytes(path.read_bytes(), CLASSES), path)
     except FormatError as error:
         raise error.located(path=path) from None
 
 
+def read_packfile(path):
+    """The packfile of a .hkx, its animation, skeleton and behaviour classes decoded."""
+    return Packfile.read(path, CLASSES)
+
+
 def hkx_from_bytes(data, path=None):
-    packfile = Packfile.from_bytes(data)
+    return hkx_from_packfile(Packfile.from_bytes(data, CLASSES), path)
+
+
+def hkx_from_packfile(packfile, path=None):
     root = packfile.root
     container = root.find("hkaAnimationContainer") if isinstance(root, RootLevelContainer) else None
     if container is None:
+        kind = behavior_file_kind(packfile)
+        if kind is not None:
+            raise FormatError(f"a {kind} file, not an animation or skeleton (`cli.py info` lists the files it names)")
         held = sorted({v.object.class_name for v in root.variants if v.object}) if isinstance(root, RootLevelContainer) else [root.class_name]
         raise FormatError(f"not an animation or skeleton file: no hkaAnimationContainer (it holds {', '.join(held) or 'nothing'})")
     skeletons = [skeleton_from(obj) for obj in container.skeletons if isinstance(obj, SkeletonObject)]
@@ -100,11 +104,13 @@ def hkx_from_bytes(data, path=None):
 
 
 def skeleton_from(obj):
+    """One parent and one reference transform per bone; entries beyond the bones name no bone
+    and are left out (a Fallout 4 mod's skeleton lists one parent more than its bones)."""
     count = len(obj.bones)
-    pose = obj.reference_pose
-    if len(obj.parents) != count or len(pose) != count:
-        raise FormatError(f"skeleton {obj.name!r}: {count} bones, {len(obj.parents)} parents, {len(pose)} reference transforms")
-    parents = obj.parents.astype(np.int16)
+    if len(obj.parents) < count or len(obj.reference_pose) < count:
+        raise FormatError(f"skeleton {obj.name!r}: {count} bones, {len(obj.parents)} parents, {len(obj.reference_pose)} reference transforms")
+    pose = obj.reference_pose[:count]
+    parents = obj.parents[:count].astype(np.int16)
     if ((parents < -1) | (parents >= count)).any():
         raise FormatError(f"skeleton {obj.name!r}: a parent index lies outside its {count} bones")
     if len(obj.reference_floats) != len(obj.float_slots):
@@ -256,7 +262,7 @@ def build_hkx(animation, game="FO4", compression="spline", tolerances=None):
     header.predicates = PREDICATES if version == HK_2014 else b""
     names = BASE + (obj.class_name,) + (("hkaDefaultAnimatedReferenceFrame",) if obj.extracted_motion else ()) + (
         "hkaAnimationBinding", "hkMemoryResourceContainer")
-    packfile.classnames = ClassNames((SIGNATURES[version][name], TAG, name) for name in names)
+    packfile.classnames = ClassNames.listing(version, names)
     return packfile
 
 

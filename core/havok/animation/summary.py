@@ -1,16 +1,28 @@
-"""What ``cli.py info`` reports about a Havok animation or skeleton file (.hkx)."""
+"""What ``cli.py info`` reports about a Havok .hkx file: an animation's or skeleton's contents;
+the files a behaviour, character or project file names."""
 
 from collections import Counter
 
-from .hkx import read_hkx
+from ...errors import FormatError
+from .behavior import behavior_file_kind, behavior_names
+from .hkx import game_of, hkx_from_packfile, read_packfile
 from .spline import SplineAnimation
 
 GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim, 32-bit"}
 
 
 def hkx_info(path):
-    hkx = read_hkx(path)
-    packfile = hkx.packfile
+    try:
+        return _info(read_packfile(path), path)
+    except FormatError as error:
+        raise error.located(path=path) from None
+
+
+def _info(packfile, path):
+    kind = behavior_file_kind(packfile)
+    if kind is not None:
+        return {**_packfile_info(packfile), "kind": kind, "names": behavior_names(packfile)}
+    hkx = hkx_from_packfile(packfile, path)
     container = packfile.root.find("hkaAnimationContainer")
     animations = []
     for obj, animation in zip(container.animations, hkx.animations):
@@ -32,10 +44,8 @@ def hkx_info(path):
             entry["blocks"] = obj.block_count
         animations.append(entry)
     return {
-        "format": "hkx",
-        "game": hkx.game if hkx.bits == 64 else "LE",
-        "havok_version": packfile.header.contents_version,
-        "classes": dict(Counter(obj.class_name for obj, _ in packfile.objects())),
+        **_packfile_info(packfile),
+        "kind": "animation" if hkx.animations else "skeleton",
         "skeletons": [
             {"name": s.name, "bones": len(s.bone_names), "roots": [s.bone_names[i] for i in (s.parents < 0).nonzero()[0].tolist()],
              "float_slots": s.float_slots}
@@ -45,9 +55,21 @@ def hkx_info(path):
     }
 
 
+def _packfile_info(packfile):
+    header = packfile.header
+    return {
+        "format": "hkx",
+        "game": game_of(header) if header.pointer_size == 8 else "LE",
+        "havok_version": header.contents_version,
+        "classes": dict(Counter(obj.class_name for obj, _ in packfile.objects())),
+    }
+
+
 def render_hkx_text(path, info):
     lines = [f"{path}: Havok {info['havok_version']} ({GAME_NAMES[info['game']]}), "
              + ", ".join(f"{n} {name}" for name, n in sorted(info["classes"].items()))]
+    if "names" in info:
+        return "\n".join(lines + _names_text(info["kind"], info["names"]))
     for skeleton in info["skeletons"]:
         lines.append(f"  skeleton {skeleton['name']!r}: {skeleton['bones']} bones, {len(skeleton['float_slots'])} float slots")
     for animation in info["animations"]:
@@ -60,3 +82,15 @@ def render_hkx_text(path, info):
         for annotation in animation["annotations"]:
             lines.append(f"    {annotation['time']:8.3f} s  {annotation['text']}")
     return "\n".join(lines)
+
+
+SHOWN_NAMES = 10  # the text lists this many names of a kind; the JSON has them all
+
+
+def _names_text(kind, names):
+    lines = [f"  a {kind} file, naming:"] if any(names.values()) else [f"  a {kind} file naming no files it reads"]
+    for what, found in names.items():
+        if found:
+            more = f" and {len(found) - SHOWN_NAMES} more" if len(found) > SHOWN_NAMES else ""
+            lines.append(f"    {what} ({len(found)}): " + ", ".join(repr(name) for name in found[:SHOWN_NAMES]) + more)
+    return lines

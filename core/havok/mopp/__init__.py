@@ -3,7 +3,7 @@ bhkMoppBvTreeShape): walking it and building it."""
 
 from .builder import build
 from .space import BUILT_WITHOUT_CHUNKS, Mopp, quantise, space_of
-from .walker import check_leaves, leaves_at_point, leaves_in_box, program_leaves
+from .walker import UnknownInstruction, check_leaves, leaves_at_point, leaves_in_box, program_leaves
 
-__all__ = ["BUILT_WITHOUT_CHUNKS", "Mopp", "build", "check_leaves", "leaves_at_point", "leaves_in_box", "program_leaves",
+__all__ = ["BUILT_WITHOUT_CHUNKS", "Mopp", "UnknownInstruction", "build", "check_leaves", "leaves_at_point", "leaves_in_box", "program_leaves",
            "quantise", "space_of"]

@@ -1,13 +1,15 @@
 """Running a MOPP program: which leaf IDs (shape keys) a point or box may touch.
 
-A program is a tree of byte instructions (niftools' "Havok MOPP Data format" page; multi-byte
-operands are big-endian). Each path from the first byte ends at a terminal, which names one
-leaf, or at a cut the query fails:
+A program is a tree of byte instructions (niftools' "Havok MOPP Data format" page; the opcode
+names and operand sizes are Havok's, as public MOPP walkers list them; multi-byte operands are
+big-endian). Each path from the first byte ends at a terminal, which names leaves, or at a cut
+the query fails:
 
     00            return (the path ends)
     01-04 x y z   rescale: subtract (x, y, z) from the 8-bit values, then shift 1-4 more bits in
-    05 j / 06 jj  jump j bytes past the instruction
+    05-08 j       jump j (8, 16, 24, 32 bits) bytes past the instruction
     09 b / 0A bb  add b to the leaf base; 0B bbbb sets it
+    0D p dddd     data offset (a value for the leaves below): the path goes on
     10-1C h l j   split on an axis or diagonal: left (next) when the value <= h, right (j past
                   the instruction) when it is >= l
     20-22 t j     split at t: left when the value <= t, right when >= t
@@ -16,12 +18,19 @@ leaf, or at a cut the query fails:
     29-2B l24 h24 cut on the 24-bit position itself (not rescaled: with the rescaled one the
                   game's farmhouse01 program loses 38 of its triangles)
     30-4F         terminal: base + (opcode - 0x30); 50 b / 51 bb / 52 bbb / 53 bbbb: base + operand
+    54-57 n ids   n terminals: the count and each ID 1 to 4 bytes wide (base + each ID)
+    60-6B v       set property 0-3 (the low two bits) to an 8, 16 or 32-bit value: the path goes on
+    70 aaaa       jump to byte aaaa of the program: a program built in chunks (Skyrim SE's
+                  console statics, wheels-of-lull) pads each chunk's end (0xCD bytes) and jumps
+                  to the next chunk's first byte
 
+0C (a 16-bit chunk jump, which Havok replaced by 70) and bytes no instruction uses are
+unfamiliar: UnknownInstruction, which is not damage (a program holding one is kept as stored).
 The bounds are inclusive: read with exclusive tops, the corpus programs miss ten times more of
-their triangles' corners. Jumps only go forward, so a path cannot loop; but shared subtrees can
-make the number of paths grow exponentially, so the work is bounded by a step budget (the walk
-listing every leaf visits each state once). Anything else (a jump or operand past the end, an
-unknown opcode, a path running off the end) raises FormatError.
+their triangles' corners. A chunk jump may go backwards, and shared subtrees can make the number
+of paths grow exponentially, so the work is bounded by a step budget (the walk listing every
+leaf visits each state once). Anything else (a jump or operand past the end, a path running off
+the end, too many steps) raises FormatError.
 """
 
 import numpy as np
@@ -42,8 +51,13 @@ DIAGONALS = {
     0x1B: ((1, -1, 1), 3, 85),
     0x1C: ((1, -1, -1), 3, 170),
 }
+PROPERTY_SIZES = (1, 2, 4)  # 60-63, 64-67, 68-6B
 STEPS_PER_BYTE = 64  # a walk may execute this many instructions per byte of code
 MIN_STEPS = 1 << 16
+
+
+class UnknownInstruction(FormatError):
+    """A program uses an instruction this walker does not know: unfamiliar, not damaged."""
 
 
 def leaves_at_point(code, origin, scale, point):
@@ -76,6 +90,13 @@ def _operand(code, at, size):
     if at + size > len(code):
         raise FormatError(f"the MOPP code ends inside the instruction at byte {at - 1}")
     return int.from_bytes(code[at : at + size], "big")
+
+
+def _span(code, at, size):
+    """``size``, once the ``size`` operand bytes at ``at`` are known to lie within the code."""
+    if at + size > len(code):
+        raise FormatError(f"the MOPP code ends inside the instruction at byte {at - 1}")
+    return size
 
 
 def _target(code, at, jump):
@@ -130,6 +151,19 @@ def _walk(code, low, high, every=False):
                 size = op - 0x4F
                 found.add(leaf + _operand(code, at, size))
                 break
+            elif 0x54 <= op <= 0x57:
+                size = op - 0x53
+                count = _operand(code, at, size)
+                _span(code, at + size, size * count)
+                found.update(leaf + _operand(code, at + size * k, size) for k in range(1, count + 1))
+                break
+            elif 0x60 <= op <= 0x6B:
+                pc = at + _span(code, at, PROPERTY_SIZES[(op - 0x60) >> 2])
+            elif op == 0x70:
+                target = _operand(code, at, 4)
+                if target >= len(code):
+                    raise FormatError(f"a MOPP chunk jump at byte {pc} goes past the end of the code ({len(code)} bytes)")
+                pc = target
             elif 0x20 <= op <= 0x22:
                 t, j = _operand(code, at, 1), _operand(code, at + 1, 1)
                 axis = op - 0x20
@@ -157,7 +191,7 @@ def _walk(code, low, high, every=False):
                 lo = ((low[0] - bx) >> down, (low[1] - by) >> down, (low[2] - bz) >> down)
                 hi = ((high[0] - bx) >> down, (high[1] - by) >> down, (high[2] - bz) >> down)
                 pc = at + 3
-            elif op == 0x05 or op == 0x06:
+            elif 0x05 <= op <= 0x08:
                 size = op - 0x04
                 pc = _target(code, at + size, _operand(code, at, size))
             elif 0x09 <= op <= 0x0B:
@@ -165,10 +199,12 @@ def _walk(code, low, high, every=False):
                 value = _operand(code, at, size)
                 leaf = value if op == 0x0B else leaf + value
                 pc = at + size
+            elif op == 0x0D:
+                pc = at + _span(code, at, 5)
             elif op == 0x00:
                 break
             else:
-                raise FormatError(f"unknown MOPP instruction 0x{op:02X} at byte {pc}")
+                raise UnknownInstruction(f"unknown MOPP instruction 0x{op:02X} at byte {pc}")
     return np.array(sorted(v & 0xFFFFFFFF for v in found), np.uint32)
 
 

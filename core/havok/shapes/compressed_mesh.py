@@ -180,6 +180,14 @@ class CompressedMeshShapeData(HavokObject):
         sections = np.concatenate([section_of, section_of[quad]])[proper][order]
         return np.concatenate([packed, shared]), triangles[proper][order], values, sections, keys[proper][order]
 
+    def vertex_steps(self):
+        """Per vertex of ``decode()`` (Havok units, per axis) the step of its quantisation: its
+        section's packed scale, or the domain over the shared vertices' 21/21/22 bits."""
+        table = self.section_table()
+        _, owner = spans(table["first_packed"], table["num_packed"])
+        domain = (self.domain[1, :3].astype(np.float64) - self.domain[0, :3]) / SHARED_MAX
+        return np.concatenate([table["scale"][owner], np.broadcast_to(domain, (len(self.shared_vertices), 3))])
+
     def _packed_vertices(self, table):
         """Each section's packed vertices decoded with its base and scale, one run per section,
         and where each section's run starts."""

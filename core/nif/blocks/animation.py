@@ -33,9 +33,23 @@ class NiTimeController(Block):
         self.target = s.ref(self.target)
 
 
-@block_class("NiTransformController", "NiVisController", "BSNiAlphaPropertyTestRefController")
+@block_class(
+    "NiTransformController",
+    "NiKeyframeController",
+    "NiVisController",
+    "BSNiAlphaPropertyTestRefController",
+    "NiAlphaController",
+    "NiLightDimmerController",
+    "NiLightIntensityController",
+    "NiLightRadiusController",
+    "BSMaterialEmittanceMultController",
+    "BSRefractionStrengthController",
+    "BSRefractionFirePeriodController",
+    "BSFrustumFOVController",
+)
 class NiSingleInterpController(NiTimeController):
-    """A controller driven by one interpolator (transform, visibility, alpha test reference)."""
+    """A controller driven by one interpolator (transform, visibility, alpha and alpha test
+    reference, light dimmer / intensity / radius, emittance, refraction, field of view)."""
 
     interpolator = -1
 

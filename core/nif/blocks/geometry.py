@@ -1,4 +1,5 @@
-"""Fallout 3 / New Vegas geometry: NiTriShape, NiTriStrips and their data blocks."""
+"""Fallout 3 / New Vegas and Skyrim LE geometry: NiTriShape, NiTriStrips, the LOD and segmented
+shapes built on them (BSLODTriShape, BSSegmentedTriShape), and their data blocks."""
 
 import numpy as np
 
@@ -39,6 +40,37 @@ class NiTriBasedGeom(NiAVObject):
         if versions.after_fo3(s.context.bs_version):
             self.shader_property = s.ref(self.shader_property)
             self.alpha_property = s.ref(self.alpha_property)
+
+
+@block_class("BSLODTriShape", fallback_raw=True)
+class BSLODTriShape(NiTriBasedGeom):
+    """Skyrim: a NiTriShape whose triangles are three consecutive groups the game shows or hides
+    by distance; ``lod_sizes``: the triangles in each group, in order."""
+
+    lod_sizes = (0, 0, 0)
+
+    def sync(self, s):
+        super().sync(s)
+        self.lod_sizes = tuple(s.u32(size) for size in self.lod_sizes)
+
+
+def segment_dtype(s):
+    """BSGeometrySegmentData before FO4: flags, first index (3 per triangle), triangle count."""
+    return np.dtype([("flags", "u1"), ("start_index", s.dtype("u4")), ("num_triangles", s.dtype("u4"))])
+
+
+@block_class("BSSegmentedTriShape", fallback_raw=True)
+class BSSegmentedTriShape(NiTriBasedGeom):
+    """FO3 / New Vegas landscape LOD: a NiTriShape whose triangles are split into segments (a
+    square grid of them, each a consecutive run the game culls on its own)."""
+
+    segments = np.zeros(0, [("flags", "u1"), ("start_index", "<u4"), ("num_triangles", "<u4")])
+
+    def sync(self, s):
+        super().sync(s)
+        if versions.fo4_or_later(s.context.bs_version):
+            raise s.error("its Fallout 4 segment layout is not decoded")
+        self.segments = s.counted_array(self.segments, segment_dtype(s), what="segments")
 
 
 def _vec3_array(s, value, n):

@@ -41,7 +41,28 @@ def sync_filter(s, value):
     return (s.u8(layer), s.u8(flags), s.u16(group))
 
 
-@block_class("bhkCollisionObject")
+class bhkWorldObject(Block):
+    """What rigid bodies and phantoms start with: shape, filter, construction info (padding kept
+    as its bytes, broad phase type, property)."""
+
+    shape = -1
+    havok_filter = (0, 0, 0)
+    unused_world_1 = b"\0" * 4
+    broad_phase = 1
+    unused_world_2 = b"\0" * 3
+    world_property = EMPTY_PROPERTY
+
+    def sync(self, s):
+        self.shape = s.ref(self.shape)
+        self.havok_filter = sync_filter(s, self.havok_filter)
+        self.unused_world_1 = s.raw(self.unused_world_1, 4)
+        self.broad_phase = s.u8(self.broad_phase)
+        self.unused_world_2 = s.raw(self.unused_world_2, 3)
+        self.world_property = sync_property(s, self.world_property)
+
+
+# Phantoms' (bhkPCollisionObject, bhkSPCollisionObject) have a phantom for a body (legacy_constraints).
+@block_class("bhkCollisionObject", "bhkPCollisionObject", "bhkSPCollisionObject")
 class bhkCollisionObject(Block):
     target = -1
     flags = 1
@@ -70,18 +91,12 @@ class bhkBlendCollisionObject(bhkCollisionObject):
 
 
 @block_class("bhkRigidBody", "bhkRigidBodyT")
-class bhkRigidBody(Block):
+class bhkRigidBody(bhkWorldObject):
     """bhkWorldObject (shape, filter, world object info), bhkEntity (response, callback delay),
     bhkRigidBodyCInfo550_660 (FO3/FNV) or bhkRigidBodyCInfo2010 (Skyrim: the ``unknown_int_1``,
     time and gravity factor, rolling friction and the four bytes before the padding more),
     constraints and body flags (u16 from bs 76)."""
 
-    shape = -1
-    havok_filter = (0, 0, 0)
-    unused_world_1 = b"\0" * 4
-    broad_phase = 1
-    unused_world_2 = b"\0" * 3
-    world_property = EMPTY_PROPERTY
     collision_response = 1
     unused_entity = 0
     callback_delay = 0xFFFF
@@ -125,12 +140,7 @@ class bhkRigidBody(Block):
     later_big_endian = False
 
     def sync(self, s):
-        self.shape = s.ref(self.shape)
-        self.havok_filter = sync_filter(s, self.havok_filter)
-        self.unused_world_1 = s.raw(self.unused_world_1, 4)
-        self.broad_phase = s.u8(self.broad_phase)
-        self.unused_world_2 = s.raw(self.unused_world_2, 3)
-        self.world_property = sync_property(s, self.world_property)
+        super().sync(s)
         self.collision_response = s.u8(self.collision_response)
         self.unused_entity = s.u8(self.unused_entity)
         self.callback_delay = s.u16(self.callback_delay)

@@ -1,6 +1,7 @@
 """Named animation sequences: NiControllerSequence (what a .kf file or a NiControllerManager
-holds), its text keys, the manager playing them and the palette naming its objects. In 20.2.0.7
-files every name is a string-table entry (the string palette of 10.2 to 20.1 is gone)."""
+holds), its text keys and animation notes, the manager playing them and the palette naming its
+objects. In 20.2.0.7 files every name is a string-table entry (the string palette of 10.2 to 20.1
+is gone, though a file may still carry one)."""
 
 from ..block import Block, block_class
 from .animation import FLT_MAX, NiTimeController
@@ -102,6 +103,19 @@ class PaletteObject:
         self.block = s.ref(self.block)
 
 
+@block_class("NiStringPalette", fallback_raw=True)
+class NiStringPalette(Block):
+    """NUL-separated names (sequences of 10.2 to 20.1 point into it; kept for files that carry
+    one): the text, then its length again."""
+
+    palette = ""
+    length = 0
+
+    def sync(self, s):
+        self.palette = s.sized_string(self.palette)
+        self.length = s.u32(self.length)
+
+
 @block_class("NiDefaultAVObjectPalette")
 class NiDefaultAVObjectPalette(Block):
     """The manager's objects by name (names stored in the block itself, not the string table)."""
@@ -137,3 +151,35 @@ class NiTextKeyExtraData(NiExtraData):
         super().sync(s)
         n = s.count(len(self.keys), item_size=8, what="text keys")
         self.keys = s.items(self.keys, TextKey, n, min_size=8)
+
+
+@block_class("BSAnimNotes", fallback_raw=True)
+class BSAnimNotes(Block):
+    """The notes a sequence's ``anim_notes`` / ``anim_note_arrays`` name."""
+
+    notes = ()
+
+    def sync(self, s):
+        n = s.count(len(self.notes), kind="u16", item_size=4, what="anim notes")
+        self.notes = s.repeat(self.notes, n, s.ref)
+
+
+@block_class("BSAnimNote", fallback_raw=True)
+class BSAnimNote(Block):
+    """A moment of a sequence where an arm grabs (type 1, GRABIK: which arm) or the head looks
+    (type 2, LOOKIK: gain and state)."""
+
+    note_type = 0
+    time = 0.0
+    arm = 0
+    gain = 0.0
+    state = 0
+
+    def sync(self, s):
+        self.note_type = s.u32(self.note_type)
+        self.time = s.f32(self.time)
+        if self.note_type == 1:
+            self.arm = s.u32(self.arm)
+        elif self.note_type == 2:
+            self.gain = s.f32(self.gain)
+            self.state = s.u32(self.state)

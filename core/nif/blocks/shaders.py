@@ -1,5 +1,6 @@
 """Shader properties and texture sets: BSLightingShaderProperty, BSEffectShaderProperty
-(Skyrim and later), BSShaderPPLightingProperty (Fallout 3 / New Vegas), BSShaderTextureSet."""
+(Skyrim and later), BSShaderPPLightingProperty and BSShaderNoLightingProperty (Fallout 3 / New
+Vegas), BSShaderTextureSet."""
 
 import math
 
@@ -53,6 +54,25 @@ class BSShaderPPLightingProperty(BSShaderProperty):
             self.parallax_scale = s.f32(self.parallax_scale)
         if versions.after_fo3(bs):
             self.emissive_color = s.vec4(self.emissive_color)
+
+
+@block_class("BSShaderNoLightingProperty", fallback_raw=True)
+class BSShaderNoLightingProperty(BSShaderProperty):
+    """FO3/FNV unlit surfaces (glow, UI, effects): one texture file named inline, and alpha
+    falling off with the view angle (bs > 26)."""
+
+    texture_clamp_mode = 3
+    file_name = ""
+    falloff = (1.0, 0.0, 1.0, 0.0)  # start angle, stop angle, start opacity, stop opacity
+
+    def sync(self, s):
+        super().sync(s)
+        bs = s.context.bs_version
+        if versions.up_to_fo3(bs):
+            self.texture_clamp_mode = s.u32(self.texture_clamp_mode)
+        self.file_name = s.sized_string(self.file_name)
+        if bs > 26:
+            self.falloff = s.floats(self.falloff, 4)
 
 
 def sync_flag_words(shader, s):

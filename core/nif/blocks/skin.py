@@ -6,6 +6,7 @@ import numpy as np
 from .. import vertex_format as vf
 from .. import versions
 from ..block import Block, block_class
+from .extra_data import NiExtraData
 from ..packed_vertices import PackedVertices
 from .geometry import strips_to_triangles
 from .tri_shape import triangle_dtype
@@ -46,6 +47,19 @@ class BSSkinBoneData(Block):
         dtype = bone_transform_dtype(s)
         n = s.count(len(self.bones), item_size=dtype.itemsize, what="bones")
         self.bones = s.array(self.bones, dtype, n)
+
+
+@block_class("SkinAttach")
+class SkinAttach(NiExtraData):
+    """Starfield: the names of the bones of a shape's skin, in the skin's bone order (its
+    BSSkin::Instance names no bone nodes)."""
+
+    bones = ()
+
+    def sync(self, s):
+        super().sync(s)
+        count = s.count(len(self.bones), item_size=4, what="bone names")
+        self.bones = s.repeat(self.bones, count, s.sized_string)
 
 
 def sync_transform(s, value):

@@ -1,6 +1,6 @@
 """BSTriShape and its subclasses: Fallout 4 / Skyrim SE / Fallout 76 packed geometry.
 
-Field order (FORMAT-NOTES section 4): NiAVObject, bounding sphere, [FO76: bound min/max],
+Field order (FORMAT-NOTES section 4): NiAVObject, bounding sphere, [FO76: bound box],
 skin, shader, alpha, vertex desc, num triangles (u32 from bs 130, u16 for SSE), num vertices,
 data size, vertices + triangles (only when data size > 0), [SSE: particle data].
 """
@@ -26,6 +26,16 @@ def check_triangles(triangles, vertex_count, s=None):
     if len(triangles) and int(triangles.max()) >= vertex_count:
         message = f"a triangle uses vertex {int(triangles.max())} of only {vertex_count}"
         raise s.error(message) if s is not None and s.reading else FormatError(message)
+
+
+def box_centre_and_extents(positions):
+    """What Fallout 76 stores as a shape's "bound min max" (nif.xml's name): every shape of its
+    files holds the centre of the positions' box, then the box's half size."""
+    positions = np.asarray(positions, np.float64)
+    if not len(positions):
+        return (0.0,) * 6
+    low, high = positions.min(axis=0), positions.max(axis=0)
+    return tuple(float(v) for v in (*((low + high) / 2), *((high - low) / 2)))
 
 
 @block_class("BSTriShape")
@@ -72,9 +82,7 @@ class BSTriShape(PackedVertices, NiAVObject):
         if self.bounds_dirty and self.vertex_data is not None:
             self.bound_center, self.bound_radius = bounding_sphere(self.positions)
             if versions.fo76_or_later(s.context.bs_version):
-                positions = self.positions
-                low, high = (positions.min(axis=0), positions.max(axis=0)) if len(positions) else ((0,) * 3,) * 2
-                self.bound_min_max = tuple(float(v) for v in (*low, *high))
+                self.bound_min_max = box_centre_and_extents(self.positions)
             self.bounds_dirty = False
 
     def _data_size(self):

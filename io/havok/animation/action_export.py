@@ -17,9 +17,8 @@ from ....core import transforms
 from ....core.errors import FormatError
 from ....core.files import write_replacing
 from ....core.havok.animation import Animation, Annotation, AnnotationTrack, RootMotion, build_hkx
-from ... import compat, pose_channels
-from .action_import import ANNOTATIONS, BINDING, FPS, GAME, ROOT_AXES, rest_relative
-from .armature import BONES, GAME as ARMATURE_GAME, SKELETON_NAME
+from ... import compat, pose_channels, schema
+from .action_import import rest_relative
 
 UP, FORWARD = (0.0, 0.0, 1.0), (0.0, 1.0, 0.0)  # the games' axes
 
@@ -43,11 +42,13 @@ def armature_action(armature, action_name=None):
 def animation_of(armature, action, slot, scene, game=None):
     """(core Animation, game) of ``action`` animating ``armature``; ``game`` ("FO4"/"SSE") when
     neither the action nor the armature says."""
+    schema.check_version(armature)
+    schema.check_version(action)
     binding = _binding(armature, action)
-    game = action.get(GAME) or armature.get(ARMATURE_GAME) or game
+    game = action.get(schema.HKX_GAME) or armature.get(schema.HKX_GAME) or game
     if game not in ("FO4", "SSE"):
         raise FormatError(f"action {action.name!r}: the game to write for is not known (import its skeleton .hkx, or choose one)")
-    fps = float(action.get(FPS, 0.0)) or scene.render.fps / scene.render.fps_base
+    fps = float(action.get(schema.HKX_FPS, 0.0)) or scene.render.fps / scene.render.fps_base
     curves = {(fcurve.data_path, fcurve.array_index): fcurve for fcurve in compat.fcurves(action, slot) if not fcurve.mute}
     frames = _frames(action, curves)
     bones = binding["bones"]
@@ -72,20 +73,20 @@ def animation_of(armature, action, slot, scene, game=None):
 
 def _binding(armature, action):
     """The tracks' bone names and skeleton indices, skeleton name, blend hint and float tracks."""
-    stored = action.get(BINDING)
+    stored = action.get(schema.HKX_BINDING)
     if stored is not None:
         binding = json.loads(stored)
         missing = [name for name in binding["bones"] if armature.data.bones.get(name) is None]
         if missing:
             raise FormatError(f"action {action.name!r} animates bone {missing[0]!r}, which armature {armature.name!r} lacks")
         return binding
-    names = json.loads(armature.get(BONES, "[]"))
+    names = json.loads(armature.get(schema.HKX_BONES, "[]"))
     kept = [(index, name) for index, name in enumerate(names) if armature.data.bones.get(name) is not None]
     if not kept:
         raise FormatError(f"armature {armature.name!r} has no Havok skeleton bones: import the game's skeleton .hkx "
                           "and animate that armature (or import an animation onto this one first)")
     return {"bones": [name for _, name in kept], "indices": [index for index, _ in kept],
-            "skeleton": armature.get(SKELETON_NAME, armature.name), "blend_hint": 0}
+            "skeleton": armature.get(schema.HKX_SKELETON, armature.name), "blend_hint": 0}
 
 
 def _frames(action, curves):
@@ -104,7 +105,7 @@ def _frames(action, curves):
 def _annotations(action, fps, first):
     """Pose markers as (time, text); a marker still at the frame and with the text of a stored
     annotation keeps that annotation's exact time."""
-    stored = [tuple(pair) for pair in json.loads(action.get(ANNOTATIONS, "[]"))]
+    stored = [tuple(pair) for pair in json.loads(action.get(schema.HKX_ANNOTATIONS, "[]"))]
     out = []
     for marker in sorted(action.pose_markers, key=lambda m: m.frame):
         kept = next((pair for pair in stored if pair[1] == marker.name and round(pair[0] * fps) == marker.frame), None)
@@ -120,7 +121,7 @@ def _root_motion(armature, action, curves, frames, fps):
     """The object's keyed location and rotation about the up axis as root motion, else None."""
     if not any(path in ROOT_PATHS for path, _ in curves):
         return None
-    axes = list(action.get(ROOT_AXES, (*UP, *FORWARD)))
+    axes = list(action.get(schema.HKX_ROOT_AXES, (*UP, *FORWARD)))
     up = np.asarray(axes[:3], np.float64)
     location, quaternion, _scale, _error = transforms.decompose(pose_channels.basis(armature, curves, frames))
     angle = np.unwrap(2 * np.arctan2(quaternion[:, 1:] @ up, quaternion[:, 0]))

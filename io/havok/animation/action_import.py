@@ -25,10 +25,8 @@ import numpy as np
 
 from ....core import transforms
 from ....core.errors import FormatError
-from ... import compat, sampled_keys
-from ...datablocks import remove_all
+from ... import compat, sampled_keys, schema
 
-FPS, GAME, BINDING, ANNOTATIONS, ROOT_AXES = "hkx_fps", "hkx_game", "hkx_binding", "hkx_annotations", "hkx_root_axes"
 STILL = 1e-5  # what a track may change over its frames and still hold still (decoded float noise)
 
 
@@ -54,11 +52,11 @@ def armature_bones(armature, names):
     return [name if armature.data.bones.get(name) is not None else by_case.get(name.lower(), name) for name in names]
 
 
-def import_action(armature, animation, bones, *, name, game, root_motion=False, path=None):
+def import_action(armature, animation, bones, *, name, game, rollback, root_motion=False, path=None):
     """A new action of ``animation`` (its tracks driving the armature's bones named ``bones``, in
-    any case) on ``armature``, made its active action (the one it had is stashed in the NLA, not lost).
-    Every track's bone must be in the armature: else an error naming the first missing one, and
-    nothing is made."""
+    any case) on ``armature``, made its active action (the one it had is stashed in the NLA, not lost),
+    and added to ``rollback``. Every track's bone must be in the armature: else an error naming the
+    first missing one, and nothing is made."""
     bones = armature_bones(armature, bones)
     kept = np.array([armature.data.bones.get(bone) is not None for bone in bones], bool)
     moving = _moving(animation)
@@ -82,19 +80,16 @@ def import_action(armature, animation, bones, *, name, game, root_motion=False, 
     rotation = sampled_keys.continuous(rotation)
     frames = np.arange(animation.frame_count, dtype=np.float64)
     action, slot = compat.new_action(name)
-    try:
-        for track, bone_name in enumerate(bones):
-            prefix = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"].'
-            for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
-                for axis in range(values.shape[-1]):
-                    fcurve = compat.new_fcurve(action, slot, prefix + channel, axis, bone_name)
-                    sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
-        if root_motion and animation.root_motion is not None:
-            _root_motion(action, slot, armature, animation)
-        _describe(action, animation, bones, kept, game)
-    except BaseException:
-        remove_all([action])
-        raise
+    rollback.add(action)
+    for track, bone_name in enumerate(bones):
+        prefix = f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"].'
+        for channel, values in (("location", location), ("rotation_quaternion", rotation), ("scale", scale)):
+            for axis in range(values.shape[-1]):
+                fcurve = compat.new_fcurve(action, slot, prefix + channel, axis, bone_name)
+                sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
+    if root_motion and animation.root_motion is not None:
+        _root_motion(action, slot, armature, animation)
+    _describe(action, animation, bones, kept, game)
     for pose_bone in (armature.pose.bones[bone] for bone in bones):
         pose_bone.rotation_mode = "QUATERNION"
     if root_motion and animation.root_motion is not None:
@@ -129,15 +124,16 @@ def _root_motion(action, slot, armature, animation):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "location", axis, group), frames, samples[:, axis])
     for axis in range(4):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "rotation_quaternion", axis, group), frames, quaternions[:, axis])
-    action[ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
+    action[schema.HKX_ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
 
 
 def _describe(action, animation, bones, kept, game):
+    schema.stamp(action)
     fps = animation.frame_rate
-    action[FPS] = fps
-    action[GAME] = game
+    action[schema.HKX_FPS] = fps
+    action[schema.HKX_GAME] = game
     floats = np.asarray(animation.floats, np.float64)
-    action[BINDING] = json.dumps({
+    action[schema.HKX_BINDING] = json.dumps({
         "skeleton": animation.skeleton_name or "",
         "bones": list(bones),
         "indices": [int(i) for i in animation.track_bones[kept]],
@@ -147,7 +143,7 @@ def _describe(action, animation, bones, kept, game):
         "floats": [float(v) for v in floats[0]] if len(floats) else [],
     })  # fmt: skip
     annotations = [(float(a.time), a.text) for a in animation.annotations()]
-    action[ANNOTATIONS] = json.dumps(annotations)
+    action[schema.HKX_ANNOTATIONS] = json.dumps(annotations)
     action.use_frame_range = True
     action.frame_start = 0.0
     action.frame_end = max(animation.frame_count - 1, 1e-3)  # Blender wants end > start

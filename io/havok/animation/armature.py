@@ -26,13 +26,9 @@ from ....core import transforms
 from ....core.errors import FormatError
 from ....core.nif import NifFile
 from ....core.nif.blocks.nodes import NiNode
-from ... import armature_edit
-from ...datablocks import remove_all
+from ... import armature_edit, schema
 from ...nif.node_transform import local_matrix
 
-BONES = "hkx_bones"
-SKELETON_NAME = "hkx_skeleton"
-GAME = "hkx_game"
 SKELETON_FILE = "skeleton.hkx"
 SKELETON_FOLDERS = ("", "character assets", "characterassets")  # where the games keep it, beside animations' folders
 BONE_LENGTH_FRACTION = 0.02  # of the skeleton's extent: small enough not to hide fingers
@@ -128,9 +124,9 @@ def nif_skeleton(path):
         raise error.located(path=path) from None
 
 
-def build_armature(skeleton, collection):
-    """A new armature object for ``skeleton`` linked into ``collection``; on failure nothing is
-    left behind."""
+def build_armature(skeleton, collection, rollback):
+    """A new armature object for ``skeleton`` linked into ``collection``, what it makes added to
+    ``rollback``."""
     world = skeleton.world()
     bad = np.flatnonzero(~transforms.invertible(world))
     if len(bad):
@@ -138,31 +134,26 @@ def build_armature(skeleton, collection):
     rests = transforms.rigid(world)
     extent = float(np.ptp(rests[:, :3, 3], axis=0).max()) if len(rests) else 1.0
     length = max(extent * BONE_LENGTH_FRACTION, 0.01)
-    data = bpy.data.armatures.new(skeleton.name)
-    created = [data]
-    try:
-        obj = bpy.data.objects.new(skeleton.name, data)
-        created.append(obj)
-        with armature_edit.edit_bones(data):
-            bones = []
-            for name, rest in zip(skeleton.names, rests):
-                bone = data.edit_bones.new(name)
-                bone.tail = (0.0, length, 0.0)
-                bone.matrix = Matrix(rest.tolist())  # keeps the length, sets head and roll
-                bones.append(bone)
-            for bone, parent in zip(bones, skeleton.parents.tolist()):
-                if parent >= 0:
-                    bone.parent = bones[parent]
-            made = [bone.name for bone in bones]
-        for name, wanted in zip(made, skeleton.names):
-            if name != wanted or data.bones.get(name) is None:  # a name Blender cut, or a rest it dropped
-                raise FormatError(f"bone {wanted!r} cannot be held by a Blender armature (name or rest pose)")
-        if skeleton.havok:
-            obj[BONES] = json.dumps(skeleton.names)
-            obj[SKELETON_NAME] = skeleton.name
-            obj[GAME] = skeleton.game
-        collection.objects.link(obj)
-    except BaseException:
-        remove_all(created)
-        raise
+    data = rollback.add(bpy.data.armatures.new(skeleton.name))
+    obj = rollback.add(bpy.data.objects.new(skeleton.name, data))
+    schema.stamp(obj)
+    with armature_edit.edit_bones(data):
+        bones = []
+        for name, rest in zip(skeleton.names, rests):
+            bone = data.edit_bones.new(name)
+            bone.tail = (0.0, length, 0.0)
+            bone.matrix = Matrix(rest.tolist())  # keeps the length, sets head and roll
+            bones.append(bone)
+        for bone, parent in zip(bones, skeleton.parents.tolist()):
+            if parent >= 0:
+                bone.parent = bones[parent]
+        made = [bone.name for bone in bones]
+    for name, wanted in zip(made, skeleton.names):
+        if name != wanted or data.bones.get(name) is None:  # a name Blender cut, or a rest it dropped
+            raise FormatError(f"bone {wanted!r} cannot be held by a Blender armature (name or rest pose)")
+    if skeleton.havok:
+        obj[schema.HKX_BONES] = json.dumps(skeleton.names)
+        obj[schema.HKX_SKELETON] = skeleton.name
+        obj[schema.HKX_GAME] = skeleton.game
+    collection.objects.link(obj)
     return obj

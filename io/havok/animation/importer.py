@@ -7,11 +7,12 @@ from pathlib import Path
 
 import bpy
 
-from ....core.errors import FormatError
+from ....core.errors import FormatError, failure_text
 from ....core.havok.animation import read_hkx
-from ...datablocks import remove_all
+from ...datablocks import Rollback, rolled_back
 from ...file_import import import_files
 from . import action_import, armature
+from ... import schema
 
 
 def _collection(context, name):
@@ -20,24 +21,16 @@ def _collection(context, name):
     return collection
 
 
-def import_skeleton(context, path):
+@rolled_back
+def import_skeleton(context, path, *, rollback):
     """A skeleton .hkx or .nif as a new armature in a new collection named after the file,
     made the active object; returns the armature object."""
     path = Path(path)
     skeleton = armature.nif_skeleton(path) if path.suffix.lower() == ".nif" else _havok_skeleton(read_hkx(path))
-    collection = _collection(context, path.stem)
-    try:
-        obj = armature.build_armature(skeleton, collection)
-    except BaseException:
-        remove_all([collection])
-        raise
+    collection = rollback.add(_collection(context, path.stem))
+    obj = armature.build_armature(skeleton, collection, rollback)
     _activate(context, obj)
     return obj
-
-
-def remove_skeleton(obj):
-    """An armature import_skeleton made, with its collection."""
-    remove_all([obj.data, obj, *obj.users_collection])
 
 
 def _havok_skeleton(hkx):
@@ -47,13 +40,14 @@ def _havok_skeleton(hkx):
     return armature.havok_skeleton(hkx.skeletons[0], hkx.game)
 
 
-def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_rate=True):
+@rolled_back
+def import_hkx(context, path, progress=None, *, rollback, root_motion=False, scene_frame_rate=True):
     """One .hkx: a skeleton as a new armature, an animation as an action on the active armature.
     Returns (armature object, warnings), for io.file_import.import_files."""
     path = Path(path)
     hkx = read_hkx(path)
     if not hkx.animations:
-        return import_skeleton(context, path), []
+        return import_skeleton(context, path, rollback=rollback), []
     target = context.view_layer.objects.active
     if target is None or target.type != "ARMATURE":
         raise FormatError("an animation needs its skeleton: select its armature, or give the skeleton (.hkx or .nif)",
@@ -62,7 +56,7 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
         progress(0.5)  # decoded; the action is the other half
     animation = hkx.animations[0]
     bones = track_bones(target, animation, path)
-    _action, warnings = action_import.import_action(target, animation, bones, name=path.stem, game=hkx.game,
+    _action, warnings = action_import.import_action(target, animation, bones, name=path.stem, game=hkx.game, rollback=rollback,
                                                     root_motion=root_motion, path=path)
     if scene_frame_rate:
         _scene_rate(context.scene, animation)
@@ -76,9 +70,9 @@ def import_hkx(context, path, progress=None, *, root_motion=False, scene_frame_r
 def track_bones(target, animation, path):
     """The bone name each track drives: from the Havok skeleton the armature was made from, else
     from the skeleton .hkx beside the animation."""
-    stored = target.get(armature.BONES)
+    stored = target.get(schema.HKX_BONES)
     if stored is not None:
-        names, skeleton_name = json.loads(stored), target.get(armature.SKELETON_NAME)
+        names, skeleton_name = json.loads(stored), target.get(schema.HKX_SKELETON)
     else:
         found = armature.havok_skeleton_near(path)
         if found is None:
@@ -123,20 +117,21 @@ def import_animations(context, paths, *, skeleton=None, root_motion=False, scene
     ``skeleton`` (.hkx/.nif) built first); returns import_files' (armatures, messages)."""
     if context.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
-    built = None
+    skeleton_made = Rollback()
     if skeleton:
         try:
-            built = import_skeleton(context, skeleton)
+            with skeleton_made:
+                import_skeleton(context, skeleton, rollback=skeleton_made)
         except (FormatError, OSError) as error:
-            message = str(error.located(path=skeleton)) if isinstance(error, FormatError) else f"{skeleton}: {error.strerror or error}"
-            return [], [message]
+            return [], [failure_text(skeleton, error)]
 
-    def import_one(context, path, progress):
-        return import_hkx(context, path, progress, root_motion=root_motion, scene_frame_rate=scene_frame_rate)
+    def import_one(context, path, progress, rollback):
+        return import_hkx(context, path, progress, rollback=rollback, root_motion=root_motion,
+                          scene_frame_rate=scene_frame_rate)
 
     # skeletons (as the games name them) first: files dropped together animate the one dropped with them
     paths = sorted(paths, key=lambda path: not Path(path).name.lower().startswith("skeleton"))
     imported, messages = import_files(context, paths, import_one)
-    if built is not None and not imported:  # the skeleton was only wanted for the animations
-        remove_skeleton(built)
+    if not imported:  # the skeleton was only wanted for the animations
+        skeleton_made.undo()
     return imported, messages
