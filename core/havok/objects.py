@@ -252,11 +252,15 @@ class _Columns(ObjectReader):
         """The items: ``factory``'s ``sync`` run once here, its fields' columns dealt out."""
         layout = factory()
         layout.sync(self)
-        items = [factory() for _ in range(self.count)]
-        for name, column in vars(layout).items():
-            if isinstance(column, _Column):
-                for item, value in zip(items, column):
-                    item.__dict__[name] = value
+        fields = vars(layout)
+        columns = {name: column for name, column in fields.items() if isinstance(column, _Column)}
+        if len(columns) == len(fields):  # every field is read: the items need nothing from __init__
+            items = [factory.__new__(factory) for _ in range(self.count)]
+        else:
+            items = [factory() for _ in range(self.count)]
+        for name, column in columns.items():
+            for item, value in zip(items, column):
+                setattr(item, name, value)
         return items
 
     def _starts(self, size):
@@ -292,7 +296,16 @@ class _Columns(ObjectReader):
         slots = self._slot()
         targets = list(map(self.local_fixups.get, slots))
         self.consumed.update(at for at, dst in zip(slots, targets) if dst is not None)
-        return _Column(None if dst is None else self._text(dst) for dst in targets)
+        found = [dst for dst in targets if dst is not None]
+        if not found:
+            return _Column(targets)
+        # one copy of the object's bytes from the first text on serves every text
+        low = min(found)
+        tail = bytes(self.data[low:])
+        ends = [None if dst is None else tail.find(b"\0", dst - low) for dst in targets]
+        if -1 in ends:
+            raise self.error("string has no terminating NUL inside its object", targets[ends.index(-1)])
+        return _Column([None if dst is None else tail[dst - low : end].decode("utf-8", "surrogateescape") for dst, end in zip(targets, ends)])
 
     def hk_array(self, value, item, *, what="array"):
         slots = self._slot()
@@ -300,6 +313,8 @@ class _Columns(ObjectReader):
         # an empty array without a pointer is the common case: checked here for all at once
         plain = (capacities == sizes | ARRAY_FLAGS) & (sizes == 0)
         plain[plain] = [at not in self.global_fixups and at not in self.local_fixups for at in np.array(slots)[plain].tolist()]
+        if plain.all():
+            return _Column([np.zeros(0, item) for _ in slots] if isinstance(item, np.dtype) else [[] for _ in slots])
         return _Column(_empty(item) if empty else self._array(at, size, capacity, item, what)
                        for at, size, capacity, empty in zip(slots, sizes.tolist(), capacities.tolist(), plain.tolist()))
 

@@ -146,48 +146,61 @@ def _splines(blocks, points, point_from, first, last, out, where):
     order = spline[np.argsort((s.degree * 3 + s.kind)[spline], kind="stable")]
     frames_in = (last - first + 1)[s.block[order]]
     ends = np.cumsum(frames_in)
-    cuts = np.union1d(np.flatnonzero(np.diff(s.degree[order])) + 1, np.searchsorted(ends, np.arange(CHUNK, ends[-1], CHUNK))).tolist()
+    cuts = np.searchsorted(ends, np.arange(CHUNK, ends[-1], CHUNK)).tolist()
     for a, b in zip([0] + cuts, cuts + [len(order)]):
         _evaluate(s, order[a:b], frames_in[a:b], knots, knot_from, points, point_from, first, out)
 
 
 def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first, out):
-    """Evaluates splines of one degree, in runs of one kind, at every frame of their blocks."""
-    degree = int(s.degree[splines[0]])
+    """Evaluates splines (sorted by degree, then kind) at every frame of their blocks."""
     query_from = np.cumsum(frames_in) - frames_in
     queries = int(query_from[-1] + frames_in[-1])
     local = np.arange(queries) - np.repeat(query_from, frames_in)
     knot_bytes = s.knot_bytes[splines]
     knots = knots[ranges(knot_from[splines], knot_bytes)]  # theirs, one spline after the other
     knots_before = np.cumsum(knot_bytes) - knot_bytes
+    degree = s.degree[splines]
     # a frame's span: how many of its spline's knots lie at or before it, less one; counted in a
     # histogram of each spline's knots over its frames, with one bin past them for later knots
     bins_from = query_from + np.arange(len(splines))
     owner = np.repeat(np.arange(len(splines)), knot_bytes)
     seen = np.cumsum(np.bincount(bins_from[owner] + np.minimum(knots, frames_in[owner]), minlength=queries + len(splines)))
     span = np.clip(seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(knots_before + 1, frames_in),
-                   degree, np.repeat(s.count[splines] - 1, frames_in))
-    weights = basis(knots.astype(np.float64), np.repeat(knots_before - degree + 1, frames_in) + span, local.astype(np.float64), degree)
-    # the weighted control points summed from zero (so that -0 terms add up to +0)
+                   np.repeat(degree, frames_in), np.repeat(s.count[splines] - 1, frames_in))
+    first_knot = np.repeat(knots_before + 1 - degree, frames_in) + span
     first_point = np.repeat(point_from[splines] - degree, frames_in) + span
-    total = points.take(first_point, axis=0)
-    total *= weights[0][:, None]
-    total += 0.0
-    for r in range(1, degree + 1):
-        term = points[r:].take(first_point, axis=0)
-        term *= weights[r][:, None]
-        total += term
-    values = total.astype(np.float32)
+    knots = knots.astype(np.float64)
+    u = local.astype(np.float64)
+    values = np.empty((queries, 4), np.float32)
+    bounds = np.append(query_from, queries).tolist()
+    for a, b in _runs(degree):
+        q, d = slice(bounds[a], bounds[b]), int(degree[a])
+        weights = basis(knots, first_knot[q], u[q], d)
+        # the weighted control points summed from zero (so that -0 terms add up to +0)
+        at = first_point[q]
+        total = points.take(at, axis=0)
+        total *= weights[0][:, None]
+        total += 0.0
+        for r in range(1, d + 1):
+            term = points[r:].take(at, axis=0)
+            term *= weights[r][:, None]
+            total += term
+        values[q] = total
     tracks = out[POSITION].shape[1]
-    at = np.repeat(first[s.block[splines]] * tracks + s.track[splines], frames_in) + local * tracks
+    row = np.repeat(first[s.block[splines]] * tracks + s.track[splines], frames_in) + local * tracks
     kinds = s.kind[splines]
-    bounds = np.append(query_from, queries)
-    for kind in np.unique(kinds).tolist():
-        a, b = bounds[np.searchsorted(kinds, [kind, kind + 1])].tolist()
-        mine = values[a:b]
+    for a, b in _runs(kinds):
+        q, kind = slice(bounds[a], bounds[b]), int(kinds[a])
+        mine = values[q]
         if kind == ROTATION:
             mine /= _lengths(mine)
-        _rows(out[kind])[at[a:b]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+        _rows(out[kind])[row[q]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+
+
+def _runs(values):
+    """(start, end) of each run of equal values."""
+    cuts = (np.flatnonzero(values[1:] != values[:-1]) + 1).tolist()
+    return zip([0, *cuts], [*cuts, len(values)])
 
 
 def _lengths(quaternions):
