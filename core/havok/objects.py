@@ -20,6 +20,7 @@ back unchanged.
 """
 
 import struct
+from itertools import repeat
 
 import numpy as np
 
@@ -310,13 +311,11 @@ class _Columns(ObjectReader):
     def hk_array(self, value, item, *, what="array"):
         slots = self._slot()
         sizes, capacities = self._field("<u4"), self._field("<u4")
-        # an empty array without a pointer is the common case: checked here for all at once
-        plain = (capacities == sizes | ARRAY_FLAGS) & (sizes == 0)
-        plain[plain] = [at not in self.global_fixups and at not in self.local_fixups for at in np.array(slots)[plain].tolist()]
-        if plain.all():
+        # every array empty, without a pointer, is the common case: checked for all at once
+        if not sizes.any() and (capacities == ARRAY_FLAGS).all() and self.local_fixups.keys().isdisjoint(slots) \
+                and self.global_fixups.keys().isdisjoint(slots):
             return _Column([np.zeros(0, item) for _ in slots] if isinstance(item, np.dtype) else [[] for _ in slots])
-        return _Column(_empty(item) if empty else self._array(at, size, capacity, item, what)
-                       for at, size, capacity, empty in zip(slots, sizes.tolist(), capacities.tolist(), plain.tolist()))
+        return _Column(map(self._array, slots, sizes.tolist(), capacities.tolist(), repeat(item), repeat(what)))
 
 
 def _empty(item):

@@ -85,7 +85,7 @@ def spline_fields(count, degree, align, value_bytes, point_bytes):
 
 def ranges(starts, sizes):
     """The indices of the ranges (start, size), one range after the other."""
-    ends = np.cumsum(sizes)
+    ends = sizes.cumsum()
     return np.arange(ends[-1] if len(ends) else 0) + np.repeat(starts - ends + sizes, sizes)
 
 
@@ -120,7 +120,7 @@ class Sections:
         """The splines' control point counts and degrees, read from ``data`` in file order:
         block b's sections start at ``bodies[b]`` and end by ``ends[b]``."""
         fixed = padded(self.fixed, 4).reshape(self.blocks, -1)
-        at_fixed = (np.cumsum(fixed, 1) - fixed + bodies[:, None]).ravel()  # after the sections without a spline
+        at_fixed = (fixed.cumsum(1) - fixed + bodies[:, None]).ravel()  # after the sections without a spline
         index = np.flatnonzero(self.spline)
         counts, degrees = [], []
         block, grown = -1, 0
@@ -161,14 +161,14 @@ class Sections:
         self.code_bytes = self.ends - self.codes_at
         self.knot_bytes = np.where(self.spline, self.count + self.degree + 1, 0)
         sizes = padded(self.ends, 4).reshape(self.blocks, -1)
-        self.starts = (np.cumsum(sizes, 1) - sizes).ravel()
+        self.starts = (sizes.cumsum(1) - sizes).ravel()
         return sizes.sum(1)
 
 
 def _static_floats(float_flags):
     """Which float tracks hold a value (blocks, floats) and each one's place among them."""
     static = float_flags & STATIC != 0
-    return static, np.cumsum(static, 1) - static
+    return static, static.cumsum(1) - static
 
 
 class Blocks:

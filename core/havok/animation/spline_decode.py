@@ -44,13 +44,13 @@ def block_layout(anim, where):
     if len(anim.block_offsets) != blocks or (floats and len(anim.float_block_offsets) != blocks):
         raise FormatError(f"{where}: {len(anim.block_offsets)} block offsets for {blocks} blocks")
     starts = anim.block_offsets.astype(np.int64)
-    ends = np.append(starts[1:], size)
+    ends = np.concatenate([starts[1:], [size]])
     if (starts >= ends).any() or (starts % 4).any() or starts[0] != 0:
         raise FormatError(f"{where}: block offsets {starts.tolist()} do not divide {size} bytes of data")
     if (starts + anim.mask_size > ends).any():
         raise FormatError(f"{where}: a block is shorter than its masks")
     first = np.arange(blocks) * (per_block - 1)
-    last = np.append(first[1:] - 1, frames - 1)  # a shared boundary frame is the next block's first
+    last = np.concatenate([first[1:] - 1, [frames - 1]])  # a shared boundary frame is the next block's first
     return starts, ends, first, last
 
 
@@ -78,8 +78,8 @@ def _points(blocks):
     s = blocks.sections
     rows = np.where(s.spline, s.count, s.static)
     group = np.where(s.kind == ROTATION, s.key >> 8 & 15, 16)[rows > 0]  # quantisation; 16: not a rotation
-    order = np.flatnonzero(rows)[np.argsort(group, kind="stable")]
-    group = np.sort(group)
+    by_group = group.argsort(kind="stable")
+    order, group = np.flatnonzero(rows)[by_group], group[by_group]
     point_from = np.zeros(len(rows), np.int64)
     ends = rows[order].cumsum()
     point_from[order] = ends - rows[order]
@@ -96,27 +96,39 @@ def _points(blocks):
     return points, point_from
 
 
+def _axis_tables():
+    """Per pair of splined and static axes bits (splined << 3 | static), per axis x y z: whether
+    it is splined, whether it has values, where they start among the section's (a splined axis
+    has a minimum and a maximum, a static one its value) and its place among the splined axes;
+    and how many axes are splined."""
+    static, splined = np.arange(64)[:, None] >> np.array([[0, 1, 2], [3, 4, 5]])[:, None] & 1  # (pairs, axes) each
+    width = 2 * splined + static
+    return splined.astype(bool), width > 0, width.cumsum(1) - width, splined.cumsum(1) - splined, splined.sum(1)
+
+
+_SPLINED, _VALUED, _VALUE_OFFSET, _PLACE, _SPLINED_COUNT = _axis_tables()
+
+
 def _vector_points(blocks, vector, count, codes_from, out):
     """``out``: the control points of position and scale sections ``vector`` (``count`` each),
     one section after the other; per axis, splined (its code between the section's minimum and
     maximum), static (its value) or the identity's."""
     s = blocks.sections
-    bit = 1 << np.arange(3)
-    splined = s.splined_axes[vector, None] & bit != 0  # (sections, 3)
-    width = 2 * splined + (s.static_axes[vector, None] & bit != 0)  # values per axis
-    value_at = ((s.value_bytes.cumsum() - s.value_bytes) // 4)[vector, None] + width.cumsum(1) - width
-    low = np.repeat(np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None], 3, 1)
-    low[width > 0] = blocks.values[value_at[width > 0]]
+    pair = s.splined_axes[vector] << 3 | s.static_axes[vector]
+    splined = _SPLINED[pair]  # (sections, 3)
+    value_at = ((s.value_bytes.cumsum() - s.value_bytes) // 4)[vector, None] + _VALUE_OFFSET[pair]
+    low = np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None].repeat(3, 1)
+    valued = _VALUED[pair]
+    low[valued] = blocks.values[value_at[valued]]
     high = low.copy()
     high[splined] = blocks.values[value_at[splined] + 1]
     out[:, :3] = low.repeat(count, axis=0)
     # point i's code of a splined axis: (i * the splined axes + the axis's place among them) * code size
-    at, axis = np.nonzero(splined.repeat(count, axis=0))
-    section = np.repeat(np.arange(len(vector)), count)[at]
+    at, axis = splined.repeat(count, axis=0).nonzero()
+    section = np.arange(len(vector)).repeat(count)[at]
     index = at - (count.cumsum() - count)[section]
-    place = (splined.cumsum(1) - splined)[section, axis]
     size = s.scalar_bytes[vector][section]
-    code_at = codes_from[vector][section] + (index * splined.sum(1)[section] + place) * size
+    code_at = codes_from[vector][section] + (index * _SPLINED_COUNT[pair][section] + _PLACE[pair][section, axis]) * size
     raw = blocks.codes[np.minimum(code_at[:, None] + np.arange(2), len(blocks.codes) - 1)]
     out[at, axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
 
@@ -125,7 +137,8 @@ def _statics(s, kind, points, point_from, block_of_frame, tracks):
     """(frames, tracks, width) values of one kind: each block's static values (the identity's
     where a track has none), copied down its frames."""
     identity = IDENTITY[kind]
-    rows = np.tile(np.array(identity, np.float32), (s.blocks, tracks, 1))
+    rows = np.empty((s.blocks, tracks, len(identity)), np.float32)
+    rows[...] = identity
     mine = (s.kind == kind) & s.static
     rows[s.block[mine], s.track[mine]] = points[point_from[mine], : len(identity)]
     return rows.take(block_of_frame, axis=0)
@@ -135,44 +148,45 @@ def _splines(blocks, points, point_from, first, last, out, where):
     """Evaluates every spline at every frame of its block over ``out`` ({kind: (frames, tracks,
     width)}): the splines by degree, then kind, about CHUNK queries at a time."""
     s = blocks.sections
-    (spline,) = np.nonzero(s.spline)
+    (spline,) = s.spline.nonzero()
     if not len(spline):
         return
     knots = blocks.knots
-    owner = np.repeat(np.arange(len(spline)), s.knot_bytes[spline])
+    owner = np.arange(len(spline)).repeat(s.knot_bytes[spline])
     if (knots[1:] < knots[:-1])[owner[1:] == owner[:-1]].any():
         raise FormatError(f"{where}: spline knots decrease")
-    knot_from = np.cumsum(s.knot_bytes) - s.knot_bytes
+    knot_from = s.knot_bytes.cumsum() - s.knot_bytes
     order = spline[np.argsort((s.degree * 3 + s.kind)[spline], kind="stable")]
     frames_in = (last - first + 1)[s.block[order]]
-    ends = np.cumsum(frames_in)
-    cuts = np.searchsorted(ends, np.arange(CHUNK, ends[-1], CHUNK)).tolist()
+    ends = frames_in.cumsum()
+    cuts = ends.searchsorted(np.arange(CHUNK, ends[-1], CHUNK)).tolist()
+    rows = [(_rows(out[kind]), out[kind].shape[2]) for kind in (POSITION, ROTATION, SCALE)]  # each kind's rows, width
     for a, b in zip([0] + cuts, cuts + [len(order)]):
-        _evaluate(s, order[a:b], frames_in[a:b], knots, knot_from, points, point_from, first, out)
+        _evaluate(s, order[a:b], frames_in[a:b], knots, knot_from, points, point_from, first, rows, out[POSITION].shape[1])
 
 
-def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first, out):
+def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first, rows, tracks):
     """Evaluates splines (sorted by degree, then kind) at every frame of their blocks."""
-    query_from = np.cumsum(frames_in) - frames_in
+    query_from = frames_in.cumsum() - frames_in
     queries = int(query_from[-1] + frames_in[-1])
-    local = np.arange(queries) - np.repeat(query_from, frames_in)
+    local = np.arange(queries) - query_from.repeat(frames_in)
     knot_bytes = s.knot_bytes[splines]
     knots = knots[ranges(knot_from[splines], knot_bytes)]  # theirs, one spline after the other
-    knots_before = np.cumsum(knot_bytes) - knot_bytes
+    knots_before = knot_bytes.cumsum() - knot_bytes
     degree = s.degree[splines]
     # a frame's span: how many of its spline's knots lie at or before it, less one; counted in a
     # histogram of each spline's knots over its frames, with one bin past them for later knots
     bins_from = query_from + np.arange(len(splines))
-    owner = np.repeat(np.arange(len(splines)), knot_bytes)
-    seen = np.cumsum(np.bincount(bins_from[owner] + np.minimum(knots, frames_in[owner]), minlength=queries + len(splines)))
-    span = np.clip(seen.take(local + np.repeat(bins_from, frames_in)) - np.repeat(knots_before + 1, frames_in),
-                   np.repeat(degree, frames_in), np.repeat(s.count[splines] - 1, frames_in))
-    first_knot = np.repeat(knots_before + 1 - degree, frames_in) + span
-    first_point = np.repeat(point_from[splines] - degree, frames_in) + span
+    owner = np.arange(len(splines)).repeat(knot_bytes)
+    seen = np.bincount(bins_from[owner] + np.minimum(knots, frames_in[owner]), minlength=queries + len(splines)).cumsum()
+    span = (seen.take(local + bins_from.repeat(frames_in)) - (knots_before + 1).repeat(frames_in)).clip(
+        degree.repeat(frames_in), (s.count[splines] - 1).repeat(frames_in))
+    first_knot = (knots_before + 1 - degree).repeat(frames_in) + span
+    first_point = (point_from[splines] - degree).repeat(frames_in) + span
     knots = knots.astype(np.float64)
     u = local.astype(np.float64)
     values = np.empty((queries, 4), np.float32)
-    bounds = np.append(query_from, queries).tolist()
+    bounds = [*query_from.tolist(), queries]
     for a, b in _runs(degree):
         q, d = slice(bounds[a], bounds[b]), int(degree[a])
         weights = basis(knots, first_knot[q], u[q], d)
@@ -186,15 +200,15 @@ def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first
             term *= weights[r][:, None]
             total += term
         values[q] = total
-    tracks = out[POSITION].shape[1]
-    row = np.repeat(first[s.block[splines]] * tracks + s.track[splines], frames_in) + local * tracks
+    row = (first[s.block[splines]] * tracks + s.track[splines]).repeat(frames_in) + local * tracks
     kinds = s.kind[splines]
     for a, b in _runs(kinds):
         q, kind = slice(bounds[a], bounds[b]), int(kinds[a])
         mine = values[q]
         if kind == ROTATION:
             mine /= _lengths(mine)
-        _rows(out[kind])[row[q]] = _rows(np.ascontiguousarray(mine[:, : out[kind].shape[2]]))
+        target, width = rows[kind]
+        target[row[q]] = _rows(mine if width == 4 else np.ascontiguousarray(mine[:, :width]))
 
 
 def _runs(values):
