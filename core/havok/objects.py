@@ -300,13 +300,14 @@ class _Columns(ObjectReader):
         found = [dst for dst in targets if dst is not None]
         if not found:
             return _Column(targets)
-        # one copy of the object's bytes from the first text on serves every text
+        # one copy of the object's bytes serves every text: up to 256 bytes past the last one's
+        # start (most texts are short), else up to the object's end
         low = min(found)
-        tail = bytes(self.data[low:])
-        ends = [None if dst is None else tail.find(b"\0", dst - low) for dst in targets]
-        if -1 in ends:
-            raise self.error("string has no terminating NUL inside its object", targets[ends.index(-1)])
-        return _Column([None if dst is None else tail[dst - low : end].decode("utf-8", "surrogateescape") for dst, end in zip(targets, ends)])
+        for tail in bytes(self.data[low : max(found) + 256]), bytes(self.data[low:]):
+            ends = [None if dst is None else tail.find(b"\0", dst - low) for dst in targets]
+            if -1 not in ends:
+                return _Column([None if dst is None else tail[dst - low : end].decode("utf-8", "surrogateescape") for dst, end in zip(targets, ends)])
+        raise self.error("string has no terminating NUL inside its object", targets[ends.index(-1)])
 
     def hk_array(self, value, item, *, what="array"):
         slots = self._slot()

@@ -78,7 +78,7 @@ def padded(size, alignment):
 def spline_fields(count, degree, align, value_bytes, point_bytes):
     """From a spline section's start (numbers or arrays): where its values and its codes start
     and where its data ends (header, knots, aligned, values, codes)."""
-    values = padded(HEADER.size + count + degree + 1, align)
+    values = -(-(HEADER.size + count + degree + 1) // align) * align  # padded, inline: called per spline when reading
     codes = values + value_bytes
     return values, codes, codes + count * point_bytes
 
