@@ -123,7 +123,8 @@ class Sections:
         at_fixed = (fixed.cumsum(1) - fixed + bodies[:, None]).ravel()  # after the sections without a spline
         index = np.flatnonzero(self.spline)
         counts, degrees = [], []
-        block, grown = -1, 0
+        block, grown, end = -1, 0, 0
+        unpack = HEADER.unpack_from
         for b, at, align, value_bytes, point_bytes in zip(*(a[index].tolist() for a in (
                 self.block, at_fixed, self.align, self.value_bytes, self.point_bytes))):
             if b != block:
@@ -131,16 +132,11 @@ class Sections:
             at += grown
             if at + HEADER.size > end:
                 raise FormatError(f"block {b}: a spline header at data offset {at} lies past the block's end", offset=at)
-            points, degree = HEADER.unpack_from(data, at)
+            points, degree = unpack(data, at)
             count = points + 1
-            if not 1 <= degree < count:
-                raise FormatError(f"block {b}: spline at data offset {at} has {count} control points for degree {degree}", offset=at)
-            knots = count + degree + 1
-            if at + HEADER.size + knots > end:
-                raise FormatError(f"block {b}: spline knots needs {knots} bytes but only {end - at - HEADER.size} remain", offset=at + HEADER.size)
             _, codes, stop = spline_fields(count, degree, align, value_bytes, point_bytes)
-            if at + stop > end:
-                raise FormatError(f"block {b}: control points needs {stop - codes} bytes but only {end - at - codes} remain", offset=at + codes)
+            if at + stop > end or not 1 <= degree < count:  # one test for the usual case; which, below
+                _bad_spline(b, at, count, degree, codes, stop, end)
             counts.append(count)
             degrees.append(degree)
             grown += padded(stop, 4)
@@ -163,6 +159,16 @@ class Sections:
         sizes = padded(self.ends, 4).reshape(self.blocks, -1)
         self.starts = (sizes.cumsum(1) - sizes).ravel()
         return sizes.sum(1)
+
+
+def _bad_spline(b, at, count, degree, codes, stop, end):
+    """Raises what is wrong with the spline at data offset ``at`` of block ``b``."""
+    if not 1 <= degree < count:
+        raise FormatError(f"block {b}: spline at data offset {at} has {count} control points for degree {degree}", offset=at)
+    knots = count + degree + 1
+    if at + HEADER.size + knots > end:
+        raise FormatError(f"block {b}: spline knots needs {knots} bytes but only {end - at - HEADER.size} remain", offset=at + HEADER.size)
+    raise FormatError(f"block {b}: control points needs {stop - codes} bytes but only {end - at - codes} remain", offset=at + codes)
 
 
 def _static_floats(float_flags):
