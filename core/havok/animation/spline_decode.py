@@ -11,7 +11,8 @@ Cox-de Boor basis. Rotations are blended as 4-vectors and normalised.
 
 Every block is read at once (spline_block); then every section's control points (a static
 section's one value) are dequantised into one table, each block's static values copied down
-its frames, and every spline of every kind and block evaluated in one pass per degree.
+its frames, and every spline of every kind, degree and block evaluated together, about CHUNK
+queries at a time (the basis and weighted sum per run of one degree).
 """
 
 import itertools
