@@ -10,7 +10,7 @@ import struct
 
 import numpy as np
 import pytest
-from raw_hkx import data_objects, skeleton_fields
+from raw_hkx import data_objects, sections, skeleton_fields
 from raw_hkx_spline import independent_frames
 from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
 
@@ -437,6 +437,33 @@ def test_spline_header_overrunning_its_block_is_refused(corpus):
         obj.data[380:382] = [0xFF, 0x7F]
     with pytest.raises(FormatError, match=r"block 0: spline knots needs 32772 bytes but only \d+ remain \(spline data offset 383\)"):
         hkx_from_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", overrun))
+
+
+@pytest.mark.parametrize("points, degree, message", [
+    (b"\x02\x00", 3, r"block 0: spline at data offset 380 has 3 control points for degree 3 \(spline data offset 380\)"),
+    (b"\x00\x60", 3, r"block 0: control points needs \d+ bytes but only \d+ remain \(spline data offset \d+\)"),
+])
+def test_spline_header_out_of_its_bounds_is_refused(corpus, points, degree, message):
+    def rewrite(obj, hkx):
+        # track 0's position spline header, at the first byte after the masks: its control
+        # points less one (u16) and its degree
+        assert obj.data[1] & 0x70 and obj.data[382] == 3
+        obj.data[380:383] = [*points, degree]
+    with pytest.raises(FormatError, match=message):
+        hkx_from_bytes(_damaged(TESTS / "FO4/Animations/Death1.hkx", rewrite))
+
+
+def test_track_name_without_its_nul_is_refused(corpus):
+    """A name read with the other tracks' (a field at a time for all of them) whose bytes run to
+    the end of its object without a NUL."""
+    def name(obj, hkx):
+        obj.annotation_tracks[5].name = "UnterminatedTrackName"
+    data = bytearray(_damaged(TESTS / "FO4/Animations/Death1.hkx", name))
+    _name, start, local, *_ = next(row for row in sections(data) if row[0] == "__data__")
+    at = data.index(b"UnterminatedTrackName\0")
+    data[at : start + local] = b"A" * (start + local - at)  # the rest of the data section: no NUL left
+    with pytest.raises(FormatError, match="string has no terminating NUL inside its object"):
+        hkx_from_bytes(bytes(data))
 
 
 def test_binding_disagreeing_with_tracks_is_refused(corpus):

@@ -241,6 +241,8 @@ def _check_section(section, at, file_size):
 def _check_kept_section(data, section, index, names_index, classnames, pointer):
     """A section kept whole (``__types__``): its fixups patch pointers inside it, lead inside it
     and name listed classes, as the game's loader applies them."""
+    if not section.end:
+        return  # empty (as in the games' animation files): no table to check
     base, size = section.start, section.local
     local = read_table(data, base + section.local, base + section.global_, LOCAL, "local")
     global_ = read_table(data, base + section.global_, base + section.virtual, GLOBAL, "global")

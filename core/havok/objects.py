@@ -19,6 +19,9 @@ Objects of classes without a typed reader are ``RawObject``: their bytes and fix
 back unchanged.
 """
 
+import struct
+from itertools import repeat
+
 import numpy as np
 
 from ..errors import FormatError
@@ -31,6 +34,9 @@ CAPACITY_MASK = 0x3FFFFFFF
 
 POINTER = "pointer"  # item type of an hkArray of object pointers
 STRING = "string"  # item type of an hkArray of hkStringPtr
+_SLOTS = {8: struct.Struct("<Q"), 4: struct.Struct("<I")}  # a pointer slot, per pointer size
+_NULLS = {8: "<u8", 4: "<u4"}
+_SIZE_AND_CAPACITY = struct.Struct("<II")
 
 HAVOK_CLASSES = Registry("Havok class")
 
@@ -120,7 +126,7 @@ class ObjectReader(ReadStream):
         """A pointer slot: its position, after checking the stored value is the null the
         packfile writer leaves for the loader to patch."""
         at = self.pos
-        if (self.u64() if self.pointer_size == 8 else self.u32()) != 0:
+        if self._unpack(_SLOTS[self.pointer_size])[0]:
             raise self.error("pointer slot holds a value instead of a fixup", at)
         return at
 
@@ -132,7 +138,9 @@ class ObjectReader(ReadStream):
     # -- pointers ------------------------------------------------------------------------
     def pointer(self, value=None):
         """A pointer to another object (global fixup); None when null."""
-        at = self._slot()
+        return self._target(self._slot())
+
+    def _target(self, at):
         if at in self.local_fixups:
             raise self.error("object pointer has a local fixup", at)
         target = self.global_fixups.get(at)
@@ -149,8 +157,11 @@ class ObjectReader(ReadStream):
         numpy dtype (the items come back as an array), a class with ``sync`` and ``size`` (a
         list), ``POINTER`` (a list of objects) or ``STRING`` (a list of texts)."""
         at = self._slot()
-        size = self.u32()
-        capacity = self.u32()
+        size, capacity = self._unpack(_SIZE_AND_CAPACITY)
+        return self._array(at, size, capacity, item, what)
+
+    def _array(self, at, size, capacity, item, what):
+        """The items of the hkArray whose pointer slot is at ``at``."""
         if capacity & CAPACITY_MASK != size or capacity & ~CAPACITY_MASK != ARRAY_FLAGS:
             raise self.error(f"{what}: capacity field 0x{capacity:08X} does not match its size {size}", at + 12)
         if at in self.global_fixups:
@@ -180,10 +191,36 @@ class ObjectReader(ReadStream):
         if dst is None:
             return None
         self.consumed.add(at)
-        end = bytes(self.data[dst:]).find(b"\0")
-        if end < 0:
-            raise self.error("string has no terminating NUL inside its object", dst)
-        return bytes(self.data[dst : dst + end]).decode("utf-8", "surrogateescape")
+        return self._text(dst)
+
+    def _text(self, at):
+        """The NUL-terminated text at ``at``, looked for in growing pieces: copying the rest of a
+        large object for every string costs more than the strings."""
+        size = 64
+        while True:
+            piece = bytes(self.data[at : at + size])
+            end = piece.find(b"\0")
+            if end >= 0:
+                return piece[:end].decode("utf-8", "surrogateescape")
+            if at + size >= len(self.data):
+                raise self.error("string has no terminating NUL inside its object", at)
+            size *= 16
+
+    def items(self, value, factory, count, min_size=1):
+        """``count`` structures built by ``factory()`` and synced in turn. A class marked
+        ``columns`` (its ``sync`` reads each field once, in a layout its values do not change)
+        has its first item read alone, which gives the layout's size, and the others a field
+        at a time, all together (_Columns): one pass of its ``sync`` for the lot."""
+        if count < 2 or not getattr(factory, "columns", False):
+            return super().items(value, factory, count, min_size)
+        start = self.pos
+        first = super().items(value, factory, 1, min_size)
+        stride = self.pos - start
+        self.need(stride * (count - 1), f"{count} structures of {stride} bytes")
+        self.charge(count - 1)
+        rest = _Columns(self, count - 1, stride).read(factory)
+        self.pos = start + stride * count
+        return first + rest
 
     def rel_array(self, value, item, *, what="relative array"):
         """hkRelArray: u16 count + u16 offset from the field's own address; the items are
@@ -194,6 +231,92 @@ class ObjectReader(ReadStream):
         if not count:
             return np.zeros(0, item), offset
         return self.at(at + offset).array(None, item, count), offset
+
+
+class _Column(list):
+    """One field of every item, read by _Columns."""
+
+
+class _Columns(ObjectReader):
+    """Reads ``count`` structures of ``stride`` bytes from the reader's position a field at a
+    time: each read returns a _Column of that field's values, one per item."""
+
+    def __init__(self, reader, count, stride):
+        super().__init__(reader.data, reader.base, reader.local_fixups, reader.global_fixups, reader.version, reader.pointer_size)
+        self.consumed = reader.consumed
+        self.budget = reader.budget
+        self.pos = self.first = reader.pos
+        self.count = count
+        self.stride = stride
+
+    def read(self, factory):
+        """The items: ``factory``'s ``sync`` run once here, its fields' columns dealt out."""
+        layout = factory()
+        layout.sync(self)
+        fields = vars(layout)
+        columns = {name: column for name, column in fields.items() if isinstance(column, _Column)}
+        if len(columns) == len(fields):  # every field is read: the items need nothing from __init__
+            items = [factory.__new__(factory) for _ in range(self.count)]
+        else:
+            items = [factory() for _ in range(self.count)]
+        for name, column in columns.items():
+            for item, value in zip(items, column):
+                setattr(item, name, value)
+        return items
+
+    def _starts(self, size):
+        """Where the field of ``size`` bytes at the current offset starts in every item."""
+        at = self.pos
+        if at + size > self.first + self.stride:
+            raise self.error(f"a field of {size} bytes runs past its {self.stride}-byte structure")
+        self.pos += size
+        return range(at, at + self.count * self.stride, self.stride)
+
+    def _field(self, code):
+        """The field of numpy type ``code`` at the current offset, of every item."""
+        dtype = np.dtype(code)
+        return np.ndarray((self.count,), dtype, self.data, self._starts(dtype.itemsize).start, (self.stride,))
+
+    def _unpack(self, packer):
+        return tuple(map(_Column, zip(*(packer.unpack_from(self.data, at) for at in self._starts(packer.size)))))
+
+    def raw(self, value=None, size=0):
+        return _Column(bytes(self.data[at : at + size]) for at in self._starts(size))
+
+    def _slot(self):
+        values = self._field(_NULLS[self.pointer_size])
+        slots = range(self.pos - self.pointer_size, self.pos - self.pointer_size + self.count * self.stride, self.stride)
+        if values.any():
+            raise self.error("pointer slot holds a value instead of a fixup", slots[int(np.argmax(values != 0))])
+        return slots
+
+    def pointer(self, value=None):
+        return _Column(map(self._target, self._slot()))
+
+    def string_ptr(self, value=None):
+        slots = self._slot()
+        targets = list(map(self.local_fixups.get, slots))
+        self.consumed.update(at for at, dst in zip(slots, targets) if dst is not None)
+        found = [dst for dst in targets if dst is not None]
+        if not found:
+            return _Column(targets)
+        # one copy of the object's bytes serves every text: up to 256 bytes past the last one's
+        # start (most texts are short), else up to the object's end
+        low = min(found)
+        for tail in bytes(self.data[low : max(found) + 256]), bytes(self.data[low:]):
+            ends = [None if dst is None else tail.find(b"\0", dst - low) for dst in targets]
+            if -1 not in ends:
+                return _Column([None if dst is None else tail[dst - low : end].decode("utf-8", "surrogateescape") for dst, end in zip(targets, ends)])
+        raise self.error("string has no terminating NUL inside its object", targets[ends.index(-1)])
+
+    def hk_array(self, value, item, *, what="array"):
+        slots = self._slot()
+        sizes, capacities = self._field("<u4"), self._field("<u4")
+        # every array empty, without a pointer, is the common case: checked for all at once
+        if not sizes.any() and (capacities == ARRAY_FLAGS).all() and self.local_fixups.keys().isdisjoint(slots) \
+                and self.global_fixups.keys().isdisjoint(slots):
+            return _Column([np.zeros(0, item) for _ in slots] if isinstance(item, np.dtype) else [[] for _ in slots])
+        return _Column(map(self._array, slots, sizes.tolist(), capacities.tolist(), repeat(item), repeat(what)))
 
 
 def _empty(item):

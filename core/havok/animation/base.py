@@ -14,6 +14,7 @@ SPLINE = {8: 5, 11: 3}  # the spline-compressed type value per packfile version
 
 class Annotation:
     size = 16
+    columns = True  # arrays of these are read a field at a time (ObjectReader.items)
 
     def __init__(self, time=0.0, text=""):
         self.time = time
@@ -28,6 +29,7 @@ class Annotation:
 
 class AnnotationTrack:
     size = 24
+    columns = True
 
     def __init__(self, name="", annotations=()):
         self.name = name

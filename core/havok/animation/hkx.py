@@ -166,8 +166,8 @@ def animation_from(obj, binding, where):
         skeleton_name=name,
         blend_hint=hint,
         annotation_tracks=[
-            AnnotationTrack(track.name or "", [Annotation(float(a.time), a.text or "") for a in track.annotations])
-            for track in obj.annotation_tracks
+            AnnotationTrack(track.name or "", [Annotation(float(a.time), a.text or "") for a in track.annotations] if track.annotations else [])
+            for track in obj.annotation_tracks  # most tracks have none: no comprehension for those
         ],
         root_motion=root_motion,
         compression=compression,

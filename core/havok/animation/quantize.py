@@ -54,38 +54,50 @@ def scalars_to(values, bits16, low, high):
     return np.clip(np.rint((values - low) / span * top), 0, top).astype(np.uint32)
 
 
-def _rebuild(three, index, negative):
-    """Unit quaternions (n, 4) from the three kept components, the dropped index and sign: column
-    c is the dropped component where the index is c, else kept component c left of the index and
-    c - 1 right of it."""
-    largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
-    largest = np.where(negative, -largest, largest)
-    out = np.empty((len(three), 4), np.float32)
-    for c in range(4):
-        out[:, c] = np.where(index == c, largest, np.where(index > c, three[:, min(c, 2)], three[:, max(c - 1, 0)]))
-    return out
+def _field_values(kind):
+    """The component each field value stands for (float32, indexed by the field)."""
+    middle = _MIDDLE[kind]
+    scale = np.float32(1.0 / (middle * np.sqrt(2.0)))
+    return ((np.arange(2 * middle + 2, dtype=np.int32) - middle) * scale).astype(np.float32)
+
+
+_FIELD_VALUES = {kind: _field_values(kind) for kind in _MIDDLE}
+# per dropped index, where each column comes from: a kept component (0-2) or the dropped one (3)
+_COLUMNS = np.array([[c if c < dropped else 3 if c == dropped else c - 1 for c in range(4)] for dropped in range(4)])
+
+
+def _u16(raw, at):
+    """The little-endian u16 at byte ``at`` of every row of ``raw`` (n, size), as a view."""
+    return np.ndarray((len(raw),), "<u2", raw, at, (raw.shape[1],))
 
 
 def rotations_from(raw, kind):
     """Quaternions x y z w (n, 4) float32 from the bytes (n, size) of one quantisation."""
+    raw = np.ascontiguousarray(raw)
     if kind == UNCOMPRESSED:
-        return np.ascontiguousarray(raw).view("<f4").reshape(-1, 4).astype(np.float32)
-    middle = _MIDDLE[kind]
-    scale = np.float32(1.0 / (middle * np.sqrt(2.0)))
+        return raw.view("<f4").reshape(-1, 4).astype(np.float32)
+    fields = np.empty((len(raw), 3), np.uint16)
     if kind == THREECOMP40:
-        padded = np.zeros((len(raw), 8), np.uint8)
-        padded[:, :5] = raw
-        bits = padded.view("<u8")[:, 0]
-        fields = ((bits[:, None] >> np.array([0, 12, 24], np.uint64)) & np.uint64(0xFFF)).astype(np.int32)
-        index = ((bits >> np.uint64(36)) & np.uint64(3)).astype(np.intp)
-        negative = ((bits >> np.uint64(38)) & np.uint64(1)).astype(bool)
+        np.bitwise_and(_u16(raw, 0), 0xFFF, out=fields[:, 0])
+        np.right_shift(_u16(raw, 1), 4, out=fields[:, 1])
+        np.bitwise_and(_u16(raw, 3), 0xFFF, out=fields[:, 2])
+        index = raw[:, 4] >> 4 & 3
+        negative = raw[:, 4] & 0x40 != 0
     else:
-        words = np.ascontiguousarray(raw).view("<u2").reshape(-1, 3).astype(np.int32)
-        fields = words & 0x7FFF
-        index = (((words[:, 1] >> 14) & 2) | ((words[:, 0] >> 15) & 1)).astype(np.intp)
-        negative = (words[:, 2] >> 15).astype(bool)
-    three = ((fields - middle) * scale).astype(np.float32)
-    return _rebuild(three, index, negative)
+        words = raw.view("<u2")
+        np.bitwise_and(words, 0x7FFF, out=fields)
+        index = (words[:, 1] >> 14 & 2) | (words[:, 0] >> 15)
+        negative = words[:, 2] >= 0x8000
+    # the kept components, then the dropped one rebuilt from the unit length
+    three = _FIELD_VALUES[kind].take(fields)
+    largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
+    out = np.empty((len(raw), 4), np.float32)
+    out[:, :3] = three
+    out[:, 3] = np.where(negative, -largest, largest)
+    (moved,) = np.nonzero(index != 3)  # a dropped x, y or z: the components after it move right
+    if len(moved):
+        out[moved] = out[moved].ravel().take(_COLUMNS.take(index[moved], axis=0) + 4 * np.arange(len(moved))[:, None])
+    return out
 
 
 def rotations_to(quaternions, kind):

@@ -1,4 +1,4 @@
-"""One block of hkaSplineCompressedAnimation data, described once for reading and writing.
+"""The blocks of hkaSplineCompressedAnimation data, described once for reading and writing.
 
 A block holds the masks (per transform track 4 bytes: quantisations, bits 0-1 position, 2-5
 rotation, 6-7 scale; then the position, rotation and scale flags; per float track 1 byte of
@@ -14,156 +14,243 @@ float track.
 - rotation, spline: n, degree, knots, aligned to the quantisation, n + 1 quantised quaternions;
   static: aligned, one quaternion.
 
-Alignment is from the start of the data (blocks start 16-aligned). ``sync`` works on a
-ReadStream over the data up to the block's end (positioned at its start) or a WriteStream of
-the data written so far.
+Alignment is from the start of the data (blocks start 16-aligned, sections 4-aligned).
+
+``Sections`` lays out every section of every block at once, from the masks and the splines'
+control point counts and degrees. Reading walks the spline headers in turn (where a section
+starts depends on the sizes of those before it), then gathers each kind of field of every
+section with one index; writing scatters the fields through the same indices.
 """
+
+import struct
+
+import numpy as np
 
 from ...errors import FormatError
 from .quantize import ROTATION_ALIGN, ROTATION_SIZE, SCALAR_SIZE, check_rotation, check_scalar
 
 SPLINE, STATIC = 0xF0, 0x0F
 STATIC_FLOAT = 0x03  # the flags the games' files give their float tracks, all static
+POSITION, ROTATION, SCALE = range(3)  # a track's sections, in file order
+HEADER = struct.Struct("<HB")  # a spline's control points - 1 and degree; its knots follow
+
+_AXES = np.array([bin(bits).count("1") for bits in range(8)])  # axes set in 3 flag bits
+ROTATION_KEY = 1 << 12  # a section's mask key: flags | quantisation << 8 | this for a rotation
 
 
-def pad(s, alignment):
-    if s.reading:
-        s.pos = min(-(-s.pos // alignment) * alignment, len(s.data))
-    else:
-        s.raw(bytes(-s.pos % alignment))
+def _per_code(sizes, codes):
+    table = np.zeros(codes, np.int64)  # 0: not supported
+    table[list(sizes)] = list(sizes.values())
+    return table
 
 
-def _bytes(s, value, size, what):
-    if s.reading:
-        s.need(size, what)
-    return s.raw(value, size)
+def _per_mask():
+    """What a section holds, for every mask key: (fields, keys)."""
+    key = np.arange(2 * ROTATION_KEY)
+    rotation, quant, flags = key >= ROTATION_KEY, key >> 8 & 15, key & 0xFF
+    splined_axes = np.where(rotation, 0, flags >> 4 & 7)  # positions and scales: x y z bits
+    static_axes = np.where(rotation, 0, flags & 7 & ~splined_axes)
+    spline = np.where(rotation, flags & SPLINE, splined_axes) != 0
+    static = ~spline & (np.where(rotation, flags, static_axes) != 0)
+    scalar_bytes = _per_code(SCALAR_SIZE, 16)[quant]  # positions and scales: per value
+    rotation_bytes = _per_code(ROTATION_SIZE, 16)[quant]
+    point_bytes = np.where(rotation, rotation_bytes, _AXES[splined_axes] * scalar_bytes)
+    value_bytes = np.where(rotation, 0, 8 * _AXES[splined_axes] + 4 * _AXES[static_axes])
+    return np.stack([
+        spline, static, splined_axes, static_axes,
+        np.where(rotation, np.maximum(_per_code(ROTATION_ALIGN, 16)[quant], 1), 4),  # the values' alignment
+        value_bytes, scalar_bytes, point_bytes,
+        # the whole size of a section without a spline: its static values or quaternion
+        np.where(spline, 0, value_bytes + np.where(rotation & static, point_bytes, 0)),
+        np.where(rotation, (flags != 0) & (rotation_bytes == 0), spline & (scalar_bytes == 0)),  # unsupported
+    ]).astype(np.int64)
 
 
-class Curve:
-    """The spline header: control point count, degree, knots."""
+_PER_MASK = _per_mask()
+_QUANT_SHIFT, _QUANT_MASK = np.array([0, 2, 6]), np.array([3, 15, 3])  # position, rotation, scale
 
-    def __init__(self, count=0, degree=0, knots=b""):
-        self.count = count
-        self.degree = degree
+
+def padded(size, alignment):
+    """``size`` rounded up to ``alignment`` (numbers or arrays)."""
+    return -(-size // alignment) * alignment
+
+
+def spline_fields(count, degree, align, value_bytes, point_bytes):
+    """From a spline section's start (numbers or arrays): where its values and its codes start
+    and where its data ends (header, knots, aligned, values, codes)."""
+    values = -(-(HEADER.size + count + degree + 1) // align) * align  # padded, inline: called per spline when reading
+    codes = values + value_bytes
+    return values, codes, codes + count * point_bytes
+
+
+def ranges(starts, sizes):
+    """The indices of the ranges (start, size), one range after the other."""
+    ends = sizes.cumsum()
+    return np.arange(ends[-1] if len(ends) else 0) + np.repeat(starts - ends + sizes, sizes)
+
+
+class Sections:
+    """Every section of blocks of the same tracks, from their masks (blocks, tracks, 4), as
+    flat arrays in file order (block by block, track by track: position, rotation, scale).
+    ``layout`` places their fields once the splines' counts and degrees are known."""
+
+    def __init__(self, masks):
+        self.masks = masks
+        self.blocks, tracks = masks.shape[:2]
+        self.per_block = 3 * tracks
+        index = np.arange(self.blocks * self.per_block)
+        self.block, self.track, self.kind = index // self.per_block, index // 3 % max(tracks, 1), index % 3
+        quant = masks[..., :1] >> _QUANT_SHIFT & _QUANT_MASK
+        self.key = (masks[..., 1:] | quant << 8 | np.array([0, ROTATION_KEY, 0])).ravel()
+        (spline, static, self.splined_axes, self.static_axes, self.align, self.value_bytes, self.scalar_bytes,
+         self.point_bytes, self.fixed, unsupported) = _PER_MASK[:, self.key]
+        self.spline, self.static = spline.astype(bool), static.astype(bool)
+        if unsupported.any():
+            at = int(np.argmax(unsupported))
+            quant = int(self.key[at] >> 8 & 15)
+            try:
+                if self.kind[at] == ROTATION:
+                    check_rotation(quant, "rotation")
+                else:
+                    check_scalar(quant, "position or scale")
+            except FormatError as error:
+                raise FormatError(f"block {self.block[at]}: {error.message}") from None
+
+    def read_headers(self, data, bodies, ends):
+        """The splines' control point counts and degrees, read from ``data`` in file order:
+        block b's sections start at ``bodies[b]`` and end by ``ends[b]``."""
+        fixed = padded(self.fixed, 4).reshape(self.blocks, -1)
+        at_fixed = (fixed.cumsum(1) - fixed + bodies[:, None]).ravel()  # after the sections without a spline
+        index = np.flatnonzero(self.spline)
+        counts, degrees = [], []
+        block, grown, end = -1, 0, 0
+        unpack = HEADER.unpack_from
+        for b, at, align, value_bytes, point_bytes in zip(*(a[index].tolist() for a in (
+                self.block, at_fixed, self.align, self.value_bytes, self.point_bytes))):
+            if b != block:
+                block, grown, end = b, 0, int(ends[b])
+            at += grown
+            if at + HEADER.size > end:
+                raise FormatError(f"block {b}: a spline header at data offset {at} lies past the block's end", offset=at)
+            points, degree = unpack(data, at)
+            count = points + 1
+            _, codes, stop = spline_fields(count, degree, align, value_bytes, point_bytes)
+            if at + stop > end or not 1 <= degree < count:  # one test for the usual case; which, below
+                _bad_spline(b, at, count, degree, codes, stop, end)
+            counts.append(count)
+            degrees.append(degree)
+            grown += padded(stop, 4)
+        return np.array(counts, np.int64), np.array(degrees, np.int64)
+
+    def layout(self, counts, degrees):
+        """Places every field, from each block's first section (``starts``; per section, from
+        its start: ``values_at``, ``codes_at``; the sizes ``knot_bytes``, ``code_bytes``), and
+        keeps ``count`` and ``degree`` (0 off splines). Returns each block's sections' size."""
+        self.count = np.zeros(len(self.key), np.int64)
+        self.degree = np.zeros(len(self.key), np.int64)
+        self.count[self.spline] = counts
+        self.degree[self.spline] = degrees
+        values, codes, ends = spline_fields(self.count, self.degree, self.align, self.value_bytes, self.point_bytes)
+        self.values_at = np.where(self.spline, values, 0)
+        self.codes_at = np.where(self.spline, codes, self.value_bytes)
+        self.ends = np.where(self.spline, ends, self.fixed)
+        self.code_bytes = self.ends - self.codes_at
+        self.knot_bytes = np.where(self.spline, self.count + self.degree + 1, 0)
+        sizes = padded(self.ends, 4).reshape(self.blocks, -1)
+        self.starts = (sizes.cumsum(1) - sizes).ravel()
+        return sizes.sum(1)
+
+
+def _bad_spline(b, at, count, degree, codes, stop, end):
+    """Raises what is wrong with the spline at data offset ``at`` of block ``b``."""
+    if not 1 <= degree < count:
+        raise FormatError(f"block {b}: spline at data offset {at} has {count} control points for degree {degree}", offset=at)
+    knots = count + degree + 1
+    if at + HEADER.size + knots > end:
+        raise FormatError(f"block {b}: spline knots needs {knots} bytes but only {end - at - HEADER.size} remain", offset=at + HEADER.size)
+    raise FormatError(f"block {b}: control points needs {stop - codes} bytes but only {end - at - codes} remain", offset=at + codes)
+
+
+def _static_floats(float_flags):
+    """Which float tracks hold a value (blocks, floats) and each one's place among them."""
+    static = float_flags & STATIC != 0
+    return static, static.cumsum(1) - static
+
+
+class Blocks:
+    """Blocks of the same tracks: their ``sections`` (Sections, from the masks) and float track
+    flags (blocks, float tracks); per spline, in file order, ``counts`` and ``degrees``; the
+    sections' fields one after the other in file order, ``knots`` (u8), ``values`` (f32: per
+    splined axis its minimum and maximum, per static axis its value) and ``codes`` (u8:
+    quantised control points and static quaternions); ``floats`` (blocks, float tracks), the
+    static float tracks' values (0 for the others)."""
+
+    def __init__(self, sections, float_flags, counts, degrees, knots, values, codes, floats):
+        self.sections = sections
+        self.float_flags = float_flags
+        self.counts = counts
+        self.degrees = degrees
         self.knots = knots
+        self.values = values
+        self.codes = codes
+        self.floats = floats
 
-    def sync_header(self, s):
-        self.count = s.u16(self.count - 1) + 1
-        self.degree = s.u8(self.degree)
-        if s.reading and not 1 <= self.degree < self.count:
-            raise FormatError(f"spline at data offset {s.pos - 3} has {self.count} control points for degree {self.degree}")
-        self.knots = _bytes(s, self.knots, self.count + self.degree + 1, "spline knots")
+    @classmethod
+    def read(cls, data, starts, ends, tracks, float_count, float_offsets):
+        """The blocks of ``data`` (u8): block b from ``starts[b]`` to ``ends[b]`` (holding its
+        masks), its float values at ``float_offsets[b]`` from its start."""
+        mask_bytes = 4 * tracks + float_count
+        head = data[starts[:, None] + np.arange(mask_bytes)]
+        masks = head[:, : 4 * tracks].reshape(len(starts), tracks, 4)
+        float_flags = head[:, 4 * tracks :]
+        sections = Sections(masks)
+        bodies = starts + padded(mask_bytes, 4)
+        counts, degrees = sections.read_headers(data, bodies, ends)
+        sizes = sections.layout(counts, degrees)
+        at = bodies[sections.block] + sections.starts
+        over = (sections.ends > 0) & (at + sections.ends > ends[sections.block])
+        if over.any():
+            i = int(np.argmax(over))
+            raise FormatError(f"block {sections.block[i]}: track {sections.track[i]}'s static values run past the block's end", offset=int(at[i]))
+        knots = data[ranges(at + HEADER.size, sections.knot_bytes)]
+        values = data[ranges(at + sections.values_at, sections.value_bytes)].view("<f4")
+        codes = data[ranges(at + sections.codes_at, sections.code_bytes)]
 
+        floats = np.zeros(float_flags.shape, np.float32)
+        if float_count:
+            float_at = starts + float_offsets
+            overlap = float_at < np.minimum(bodies + sizes, ends)
+            if overlap.any():
+                b = int(np.argmax(overlap))
+                raise FormatError(f"block {b}: float tracks at {float_offsets[b]} overlap the block's transform tracks")
+            splined = float_flags & SPLINE != 0
+            if splined.any():
+                b, k = np.argwhere(splined)[0].tolist()
+                raise FormatError(f"block {b}: float track {k} is a spline; only static float tracks are supported")
+            static, slot = _static_floats(float_flags)
+            short = float_at + 4 * static.sum(1) > ends
+            if short.any():
+                b = int(np.argmax(short))
+                raise FormatError(f"block {b}: the float tracks' values run past the block's end", offset=int(float_at[b]))
+            value_at = (float_at[:, None] + 4 * slot)[static]
+            floats[static] = data[value_at[:, None] + np.arange(4)].view("<f4").ravel()
+        return cls(sections, float_flags, counts, degrees, knots, values, codes, floats)
 
-class VectorSection(Curve):
-    """A track's position or scale in one block. ``values[axis]``: the static value or the
-    (min, max) range of a splined axis; ``codes``: the control points' quantised bytes."""
-
-    def __init__(self, flags=0, quant=1):
-        super().__init__()
-        self.flags = flags
-        self.quant = quant
-        self.values = [None, None, None]
-        self.codes = b""
-        self.codes_at = 0  # where the codes were read, for messages
-
-    def splined(self, axis):
-        return self.flags >> (4 + axis) & 1
-
-    def static(self, axis):
-        return self.flags >> axis & 1 and not self.splined(axis)
-
-    def is_spline(self):
-        return bool(self.flags & 0x70)
-
-    def is_static(self):
-        return not self.is_spline() and bool(self.flags & 0x07)
-
-    def sync(self, s):
-        if self.is_spline():
-            check_scalar(self.quant, "position or scale")
-            self.sync_header(s)
-            pad(s, 4)
-            for axis in range(3):
-                if self.splined(axis):
-                    self.values[axis] = s.floats(self.values[axis], 2)
-                elif self.static(axis):
-                    self.values[axis] = s.f32(self.values[axis])
-            self.codes_at = s.pos
-            size = self.count * sum(map(self.splined, range(3))) * SCALAR_SIZE[self.quant]
-            self.codes = _bytes(s, self.codes, size, "control points")
-        elif self.flags & 0x07:  # most are identity: nothing to read
-            for axis in range(3):
-                if self.static(axis):
-                    self.values[axis] = s.f32(self.values[axis])
-        pad(s, 4)
-
-
-class RotationSection(Curve):
-    """A track's rotation in one block: ``codes`` holds ``count`` quantised quaternions (one
-    when static)."""
-
-    def __init__(self, flags=0, quant=1):
-        super().__init__()
-        self.flags = flags
-        self.quant = quant
-        self.codes = b""
-        self.codes_at = 0
-
-    def is_spline(self):
-        return bool(self.flags & SPLINE)
-
-    def is_static(self):
-        return not self.is_spline() and bool(self.flags & STATIC)
-
-    def sync(self, s):
-        if self.flags:
-            check_rotation(self.quant, "rotation")
-            if self.is_spline():
-                self.sync_header(s)
-            else:
-                self.count = 1
-            pad(s, ROTATION_ALIGN[self.quant])
-            self.codes_at = s.pos
-            self.codes = _bytes(s, self.codes, self.count * ROTATION_SIZE[self.quant], "quaternions")
-        pad(s, 4)
-
-
-class Block:
-    def __init__(self, positions=(), rotations=(), scales=(), floats=()):
-        self.positions = list(positions)
-        self.rotations = list(rotations)
-        self.scales = list(scales)
-        self.floats = list(floats)  # static float track values
-        self.float_offset = 0  # from the block's start to the float values
-
-    def sync(self, s, tracks, float_count):
-        start = s.pos
-        masks = bytes(
-            byte
-            for p, r, c in zip(self.positions, self.rotations, self.scales)
-            for byte in (p.quant | r.quant << 2 | c.quant << 6, p.flags, r.flags, c.flags)
-        )
-        masks = _bytes(s, masks, 4 * tracks, "masks")
-        float_flags = _bytes(s, bytes([STATIC_FLOAT] * float_count), float_count, "float masks")
-        pad(s, 4)
-        if s.reading:
-            self.positions = [VectorSection(masks[i + 1], masks[i] & 3) for i in range(0, 4 * tracks, 4)]
-            self.rotations = [RotationSection(masks[i + 2], masks[i] >> 2 & 15) for i in range(0, 4 * tracks, 4)]
-            self.scales = [VectorSection(masks[i + 3], masks[i] >> 6) for i in range(0, 4 * tracks, 4)]
-        for sections in zip(self.positions, self.rotations, self.scales):
-            for section in sections:
-                section.sync(s)
-        if s.reading:
-            if start + self.float_offset < s.pos and float_count:
-                raise FormatError(f"float tracks at {self.float_offset} overlap the block's transform tracks")
-            s.pos = start + self.float_offset if float_count else s.pos
-            self.floats = []
-            for k, flags in enumerate(float_flags):
-                if flags & SPLINE:
-                    raise FormatError(f"float track {k} is a spline; only static float tracks are supported")
-                self.floats.append(s.f32() if flags & STATIC else 0.0)
-        else:
-            self.float_offset = s.pos - start
-            for value in self.floats:
-                s.f32(value)
+    def to_bytes(self):
+        """One block: (its bytes (u8), the offset of its float values)."""
+        sections = self.sections
+        tracks, float_count = sections.masks.shape[1], self.float_flags.shape[1]
+        body = padded(4 * tracks + float_count, 4)
+        float_offset = body + int(sections.layout(self.counts, self.degrees)[0])
+        static, slot = _static_floats(self.float_flags)
+        out = np.zeros(float_offset + 4 * int(static.sum()), np.uint8)
+        out[: 4 * tracks] = sections.masks.ravel()
+        out[4 * tracks : 4 * tracks + float_count] = self.float_flags[0]
+        at = body + sections.starts
+        headers = b"".join(HEADER.pack(count - 1, degree) for count, degree in zip(self.counts.tolist(), self.degrees.tolist()))
+        out[ranges(at[sections.spline], np.full(len(self.counts), HEADER.size))] = np.frombuffer(headers, np.uint8)
+        out[ranges(at + HEADER.size, sections.knot_bytes)] = self.knots
+        out[ranges(at + sections.values_at, sections.value_bytes)] = np.asarray(self.values, "<f4").view(np.uint8)
+        out[ranges(at + sections.codes_at, sections.code_bytes)] = self.codes
+        out[(float_offset + 4 * slot[static])[:, None] + np.arange(4)] = self.floats[static].astype("<f4").view(np.uint8).reshape(-1, 4)
+        return out, float_offset

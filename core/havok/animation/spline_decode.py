@@ -9,39 +9,23 @@ A spline is a clamped B-spline: a frame's span is the last knot not after it, ke
 [degree, n]; the value is the degree + 1 control points from span - degree weighted by the
 Cox-de Boor basis. Rotations are blended as 4-vectors and normalised.
 
-Blocks are read per track (their sections' sizes chain); control points are dequantised and
-every spline evaluated at once with numpy.
+Every block is read at once (spline_block); then every section's control points (a static
+section's one value) are dequantised into one table, each block's static values copied down
+its frames, and every spline of every kind, degree and block evaluated together, about CHUNK
+queries at a time (the basis and weighted sum per run of one degree).
 """
+
+import itertools
 
 import numpy as np
 
 from ...errors import FormatError
-from ...stream import ReadStream
-from .quantize import ROTATION_SIZE, SCALAR_SIZE, rotations_from, scalars_from
-from .spline_block import Block
+from .quantize import ROTATION_SIZE, rotations_from, scalars_from
+from .spline_block import POSITION, ROTATION, SCALE, Blocks, ranges
 
 MAX_FRAMES_PER_BLOCK = 256  # knots are u8 frame numbers
-
-
-class _Splines:
-    """One kind of value (position, rotation or scale) of every block, in flat lists."""
-
-    def __init__(self):
-        self.track, self.block, self.sections = [], [], []  # splines
-        self.static_track, self.static_block, self.static_sections = [], [], []
-
-
-def _collect(kinds, block, sections_by_kind):
-    for kind, sections in zip(kinds, sections_by_kind):
-        for track, section in enumerate(sections):
-            if section.is_spline():
-                kind.track.append(track)
-                kind.block.append(block)
-                kind.sections.append(section)
-            elif section.is_static():
-                kind.static_track.append(track)
-                kind.static_block.append(block)
-                kind.static_sections.append(section)
+CHUNK = 4096  # queries evaluated together: their arrays stay small, in memory already in use
+IDENTITY = {POSITION: (0.0, 0.0, 0.0), ROTATION: (0.0, 0.0, 0.0, 1.0), SCALE: (1.0, 1.0, 1.0)}
 
 
 def block_layout(anim, where):
@@ -61,172 +45,212 @@ def block_layout(anim, where):
     if len(anim.block_offsets) != blocks or (floats and len(anim.float_block_offsets) != blocks):
         raise FormatError(f"{where}: {len(anim.block_offsets)} block offsets for {blocks} blocks")
     starts = anim.block_offsets.astype(np.int64)
-    ends = np.append(starts[1:], size)
+    ends = np.concatenate([starts[1:], [size]])
     if (starts >= ends).any() or (starts % 4).any() or starts[0] != 0:
         raise FormatError(f"{where}: block offsets {starts.tolist()} do not divide {size} bytes of data")
     if (starts + anim.mask_size > ends).any():
         raise FormatError(f"{where}: a block is shorter than its masks")
     first = np.arange(blocks) * (per_block - 1)
-    last = np.append(first[1:] - 1, frames - 1)  # a shared boundary frame is the next block's first
+    last = np.concatenate([first[1:] - 1, [frames - 1]])  # a shared boundary frame is the next block's first
     return starts, ends, first, last
 
 
 def decode_spline(anim, where="hkaSplineCompressedAnimation"):
     """(translation (F, T, 3), rotation (F, T, 4) xyzw, scale (F, T, 3), floats (F, N))."""
     starts, ends, first, last = block_layout(anim, where)
-    data = np.asarray(anim.data, np.uint8)
     tracks, floats = anim.transform_track_count, anim.float_track_count
-    frames = anim.frame_count
-    kinds = [_Splines(), _Splines(), _Splines()]
-    float_values = np.zeros((len(starts), floats), np.float32)
-    for block, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-        stream = ReadStream(memoryview(data)[:end])
-        stream.pos = start
-        read = Block()
-        read.float_offset = int(anim.float_block_offsets[block]) if floats else 0
-        try:
-            read.sync(stream, tracks, floats)
-        except FormatError as error:
-            at = "" if error.offset is None else f" (spline data offset {error.offset})"
-            raise FormatError(f"{where}, block {block}: {error.message}{at}") from None
-        _collect(kinds, block, (read.positions, read.rotations, read.scales))
-        float_values[block] = read.floats
-
-    identities = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0), (1.0, 1.0, 1.0))
-    translation, rotation, scale = (_fill(kind, frames, tracks, np.array(identity, np.float32), first, last, where)
-                                    for kind, identity in zip(kinds, identities))
-    block_of_frame = np.minimum(np.arange(frames) // (anim.frames_per_block - 1), len(starts) - 1)
-    return translation, rotation, scale, float_values[block_of_frame]
+    float_offsets = anim.float_block_offsets.astype(np.int64) if floats else np.zeros(len(starts), np.int64)
+    try:
+        blocks = Blocks.read(np.asarray(anim.data, np.uint8), starts, ends, tracks, floats, float_offsets)
+    except FormatError as error:
+        at = "" if error.offset is None else f" (spline data offset {error.offset})"
+        raise FormatError(f"{where}, {error.message}{at}") from None
+    points, point_from = _points(blocks)
+    block_of_frame = np.minimum(np.arange(anim.frame_count) // (anim.frames_per_block - 1), len(starts) - 1)
+    out = {kind: _statics(blocks.sections, kind, points, point_from, block_of_frame, tracks) for kind in IDENTITY}
+    _splines(blocks, points, point_from, first, last, out, where)
+    return out[POSITION], out[ROTATION], out[SCALE], blocks.floats.take(block_of_frame, axis=0)
 
 
-def _fill(kind, frames, tracks, identity, first, last, where):
-    """(frames, tracks, width) values of one kind; ``identity``: the value of a track with neither
-    static value nor spline (its length the width). Each block's frames start as one row of its
-    static values, copied down; the splines are evaluated at every frame of their blocks, a
-    degree at a time, and written over them."""
-    out = np.empty((frames, tracks, len(identity)), np.float32)
-    is_rotation = len(identity) == 4
-    static_block, static_track = np.array(kind.static_block, np.int64), np.array(kind.static_track, np.int64)
-    if is_rotation:
-        statics = _rotations(kind.static_sections)
-    else:
-        defaults = identity.tolist()
-        statics = np.array([[default if v is None else v for v, default in zip(section.values, defaults)]
-                            for section in kind.static_sections], np.float32).reshape(-1, 3)
-    for block in range(len(first)):
-        row = np.tile(identity, (tracks, 1))
-        mine = static_block == block
-        row[static_track[mine]] = statics[mine]
-        out[first[block] : last[block] + 1] = row
-    if not kind.track:
-        return out
-    sections = kind.sections
-    degree = np.array([section.degree for section in sections])
-    count = np.array([section.count for section in sections])
-    knots = np.frombuffer(b"".join(section.knots for section in sections), np.uint8)
-    points = _rotations(sections) if is_rotation else _vector_points(sections, count, identity)
-    spline_block, spline_track = np.array(kind.block), np.array(kind.track)
-    # the queries (spline, local frame) in runs of one degree and block, frame by frame
-    groups = []
-    for d in np.unique(degree).tolist():
-        for block in np.unique(spline_block).tolist():
-            (mine,) = np.nonzero((degree == d) & (spline_block == block))
-            if len(mine):
-                groups.append((d, block, mine, int(last[block] - first[block] + 1)))
-    spline = np.concatenate([np.tile(mine, frames_in) for _, _, mine, frames_in in groups])
-    local = np.concatenate([np.repeat(np.arange(frames_in), len(mine)) for _, _, mine, frames_in in groups])
-    runs = [(d, len(mine) * frames_in) for d, _, mine, frames_in in groups]
-    values = evaluate(knots, degree, count, points, spline, local, runs, where)
-    if is_rotation:
-        values /= np.linalg.norm(values, axis=1, keepdims=True)
-    at = 0
-    for _, block, mine, frames_in in groups:
-        out[first[block] : last[block] + 1, spline_track[mine]] = values[at : at + len(mine) * frames_in].reshape(frames_in, len(mine), -1)
-        at += len(mine) * frames_in
-    return out
+def _points(blocks):
+    """Every section's control points (a static section's one value): (rows, 4) float64 (of
+    float32 values), positions and scales in the first three columns, the rotations first (by
+    quantisation), then the positions and scales; and each section's first row."""
+    s = blocks.sections
+    rows = np.where(s.spline, s.count, s.static)
+    group = np.where(s.kind == ROTATION, s.key >> 8 & 15, 16)[rows > 0]  # quantisation; 16: not a rotation
+    by_group = group.argsort(kind="stable")
+    order, group = np.flatnonzero(rows)[by_group], group[by_group]
+    point_from = np.zeros(len(rows), np.int64)
+    ends = rows[order].cumsum()
+    point_from[order] = ends - rows[order]
+    points = np.zeros((ends[-1] if len(ends) else 0, 4))
+    codes_from = s.code_bytes.cumsum() - s.code_bytes
+    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+        mine, start, end = order[a:b], ends[a] - rows[order[a]], ends[b - 1]
+        if group[a] < 16:
+            codes = blocks.codes[ranges(codes_from[mine], s.code_bytes[mine])]
+            points[start:end] = rotations_from(codes.reshape(-1, ROTATION_SIZE[group[a]]), group[a])
+        else:
+            _vector_points(blocks, mine, rows[mine], codes_from, points[start:end])
+    return points, point_from
 
 
-def _rotations(sections):
-    """Every section's quaternions, stacked: (sum of counts, 4). The codes of one quantisation are
-    whole quaternions back to back, so each quantisation's are decoded in one piece."""
-    quant = np.repeat([section.quant for section in sections], [section.count for section in sections])
-    points = np.empty((len(quant), 4), np.float32)
-    for q in {section.quant for section in sections}:
-        codes = np.frombuffer(b"".join(section.codes for section in sections if section.quant == q), np.uint8)
-        points[quant == q] = rotations_from(codes.reshape(-1, ROTATION_SIZE[q]), q)
-    return points
+def _axis_tables():
+    """Per pair of splined and static axes bits (splined << 3 | static), per axis x y z: whether
+    it is splined, whether it has values, where they start among the section's (a splined axis
+    has a minimum and a maximum, a static one its value) and its place among the splined axes;
+    and how many axes are splined."""
+    static, splined = np.arange(64)[:, None] >> np.array([[0, 1, 2], [3, 4, 5]])[:, None] & 1  # (pairs, axes) each
+    width = 2 * splined + static
+    return splined.astype(bool), width > 0, width.cumsum(1) - width, splined.cumsum(1) - splined, splined.sum(1)
 
 
-def _vector_points(sections, count, identity):
-    """Every section's control points, stacked: (sum of counts, 3), static axes at their value,
-    the others at ``identity``'s."""
-    owner = np.repeat(np.arange(len(count)), count)
-    index = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
-    splined = np.array([[section.splined(axis) for axis in range(3)] for section in sections], bool)
-    defaults = identity.tolist()
-    ranges = np.array([[v if isinstance(v, tuple) else (default if v is None else v,) * 2 for v, default in zip(section.values, defaults)]
-                       for section in sections], np.float32)  # (splines, 3, 2)
-    codes = np.frombuffer(b"".join(section.codes for section in sections) + b"\0", np.uint8)
-    starts = np.cumsum([0] + [len(section.codes) for section in sections])[:-1][owner]
-    per_point = splined.sum(1)
-    slot = np.cumsum(splined, 1) - splined  # position of each axis among the splined ones
-    size = np.array([SCALAR_SIZE[section.quant] for section in sections])[owner]
-    points = np.repeat(ranges[:, :, 0], count, axis=0)  # static axes: their value
-    for axis in range(3):
-        rows = splined[owner, axis]
-        at = starts[rows] + (index[rows] * per_point[owner[rows]] + slot[owner[rows], axis]) * size[rows]
-        raw = codes[np.minimum(at[:, None] + np.arange(2), len(codes) - 1)]
-        points[rows, axis] = scalars_from(raw, size[rows] == 2, ranges[owner[rows], axis, 0], ranges[owner[rows], axis, 1])
-    return points
+_SPLINED, _VALUED, _VALUE_OFFSET, _PLACE, _SPLINED_COUNT = _axis_tables()
 
 
-def evaluate(knots, degree, count, points, spline, local, runs, where):
-    """B-spline values at local frames ``local`` of splines ``spline``: (queries, width).
-    ``knots`` holds every spline's knots in turn, ``points`` their control points; the queries
-    come in runs of one degree, ``runs`` [(degree, queries)]."""
-    knot_count = count + degree + 1
-    # all knots in one sorted run, each spline's lifted by 256 * its index, so one
-    # searchsorted finds every query's span
-    owner = np.repeat(np.arange(len(count)), knot_count)
-    knots = knots.astype(np.int64)
-    if (np.diff(knots)[np.diff(owner) == 0] < 0).any():
+def _vector_points(blocks, vector, count, codes_from, out):
+    """``out``: the control points of position and scale sections ``vector`` (``count`` each),
+    one section after the other; per axis, splined (its code between the section's minimum and
+    maximum), static (its value) or the identity's."""
+    s = blocks.sections
+    pair = s.splined_axes[vector] << 3 | s.static_axes[vector]
+    splined = _SPLINED[pair]  # (sections, 3)
+    value_at = ((s.value_bytes.cumsum() - s.value_bytes) // 4)[vector, None] + _VALUE_OFFSET[pair]
+    low = np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None].repeat(3, 1)
+    valued = _VALUED[pair]
+    low[valued] = blocks.values[value_at[valued]]
+    high = low.copy()
+    high[splined] = blocks.values[value_at[splined] + 1]
+    out[:, :3] = low.repeat(count, axis=0)
+    # point i's code of a splined axis: (i * the splined axes + the axis's place among them) * code size
+    at, axis = splined.repeat(count, axis=0).nonzero()
+    section = np.arange(len(vector)).repeat(count)[at]
+    index = at - (count.cumsum() - count)[section]
+    size = s.scalar_bytes[vector][section]
+    code_at = codes_from[vector][section] + (index * _SPLINED_COUNT[pair][section] + _PLACE[pair][section, axis]) * size
+    raw = blocks.codes[np.minimum(code_at[:, None] + np.arange(2), len(blocks.codes) - 1)]
+    out[at, axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
+
+
+def _statics(s, kind, points, point_from, block_of_frame, tracks):
+    """(frames, tracks, width) values of one kind: each block's static values (the identity's
+    where a track has none), copied down its frames."""
+    identity = IDENTITY[kind]
+    rows = np.empty((s.blocks, tracks, len(identity)), np.float32)
+    rows[...] = identity
+    mine = (s.kind == kind) & s.static
+    rows[s.block[mine], s.track[mine]] = points[point_from[mine], : len(identity)]
+    return rows.take(block_of_frame, axis=0)
+
+
+def _splines(blocks, points, point_from, first, last, out, where):
+    """Evaluates every spline at every frame of its block over ``out`` ({kind: (frames, tracks,
+    width)}): the splines by degree, then kind, about CHUNK queries at a time."""
+    s = blocks.sections
+    (spline,) = s.spline.nonzero()
+    if not len(spline):
+        return
+    knots = blocks.knots
+    owner = np.arange(len(spline)).repeat(s.knot_bytes[spline])
+    if (knots[1:] < knots[:-1])[owner[1:] == owner[:-1]].any():
         raise FormatError(f"{where}: spline knots decrease")
-    knot_start = np.cumsum(knot_count) - knot_count
-    last_le = np.searchsorted(knots + 256 * owner, local + 256 * spline, side="right") - 1 - knot_start[spline]
-    span = np.clip(last_le, degree[spline], count[spline] - 1)
-    base = knot_start[spline] + span
-    last_point = (np.cumsum(count) - count)[spline] + span
+    knot_from = s.knot_bytes.cumsum() - s.knot_bytes
+    order = spline[np.argsort((s.degree * 3 + s.kind)[spline], kind="stable")]
+    frames_in = (last - first + 1)[s.block[order]]
+    ends = frames_in.cumsum()
+    cuts = ends.searchsorted(np.arange(CHUNK, ends[-1], CHUNK)).tolist()
+    rows = [(_rows(out[kind]), out[kind].shape[2]) for kind in (POSITION, ROTATION, SCALE)]  # each kind's rows, width
+    for a, b in zip([0] + cuts, cuts + [len(order)]):
+        _evaluate(s, order[a:b], frames_in[a:b], knots, knot_from, points, point_from, first, rows, out[POSITION].shape[1])
+
+
+def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first, rows, tracks):
+    """Evaluates splines (sorted by degree, then kind) at every frame of their blocks."""
+    query_from = frames_in.cumsum() - frames_in
+    queries = int(query_from[-1] + frames_in[-1])
+    local = np.arange(queries) - query_from.repeat(frames_in)
+    knot_bytes = s.knot_bytes[splines]
+    knots = knots[ranges(knot_from[splines], knot_bytes)]  # theirs, one spline after the other
+    knots_before = knot_bytes.cumsum() - knot_bytes
+    degree = s.degree[splines]
+    # a frame's span: how many of its spline's knots lie at or before it, less one; counted in a
+    # histogram of each spline's knots over its frames, with one bin past them for later knots
+    bins_from = query_from + np.arange(len(splines))
+    owner = np.arange(len(splines)).repeat(knot_bytes)
+    seen = np.bincount(bins_from[owner] + np.minimum(knots, frames_in[owner]), minlength=queries + len(splines)).cumsum()
+    span = (seen.take(local + bins_from.repeat(frames_in)) - (knots_before + 1).repeat(frames_in)).clip(
+        degree.repeat(frames_in), (s.count[splines] - 1).repeat(frames_in))
+    first_knot = (knots_before + 1 - degree).repeat(frames_in) + span
+    first_point = (point_from[splines] - degree).repeat(frames_in) + span
     knots = knots.astype(np.float64)
     u = local.astype(np.float64)
-    result = np.empty((len(spline), points.shape[1]), np.float32)
-    at = 0
-    for d, size in runs:
-        rows = slice(at, at + size)
-        weights = basis(knots, base[rows], u[rows], d)
-        total = np.zeros((size, points.shape[1]))
-        for r in range(d + 1):
-            total += weights[:, r : r + 1] * points[last_point[rows] + (r - d)]
-        result[rows] = total
-        at += size
-    return result
+    values = np.empty((queries, 4), np.float32)
+    bounds = [*query_from.tolist(), queries]
+    for a, b in _runs(degree):
+        q, d = slice(bounds[a], bounds[b]), int(degree[a])
+        weights = basis(knots, first_knot[q], u[q], d)
+        # the weighted control points summed from zero (so that -0 terms add up to +0)
+        at = first_point[q]
+        total = points.take(at, axis=0)
+        total *= weights[0][:, None]
+        total += 0.0
+        for r in range(1, d + 1):
+            term = points[r:].take(at, axis=0)
+            term *= weights[r][:, None]
+            total += term
+        values[q] = total
+    row = (first[s.block[splines]] * tracks + s.track[splines]).repeat(frames_in) + local * tracks
+    kinds = s.kind[splines]
+    for a, b in _runs(kinds):
+        q, kind = slice(bounds[a], bounds[b]), int(kinds[a])
+        mine = values[q]
+        if kind == ROTATION:
+            mine /= _lengths(mine)
+        target, width = rows[kind]
+        target[row[q]] = _rows(mine if width == 4 else np.ascontiguousarray(mine[:, :width]))
 
 
-def basis(knots, base, u, degree):
-    """Cox-de Boor basis values (queries, degree + 1) at ``u``; ``base`` indexes the span's
-    knot in ``knots``."""
+def _runs(values):
+    """(start, end) of each run of equal values."""
+    cuts = (np.flatnonzero(values[1:] != values[:-1]) + 1).tolist()
+    return zip([0, *cuts], [*cuts, len(values)])
+
+
+def _lengths(quaternions):
+    """Lengths (n, 1) of float32 quaternions (n, 4): the squares summed left to right in float32,
+    as np.linalg.norm sums them, column by column (faster than its reduction over rows of 4)."""
+    squares = quaternions * quaternions
+    return np.sqrt(squares[:, 0] + squares[:, 1] + squares[:, 2] + squares[:, 3])[:, None]
+
+
+def _rows(array):
+    """The rows of a contiguous array (its last axis) as single items of a 1-D array, which
+    numpy copies by index faster than rows of numbers."""
+    return array.reshape(-1, array.shape[-1]).view(f"V{array.itemsize * array.shape[-1]}").reshape(-1)
+
+
+def basis(knots, first, u, degree):
+    """Cox-de Boor basis values (degree + 1, queries) at ``u``; ``first`` indexes the first knot
+    the span uses (span - degree + 1) in ``knots``."""
     n = len(u)
-    weights = np.zeros((degree + 1, n))  # one row per term: each a contiguous run
+    # left[j] = u - knots[span + 1 - j], right[j] = knots[span + j] - u: views of the knots
+    # shifted so that ``first`` indexes them
+    left = [None] + [u - knots[degree - j :].take(first) for j in range(1, degree + 1)]
+    right = [None] + [knots[degree - 1 + j :].take(first) - u for j in range(1, degree + 1)]
+    weights = np.empty((degree + 1, n))
     weights[0] = 1.0
-    left = np.zeros((degree + 1, n))
-    right = np.zeros((degree + 1, n))
     for j in range(1, degree + 1):
-        left[j] = u - knots[base + 1 - j]
-        right[j] = knots[base + j] - u
-        saved = np.zeros(n)
+        saved = 0.0
         for r in range(j):
             denominator = right[r + 1] + left[j - r]
-            temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
-            weights[r] = saved + right[r + 1] * temp
+            if denominator.all():
+                temp = weights[r] / denominator
+            else:  # repeated knots: those terms are zero
+                temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
+            np.multiply(right[r + 1], temp, out=weights[r])
+            weights[r] += saved
             saved = left[j - r] * temp
         weights[j] = saved
-    return weights.T
+    return weights

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import FormatError
-from ...stream import WriteStream
 from .quantize import ROTATION_ALIGN, THREECOMP40, rotations_from, rotations_to, scalars_from_codes, scalars_to
-from .spline_block import SPLINE, STATIC, Block, RotationSection, VectorSection, pad
+from .spline_block import SPLINE, STATIC, STATIC_FLOAT, Blocks, Sections, padded
 from .spline_decode import MAX_FRAMES_PER_BLOCK, basis
 
 BITS16 = 1
@@ -53,11 +52,11 @@ def basis_matrix(knots, degree, frames):
     count = len(knots) - degree - 1
     u = np.arange(frames, dtype=np.float64)
     span = np.clip(np.searchsorted(knots, u, side="right") - 1, degree, count - 1)
-    weights = basis(knots.astype(np.float64), span, u, degree)
+    weights = basis(knots.astype(np.float64), span - degree + 1, u, degree)
     matrix = np.zeros((frames, count))
     rows = np.arange(frames)
     for r in range(degree + 1):
-        matrix[rows, span - degree + r] = weights[:, r]
+        matrix[rows, span - degree + r] = weights[r]
     return matrix
 
 
@@ -141,24 +140,23 @@ def encode_spline(translation, rotation, scale, floats, *, tolerances=None, rota
     rotation = _continuous(rotation)
     step = frames_per_block - 1
     blocks = max(1, -(-(frames - 1) // step))
-    stream = WriteStream()
-    block_offsets, float_offsets = [], []
+    data, block_offsets, float_offsets = [], [], []
+    at = 0
     for block in range(blocks):
         first = block * step
         last = min(first + step, frames - 1)
-        block_offsets.append(stream.pos)
-        written = _block(translation[first : last + 1], rotation[first : last + 1], scale[first : last + 1],
-                         tolerances, rotation_quantization)
-        written.floats = floats[0].tolist()
-        written.sync(stream, tracks, float_count)
-        float_offsets.append(written.float_offset)
-        pad(stream, 16)
+        written, float_offset = _block(translation[first : last + 1], rotation[first : last + 1], scale[first : last + 1],
+                                       floats[0], tolerances, rotation_quantization).to_bytes()
+        block_offsets.append(at)
+        float_offsets.append(float_offset)
+        data += [written, np.zeros(padded(len(written), 16) - len(written), np.uint8)]  # blocks start 16-aligned
+        at += padded(len(written), 16)
     return SplineData(
         frames_per_block=frames_per_block,
         block_offsets=np.array(block_offsets, "<u4"),
         float_block_offsets=np.array(float_offsets, "<u4"),
         mask_size=4 * tracks + float_count,
-        data=np.frombuffer(bytes(stream.out), np.uint8).copy(),
+        data=np.concatenate(data),
     )
 
 
@@ -170,8 +168,8 @@ def _continuous(rotation):
     return (q * sign[..., None]).astype(np.float64)
 
 
-def _block(translation, rotation, scale, tolerances, kind):
-    """The block's sections (spline_block.Block) for these frames."""
+def _block(translation, rotation, scale, floats, tolerances, kind):
+    """The block (spline_block.Blocks) of these frames."""
     frames, tracks = rotation.shape[:2]
     position_state, position_static = _classify(translation, 0.0, tolerances.translation)
     scale_state, scale_static = _classify(scale, 1.0, tolerances.scale)
@@ -190,33 +188,55 @@ def _block(translation, rotation, scale, tolerances, kind):
     middle = (rotation.max(0) + rotation.min(0)) / 2
     static_rotations = rotations_to(middle / np.maximum(np.linalg.norm(middle, axis=1, keepdims=True), 1e-12), kind)
 
-    rotations = []
+    masks = np.zeros((1, tracks, 4), np.uint8)
+    masks[0, :, 0] = BITS16 | kind << 2 | BITS16 << 6
+    masks[0, :, 1] = _vector_flags(position_state)
+    masks[0, :, 2] = np.array([0, STATIC, SPLINE])[rotation_state]
+    masks[0, :, 3] = _vector_flags(scale_state)
+    fields = _Fields()
     for track in range(tracks):
-        section = RotationSection((0, STATIC, SPLINE)[rotation_state[track]], kind)
+        fields.vector(position_state[track], position_static[track], position_fits.get(track))
         if rotation_state[track] == 2:
             degree, knots, raw = rotation_fits[track]
-            section.count, section.degree, section.knots, section.codes = len(raw), degree, knots.astype(np.uint8).tobytes(), raw.tobytes()
+            fields.spline(len(raw), degree, knots)
+            fields.codes.append(raw.tobytes())
         elif rotation_state[track] == 1:
-            section.count, section.codes = 1, static_rotations[track].tobytes()
-        rotations.append(section)
-    return Block(
-        [_vector_section(position_state[t], position_static[t], position_fits.get(t)) for t in range(tracks)],
-        rotations,
-        [_vector_section(scale_state[t], scale_static[t], scale_fits.get(t)) for t in range(tracks)],
+            fields.codes.append(static_rotations[track].tobytes())
+        fields.vector(scale_state[track], scale_static[track], scale_fits.get(track))
+    return Blocks(
+        Sections(masks), np.full((1, len(floats)), STATIC_FLOAT, np.uint8), np.array(fields.counts, np.int64),
+        np.array(fields.degrees, np.int64), np.frombuffer(b"".join(fields.knots), np.uint8),
+        np.array(fields.values, "<f4"), np.frombuffer(b"".join(fields.codes), np.uint8),
+        np.asarray(floats, np.float32).reshape(1, -1),
     )
 
 
-def _vector_section(state, static, fit):
-    """A position or scale section: per axis identity (0), static (1) or splined (2)."""
-    flags = sum(1 << (4 + a) for a in range(3) if state[a] == 2) | sum(1 << a for a in range(3) if state[a] == 1)
-    section = VectorSection(flags, BITS16)
-    section.values = [float(static[a]) if state[a] == 1 else None for a in range(3)]
-    if fit is not None:
-        degree, knots, points, ranges = fit
-        splined = state == 2
-        section.count, section.degree, section.knots = len(points), degree, knots.astype(np.uint8).tobytes()
-        for axis in np.nonzero(splined)[0].tolist():
-            section.values[axis] = tuple(ranges[axis].tolist())
-        codes = scalars_to(points, True, ranges[:, 0], ranges[:, 1])[:, splined]
-        section.codes = codes.astype("<u2").tobytes()
-    return section
+def _vector_flags(state):
+    """Per track: bits 4-6 the splined axes, bits 0-2 the static ones (state (tracks, 3))."""
+    return ((state == 2) << np.array([4, 5, 6])).sum(1) | ((state == 1) << np.arange(3)).sum(1)
+
+
+class _Fields:
+    """A block's sections' fields, gathered in file order."""
+
+    def __init__(self):
+        self.counts, self.degrees, self.knots, self.values, self.codes = [], [], [], [], []
+
+    def spline(self, count, degree, knots):
+        self.counts.append(count)
+        self.degrees.append(degree)
+        self.knots.append(knots.astype(np.uint8).tobytes())
+
+    def vector(self, state, static, fit):
+        """A position or scale: per axis identity (0), static (1) or splined (2)."""
+        if fit is not None:
+            degree, knots, points, ranges = fit
+            splined = state == 2
+            self.spline(len(points), degree, knots)
+            codes = scalars_to(points, True, ranges[:, 0], ranges[:, 1])[:, splined]
+            self.codes.append(codes.astype("<u2").tobytes())
+        for axis in range(3):
+            if state[axis] == 2:
+                self.values += ranges[axis].tolist()
+            elif state[axis] == 1:
+                self.values.append(float(static[axis]))
