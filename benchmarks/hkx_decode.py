@@ -30,6 +30,7 @@ a file at once, so a file costs mostly fixed work: 1.1 ms for 8 tracks of 31 fra
 (PyNifly's: 200 ms). Hence the Skyrim set, mostly short files, gains less than FO4's.
 """
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -113,13 +114,12 @@ def against_peer(peer, files, read_hkx):
 def main():
     if sys.argv[1:2] == ["--worker"]:
         return worker(sys.argv[2], sys.argv[3:])
-    args = sys.argv[1:]
-    peer = None
-    if "--peer" in args:
-        at = args.index("--peer")
-        peer, args = Path(args[at + 1]), args[:at] + args[at + 2 :]
-    repeat = int(args[0]) if args else 8
-    corpus = Path(args[1]) if len(args) > 1 else ROOT.parent / "shared" / "corpus"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("repeat", nargs="?", type=int, default=8, help="how many times over the second batch decodes the files")
+    parser.add_argument("corpus", nargs="?", type=Path, default=ROOT.parent / "shared" / "corpus")
+    parser.add_argument("--peer", type=Path, metavar="FOLDER", help="PyNifly's io_scene_nifly/hkx folder")
+    args = parser.parse_args()
+    repeat, corpus, peer = args.repeat, args.corpus, args.peer
     sys.path.insert(0, str(ROOT))
     import cli
 
