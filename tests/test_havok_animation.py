@@ -11,7 +11,7 @@ import struct
 import numpy as np
 import pytest
 from raw_hkx import data_objects, sections, skeleton_fields
-from raw_hkx_spline import independent_frames
+from raw_hkx_spline import _basis, independent_frames
 from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
 
 from precombined_nif.core.errors import FormatError
@@ -24,7 +24,7 @@ from precombined_nif.core.havok.animation.quantize import THREECOMP48, UNCOMPRES
 from precombined_nif.core.havok.animation.summary import hkx_info
 from precombined_nif.core.havok.animation.spline import SplineAnimation
 from precombined_nif.core.havok.animation.spline_decode import decode_spline
-from precombined_nif.core.havok.animation.spline_encode import encode_spline
+from precombined_nif.core.havok.animation.spline_encode import basis_matrix, encode_spline
 
 TESTS = CORPUS / "pynifly/tests/tests"
 ANIMATIONS = [p for p in corpus_files("pynifly/tests/tests/FO4/Animations/*.hkx") if p.name != "skeleton.hkx"] + [
@@ -387,6 +387,17 @@ def test_8_bit_positions_built_by_hand():
     np.testing.assert_allclose(translation[:, 0, 2], 7.0)
     np.testing.assert_allclose(rotation_out[:, 0], [[0, 0, 0.6, 0.8]] * 5, atol=1e-7)
     np.testing.assert_array_equal(scale, 1.0)
+
+
+def test_basis_with_repeated_knots_against_the_recursive_definition():
+    """Inner knots repeated, the last equal to the end: where two knots of a span are equal the
+    basis drops those terms (0/0) instead of dividing by zero."""
+    knots, degree, frames = np.array([0, 0, 0, 0, 4, 4, 7, 10, 10, 10, 10, 10]), 3, 11
+    matrix = basis_matrix(knots, degree, frames)
+    assert np.isfinite(matrix).all()
+    count = len(knots) - degree - 1
+    expected = [[_basis(i, degree, u, knots.tolist()) for i in range(count)] for u in range(frames - 1)]
+    np.testing.assert_allclose(matrix[:-1], expected, atol=1e-12)
 
 
 def test_single_frame_animation():

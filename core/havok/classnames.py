@@ -73,7 +73,8 @@ class ClassNames:
         data = bytes(data)
         names = cls()
         pos = 0
-        while pos < len(data) and data[pos:].strip(b"\xff"):
+        end_of_names = len(data.rstrip(b"\xff"))  # then only the 0xFF padding
+        while pos < end_of_names:
             if pos + 5 > len(data):
                 raise FormatError("class name entry cut off by the end of its section", offset=base + pos)
             end = data.find(b"\0", pos + 5)

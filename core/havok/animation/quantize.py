@@ -91,13 +91,11 @@ def rotations_from(raw, kind):
     # the kept components, then the dropped one rebuilt from the unit length
     three = _FIELD_VALUES[kind].take(fields)
     largest = np.sqrt(np.maximum(0.0, 1.0 - np.einsum("ij,ij->i", three, three)))
-    out = np.empty((len(raw), 4), np.float32)
-    out[:, :3] = three
-    out[:, 3] = np.where(negative, -largest, largest)
-    (moved,) = np.nonzero(index != 3)  # a dropped x, y or z: the components after it move right
-    if len(moved):
-        out[moved] = out[moved].ravel().take(_COLUMNS.take(index[moved], axis=0) + 4 * np.arange(len(moved))[:, None])
-    return out
+    stored = np.empty((len(raw), 4), np.float32)  # the kept components, then the dropped one
+    stored[:, :3] = three
+    stored[:, 3] = np.where(negative, -largest, largest)
+    # each row's components put in place: after a dropped x, y or z the others move right
+    return stored.ravel().take(_COLUMNS.take(index, axis=0) + 4 * np.arange(len(raw))[:, None])
 
 
 def rotations_to(quaternions, kind):

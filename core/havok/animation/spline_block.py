@@ -18,8 +18,8 @@ Alignment is from the start of the data (blocks start 16-aligned, sections 4-ali
 
 ``Sections`` lays out every section of every block at once, from the masks and the splines'
 control point counts and degrees. Reading walks the spline headers in turn (where a section
-starts depends on the sizes of those before it), then gathers each kind of field of every
-section with one index; writing scatters the fields through the same indices.
+starts depends on the sizes of those before it), then gathers the fields of every section
+with one index (``Sections.fields``); writing scatters them through the same index.
 """
 
 import struct
@@ -160,6 +160,13 @@ class Sections:
         self.starts = (sizes.cumsum(1) - sizes).ravel()
         return sizes.sum(1)
 
+    def fields(self, at):
+        """Where every section's values, knots and codes lie (the sections starting at ``at``):
+        the byte indices of all values, then all knots, then all codes; and how many of each."""
+        sizes = (self.value_bytes, self.knot_bytes, self.code_bytes)
+        index = ranges(np.concatenate([at + self.values_at, at + HEADER.size, at + self.codes_at]), np.concatenate(sizes))
+        return index, [int(size.sum()) for size in sizes]
+
 
 def _bad_spline(b, at, count, degree, codes, stop, end):
     """Raises what is wrong with the spline at data offset ``at`` of block ``b``."""
@@ -212,9 +219,9 @@ class Blocks:
         if over.any():
             i = int(np.argmax(over))
             raise FormatError(f"block {sections.block[i]}: track {sections.track[i]}'s static values run past the block's end", offset=int(at[i]))
-        knots = data[ranges(at + HEADER.size, sections.knot_bytes)]
-        values = data[ranges(at + sections.values_at, sections.value_bytes)].view("<f4")
-        codes = data[ranges(at + sections.codes_at, sections.code_bytes)]
+        index, (values, knots, _) = sections.fields(at)
+        gathered = data[index]  # values first: their f32 stay aligned
+        values, knots, codes = gathered[:values].view("<f4"), gathered[values : values + knots], gathered[values + knots :]
 
         floats = np.zeros(float_flags.shape, np.float32)
         if float_count:
@@ -249,8 +256,6 @@ class Blocks:
         at = body + sections.starts
         headers = b"".join(HEADER.pack(count - 1, degree) for count, degree in zip(self.counts.tolist(), self.degrees.tolist()))
         out[ranges(at[sections.spline], np.full(len(self.counts), HEADER.size))] = np.frombuffer(headers, np.uint8)
-        out[ranges(at + HEADER.size, sections.knot_bytes)] = self.knots
-        out[ranges(at + sections.values_at, sections.value_bytes)] = np.asarray(self.values, "<f4").view(np.uint8)
-        out[ranges(at + sections.codes_at, sections.code_bytes)] = self.codes
+        out[sections.fields(at)[0]] = np.concatenate([np.asarray(self.values, "<f4").view(np.uint8), self.knots, self.codes])
         out[(float_offset + 4 * slot[static])[:, None] + np.arange(4)] = self.floats[static].astype("<f4").view(np.uint8).reshape(-1, 4)
         return out, float_offset

@@ -108,6 +108,7 @@ def _axis_tables():
 
 
 _SPLINED, _VALUED, _VALUE_OFFSET, _PLACE, _SPLINED_COUNT = _axis_tables()
+_IDENTITY_AXES = np.array([IDENTITY[POSITION], (0.0, 0.0, 0.0), IDENTITY[SCALE]], np.float32)  # per kind (rotations have no axes)
 
 
 def _vector_points(blocks, vector, count, codes_from, out):
@@ -118,7 +119,7 @@ def _vector_points(blocks, vector, count, codes_from, out):
     pair = s.splined_axes[vector] << 3 | s.static_axes[vector]
     splined = _SPLINED[pair]  # (sections, 3)
     value_at = ((s.value_bytes.cumsum() - s.value_bytes) // 4)[vector, None] + _VALUE_OFFSET[pair]
-    low = np.where(s.kind[vector] == SCALE, np.float32(1), np.float32(0))[:, None].repeat(3, 1)
+    low = _IDENTITY_AXES[s.kind[vector]]
     valued = _VALUED[pair]
     low[valued] = blocks.values[value_at[valued]]
     high = low.copy()
@@ -233,19 +234,23 @@ def _rows(array):
 
 def basis(knots, first, u, degree):
     """Cox-de Boor basis values (degree + 1, queries) at ``u``; ``first`` indexes the first knot
-    the span uses (span - degree + 1) in ``knots``."""
+    the span uses (span - degree + 1) in ``knots``, which do not decrease within a spline."""
     n = len(u)
     # left[j] = u - knots[span + 1 - j], right[j] = knots[span + j] - u: views of the knots
     # shifted so that ``first`` indexes them
     left = [None] + [u - knots[degree - j :].take(first) for j in range(1, degree + 1)]
     right = [None] + [knots[degree - 1 + j :].take(first) - u for j in range(1, degree + 1)]
+    # a denominator is zero only between equal knots (the knots and frames are whole numbers);
+    # of the pairs it spans, knots that do not decrease make the span's own the closest, so
+    # one test of theirs tells whether any is (a repeated inner knot)
+    distinct = (right[1] + left[1]).all()
     weights = np.empty((degree + 1, n))
     weights[0] = 1.0
     for j in range(1, degree + 1):
         saved = 0.0
         for r in range(j):
             denominator = right[r + 1] + left[j - r]
-            if denominator.all():
+            if distinct:
                 temp = weights[r] / denominator
             else:  # repeated knots: those terms are zero
                 temp = np.divide(weights[r], denominator, out=np.zeros(n), where=denominator != 0)
