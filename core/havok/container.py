@@ -274,12 +274,12 @@ def _read_objects(data, section, data_index, names_index, classnames, header, cl
 
     if not len(virtual):
         raise FormatError("the data section holds no objects", offset=table_at)
-    order = np.argsort(virtual["object"], kind="stable")
+    order = virtual["object"].argsort(kind="stable")
     virtual = virtual[order]
     starts = virtual["object"].astype(np.int64)
     if starts[0] != 0:
         raise FormatError(f"{starts[0]} bytes of data before the first object", offset=base)
-    if (np.diff(starts) <= 0).any() or starts[-1] >= size:
+    if (starts[1:] <= starts[:-1]).any() or starts[-1] >= size:
         raise FormatError("virtual fixups: object offsets repeated or outside the data", offset=table_at)
     if (virtual["section"] != names_index).any():
         raise FormatError("virtual fixup names a class outside the class names section", offset=table_at)
@@ -287,23 +287,23 @@ def _read_objects(data, section, data_index, names_index, classnames, header, cl
     if None in class_names:
         bad = int(virtual["name"][class_names.index(None)])
         raise FormatError(f"virtual fixup names no class (offset {bad})", offset=table_at)
-    ends = np.append(starts[1:], size)
+    ends = np.concatenate([starts[1:], [size]])
 
     pointer = header.pointer_size
     sources = np.concatenate([local["src"], global_["src"]]).astype(np.int64)
     if len(sources) and (sources.max() + pointer > size):
         raise FormatError("a fixup's pointer lies outside the data", offset=base + section.local)
-    if len(np.unique(sources)) != len(sources):
+    if len(set(sources.tolist())) != len(sources):
         raise FormatError("two fixups patch the same pointer", offset=base + section.local)
     if len(global_) and ((global_["section"] != data_index).any() or global_["dst"].max() >= size):
         raise FormatError("a global fixup leads outside the data section", offset=base + section.global_)
     if len(local) and local["dst"].max() > size:
         raise FormatError("a local fixup leads outside the data section", offset=base + section.local)
 
-    owner = np.searchsorted(starts, local["src"], "right") - 1
-    if (np.searchsorted(starts, local["dst"], "right") - 1 != owner).any() or (local["dst"] > ends[owner]).any():
+    owner = starts.searchsorted(local["src"], "right") - 1
+    if (starts.searchsorted(local["dst"], "right") - 1 != owner).any() or (local["dst"] > ends[owner]).any():
         raise FormatError("a local fixup leads out of its object", offset=base + section.local)
-    targets = np.searchsorted(starts, global_["dst"], "right") - 1
+    targets = starts.searchsorted(global_["dst"], "right") - 1
     number = _object_number_size(data, base, starts, ends, sources, pointer)
     if number:
         starts_of = starts[owner]
@@ -312,12 +312,12 @@ def _read_objects(data, section, data_index, names_index, classnames, header, cl
         delta = global_["dst"] - starts[targets]
         if ((delta > 0) & (delta < number)).any():
             raise FormatError("a global fixup leads into an object's number", offset=base + section.global_)
-    local_rows = _per_object(list(zip(local["src"].tolist(), local["dst"].tolist())), owner, len(starts))
-    global_rows = _per_object(
-        list(zip(global_["src"].tolist(), targets.tolist(), global_["dst"].tolist())),
-        np.searchsorted(starts, global_["src"], "right") - 1,
-        len(starts),
-    )
+    # sources and local destinations from where each object's fields start (after its number)
+    fields_at = starts + number
+    local_shift = fields_at[owner]
+    local_rows = _per_object([local["src"] - local_shift, local["dst"] - local_shift], owner, len(starts))
+    global_owner = starts.searchsorted(global_["src"], "right") - 1
+    global_rows = _per_object([global_["src"] - fields_at[global_owner], targets, global_["dst"]], global_owner, len(starts))
 
     objects = []
     for name in class_names:
@@ -327,10 +327,8 @@ def _read_objects(data, section, data_index, names_index, classnames, header, cl
     starts = starts.tolist()
     for index, obj in enumerate(objects):
         start, end = starts[index] + number, int(ends[index])
-        local_fixups = [(src - start, dst - start) for src, dst in local_rows[index]]
-        global_fixups = [
-            (src - start, objects[target], max(dst - starts[target] - number, 0)) for src, target, dst in global_rows[index]
-        ]
+        local_fixups = local_rows[index]
+        global_fixups = [(src, objects[target], max(dst - starts[target] - number, 0)) for src, target, dst in global_rows[index]]
         if isinstance(obj, RawObject):
             obj.data = bytes(body[start:end])
             obj.local_fixups = local_fixups
@@ -350,16 +348,17 @@ def _object_number_size(data, base, starts, ends, sources, pointer):
         return 0
     values = np.frombuffer(data, np.uint8)[base + starts[:, None] + np.arange(pointer)]
     values = values.copy().view("<u8" if pointer == 8 else "<u4").ravel()
-    if (values == 0).any() or len(np.unique(values)) != len(values):
+    if (values == 0).any() or len(set(values.tolist())) != len(values):
         return 0
-    if len(sources) and (sources - starts[np.searchsorted(starts, sources, "right") - 1] < pointer).any():
+    if len(sources) and (sources - starts[starts.searchsorted(sources, "right") - 1] < pointer).any():
         return 0
     return pointer
 
 
-def _per_object(rows, owner, count):
-    """The rows of each object, each object's in table order."""
-    order = np.argsort(owner, kind="stable")
-    cuts = np.searchsorted(owner[order], np.arange(count + 1)).tolist()
-    rows = [rows[i] for i in order.tolist()]
+def _per_object(columns, owner, count):
+    """The rows of each object (tuples of the ``columns``' values; ``owner``: each row's object),
+    each object's in table order."""
+    order = owner.argsort(kind="stable")
+    cuts = owner[order].searchsorted(np.arange(count + 1)).tolist()
+    rows = list(zip(*(column[order].tolist() for column in columns)))
     return [rows[cuts[k] : cuts[k + 1]] for k in range(count)]

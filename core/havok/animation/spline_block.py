@@ -121,7 +121,7 @@ class Sections:
         block b's sections start at ``bodies[b]`` and end by ``ends[b]``."""
         fixed = padded(self.fixed, 4).reshape(self.blocks, -1)
         at_fixed = (fixed.cumsum(1) - fixed + bodies[:, None]).ravel()  # after the sections without a spline
-        index = np.flatnonzero(self.spline)
+        (index,) = self.spline.nonzero()
         counts, degrees = [], []
         block, grown, end = -1, 0, 0
         unpack = HEADER.unpack_from

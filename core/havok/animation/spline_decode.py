@@ -80,13 +80,13 @@ def _points(blocks):
     rows = np.where(s.spline, s.count, s.static)
     group = np.where(s.kind == ROTATION, s.key >> 8 & 15, 16)[rows > 0]  # quantisation; 16: not a rotation
     by_group = group.argsort(kind="stable")
-    order, group = np.flatnonzero(rows)[by_group], group[by_group]
+    order, group = rows.nonzero()[0][by_group], group[by_group]
     point_from = np.zeros(len(rows), np.int64)
     ends = rows[order].cumsum()
     point_from[order] = ends - rows[order]
     points = np.zeros((ends[-1] if len(ends) else 0, 4))
     codes_from = s.code_bytes.cumsum() - s.code_bytes
-    cuts = np.flatnonzero(group[1:] != group[:-1]) + 1
+    cuts = (group[1:] != group[:-1]).nonzero()[0] + 1
     for a, b in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
         mine, start, end = order[a:b], ends[a] - rows[order[a]], ends[b - 1]
         if group[a] < 16:
@@ -158,7 +158,7 @@ def _splines(blocks, points, point_from, first, last, out, where):
     if (knots[1:] < knots[:-1])[owner[1:] == owner[:-1]].any():
         raise FormatError(f"{where}: spline knots decrease")
     knot_from = s.knot_bytes.cumsum() - s.knot_bytes
-    order = spline[np.argsort((s.degree * 3 + s.kind)[spline], kind="stable")]
+    order = spline[(s.degree * 3 + s.kind)[spline].argsort(kind="stable")]
     frames_in = (last - first + 1)[s.block[order]]
     ends = frames_in.cumsum()
     cuts = ends.searchsorted(np.arange(CHUNK, ends[-1], CHUNK)).tolist()
@@ -215,7 +215,7 @@ def _evaluate(s, splines, frames_in, knots, knot_from, points, point_from, first
 
 def _runs(values):
     """(start, end) of each run of equal values."""
-    cuts = (np.flatnonzero(values[1:] != values[:-1]) + 1).tolist()
+    cuts = ((values[1:] != values[:-1]).nonzero()[0] + 1).tolist()
     return zip([0, *cuts], [*cuts, len(values)])
 
 
