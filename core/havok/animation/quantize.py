@@ -22,6 +22,7 @@ ROTATION_NAMES = {0: "POLAR32", 1: "THREECOMP40", 2: "THREECOMP48", 3: "THREECOM
 ROTATION_SIZE = {THREECOMP40: 5, THREECOMP48: 6, UNCOMPRESSED: 16}
 ROTATION_ALIGN = {THREECOMP40: 1, THREECOMP48: 2, UNCOMPRESSED: 4}
 SCALAR_SIZE = {0: 1, 1: 2}  # BITS8, BITS16
+_TOP = np.array([255.0, 65535.0], np.float32)  # the largest 8- and 16-bit codes
 _MIDDLE = {THREECOMP40: 2047, THREECOMP48: 16383}  # (field mask) >> 1
 
 
@@ -36,14 +37,17 @@ def check_scalar(kind, where):
         raise FormatError(f"{where}: scalar quantisation {kind} is not 8 or 16 bits")
 
 
-def scalars_from(raw, bits16, low, high):
-    """Values from gathered bytes (n, 2) (the second byte ignored where ``bits16`` is false)."""
-    codes = np.where(bits16, raw[:, 0] | (raw[:, 1].astype(np.uint32) << 8), raw[:, 0])
+def scalars_from(data, at, bits16, low, high):
+    """Values from the codes at byte offsets ``at`` of ``data`` (u8): little-endian u16 where
+    ``bits16``, else u8."""
+    words = np.ndarray((max(len(data) - 1, 0),), "<u2", data, 0, (1,))  # the u16 at every byte offset
+    # an 8-bit code in the last byte has no u16: its index clipped, the u16 unused
+    codes = np.where(bits16, words.take(at, mode="clip"), data.take(at))
     return scalars_from_codes(codes, bits16, low, high)
 
 
 def scalars_from_codes(codes, bits16, low, high):
-    top = np.where(bits16, 65535.0, 255.0).astype(np.float32)
+    top = _TOP.take(bits16)
     return (low + (high - low) * (codes.astype(np.float32) / top)).astype(np.float32)
 
 

@@ -131,8 +131,8 @@ def _vector_points(blocks, vector, count, codes_from, out):
     index = at - (count.cumsum() - count)[section]
     size = s.scalar_bytes[vector][section]
     code_at = codes_from[vector][section] + (index * _SPLINED_COUNT[pair][section] + _PLACE[pair][section, axis]) * size
-    raw = blocks.codes[np.minimum(code_at[:, None] + np.arange(2), len(blocks.codes) - 1)]
-    out[at, axis] = scalars_from(raw, size == 2, low[section, axis], high[section, axis])
+    cell = section * 3 + axis  # the section's axis, in low and high
+    out.reshape(-1)[at * 4 + axis] = scalars_from(blocks.codes, code_at, size == 2, low.ravel().take(cell), high.ravel().take(cell))
 
 
 def _statics(s, kind, points, point_from, block_of_frame, tracks):
