@@ -2,6 +2,8 @@
 padded with 0xFF to a 16-byte boundary. Virtual fixups name an object's class by the offset of
 its name here."""
 
+from functools import lru_cache
+
 from ..errors import FormatError
 from ..stream import decode_text, encode_text
 from .header import HK_2010, HK_2014
@@ -48,7 +50,7 @@ class ClassNames:
     @classmethod
     def listing(cls, version, names):
         """The section a new packfile of ``version`` starts with: ``names`` with their signatures."""
-        return cls((SIGNATURES[version][name], TAG, name) for name in names)
+        return _listed(version, tuple(names)).copy()
 
     def __init__(self, entries=()):
         self.entries = []  # [(signature, tag, name)] in section order
@@ -69,21 +71,16 @@ class ClassNames:
 
     @classmethod
     def from_bytes(cls, data, base):
-        """Parse a section's bytes; ``base`` is its file offset, for messages."""
-        data = bytes(data)
-        names = cls()
-        pos = 0
-        end_of_names = len(data.rstrip(b"\xff"))  # then only the 0xFF padding
-        while pos < end_of_names:
-            if pos + 5 > len(data):
-                raise FormatError("class name entry cut off by the end of its section", offset=base + pos)
-            end = data.find(b"\0", pos + 5)
-            if end < 0:
-                raise FormatError("class name without its terminating NUL", offset=base + pos)
-            signature = int.from_bytes(data[pos : pos + 4], "little")
-            names._append(signature, data[pos + 4], decode_text(data[pos + 5 : end]), base + pos)
-            pos = end + 1
-        return names
+        """Parse a section's bytes; ``base`` is its file offset, for messages. Files of a kind
+        list the same classes: each section is parsed once (_parsed) and copied."""
+        return _parsed(bytes(data), base).copy()
+
+    def copy(self):
+        """A copy to add classes to."""
+        twin = ClassNames()
+        twin.entries, twin._size = list(self.entries), self._size
+        twin._offsets, twin._names = dict(self._offsets), dict(self._names)
+        return twin
 
     def to_bytes(self):
         out = bytearray()
@@ -103,3 +100,27 @@ class ClassNames:
 
     def name_at(self, offset):
         return self._names.get(offset)
+
+
+# The files of a kind list the same classes: each section is parsed, and each listing made, once
+# and kept for the next file; callers get copies.
+@lru_cache(maxsize=16)
+def _parsed(data, base):
+    names = ClassNames()
+    pos = 0
+    end_of_names = len(data.rstrip(b"\xff"))  # then only the 0xFF padding
+    while pos < end_of_names:
+        if pos + 5 > len(data):
+            raise FormatError("class name entry cut off by the end of its section", offset=base + pos)
+        end = data.find(b"\0", pos + 5)
+        if end < 0:
+            raise FormatError("class name without its terminating NUL", offset=base + pos)
+        signature = int.from_bytes(data[pos : pos + 4], "little")
+        names._append(signature, data[pos + 4], decode_text(data[pos + 5 : end]), base + pos)
+        pos = end + 1
+    return names
+
+
+@lru_cache(maxsize=16)
+def _listed(version, names):
+    return ClassNames((SIGNATURES[version][name], TAG, name) for name in names)
