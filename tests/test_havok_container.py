@@ -119,6 +119,20 @@ def test_section_headers_found_from_header(corpus):
     assert not isinstance(skyrim.root, RawObject) and skyrim.root.class_name == "hkRootLevelContainer"
 
 
+def test_class_names_read_once_stay_each_files(corpus):
+    """The class names of files that list the same classes are parsed once: a class one packfile
+    adds does not appear in another's (read from the same bytes, or new)."""
+    data = corpus_bytes(CORPUS / "pynifly/tests/tests/Skyrim/skeleton.hkx")
+    first, second = Packfile.from_bytes(data), Packfile.from_bytes(data)
+    listed = list(second.classnames.entries)
+    new = list(Packfile().classnames.entries)
+    first.classnames.offset_of("hkaAnimationBinding", first.header.file_version)
+    Packfile().classnames.offset_of("hkRootLevelContainer", Packfile().header.file_version)
+    assert second.classnames.entries == listed == Packfile.from_bytes(data).classnames.entries
+    assert Packfile().classnames.entries == new
+    assert [name for _, _, name in first.classnames.entries] == [name for _, _, name in listed] + ["hkaAnimationBinding"]
+
+
 def test_32_bit_hk_2010_reserialises(corpus):
     path = CORPUS / "pynifly/tests/tests/Skyrim/skeleton.hkx"
     packfile = Packfile.read(path)
