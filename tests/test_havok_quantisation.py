@@ -16,7 +16,7 @@ from raw_hkx_spline import (
 )
 
 from precombined_nif.core.errors import FormatError
-from precombined_nif.core.havok.animation.quantize import rotations_from, rotations_to
+from precombined_nif.core.havok.animation.quantize import rotations_from, rotations_to, scalars_from
 from precombined_nif.core.havok.animation.spline import SplineAnimation
 from precombined_nif.core.havok.animation.spline_decode import decode_spline
 from precombined_nif.core.havok.animation.spline_encode import encode_spline
@@ -86,6 +86,19 @@ def test_threecomp40_ignores_its_unused_top_bit():
     flipped = raw[:4] + bytes([raw[4] | 0x80])
     decoded = rotations_from(bytes_array([raw, flipped]), THREECOMP40)
     np.testing.assert_array_equal(decoded[0], decoded[1])
+
+
+def test_scalar_codes_read_at_any_byte_to_the_last():
+    """8- and 16-bit scalar codes at odd and even offsets, an 8-bit one in the data's last byte:
+    the value between the minimum and the maximum their little-endian code gives."""
+    data = np.array([0x34, 0x12, 0xFF, 0x80], np.uint8)
+    at = np.array([0, 1, 2, 3])
+    bits16 = np.array([True, True, False, False])
+    low, high = np.float32([-1.0, 0.0, 2.0, -4.0]), np.float32([1.0, 10.0, 3.0, 4.0])
+    codes = [0x1234, 0xFF12, 0xFF, 0x80]
+    top = [65535, 65535, 255, 255]
+    expected = [np.float32(lo + (hi - lo) * np.float32(np.float32(c) / np.float32(t))) for lo, hi, c, t in zip(low, high, codes, top)]
+    np.testing.assert_array_equal(scalars_from(data, at, bits16, low, high), np.float32(expected))
 
 
 def test_uncompressed_rotations_keep_their_component_order():
