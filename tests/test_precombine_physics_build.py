@@ -247,3 +247,21 @@ def test_xpri_is_the_previs_files_references_not_the_combined_ones(corpus):
     kept = previs.without_previs(cell.fields)
     assert [kind for kind, _ in kept] == [kind for kind, _ in cell.fields if kind not in ("VISI", "RVIS", "XPRI")]
     assert {"PCMB", "XCRI"} <= {kind for kind, _ in kept} and len(kept) == len(cell.fields) - 2  # this cell has no RVIS
+
+
+def test_a_material_entry_of_0_takes_the_shapes_user_data(corpus):
+    """As the CK's CombinedData::GetMaterial (bacup): a table entry of 0 means the shape's user data."""
+    couch = NifFile.read(MODELS[5])
+    block = couch.blocks[next(c.data for _, c in couch.blocks_of(bhkNPCollisionObject))]
+    packfile = Packfile.from_bytes(block.packfile)
+    shape = packfile.root.bodies[0].shape
+    table = shape.properties.entries[0].object.materials
+    before = shape.triangle_materials()
+    first = int(table["material"][0])
+    table["material"][0] = 0
+    block.packfile = packfile.to_bytes()
+    data, _ = physics.cell_physics([(0x30, couch, PLACEMENTS[1])])
+    merged = cell_files.MergedMesh(NifFile.from_bytes(data))
+    found = merged.find(expected(NifFile.read(MODELS[5]), PLACEMENTS[1])[0])
+    assert (found >= 0).all() and (before == first).any()
+    assert (merged.materials[found] == np.where(before == first, shape.user_data, before)).all()
