@@ -265,3 +265,13 @@ def test_a_material_entry_of_0_takes_the_shapes_user_data(corpus):
     found = merged.find(expected(NifFile.read(MODELS[5]), PLACEMENTS[1])[0])
     assert (found >= 0).all() and (before == first).any()
     assert (merged.materials[found] == np.where(before == first, shape.user_data, before)).all()
+
+
+def test_a_static_sphere_is_named_not_merged(corpus):
+    """Workshop_HighTechLightFloor05_On's static layer-1 sphere: the CK keeps a sphere as a custom
+    primitive, which this writer cannot store, so it is named and nothing is written for it."""
+    path = FO4 / "Workshop_HighTechLightFloor05_On.nif"
+    messages = []
+    assert physics.cell_physics([(0x40, NifFile.read(path), PLACEMENTS[1])], messages=messages) == (None, [])
+    assert messages == [f"00000040 ({path}): collision left out: collision block 37: a sphere shape: the Creation Kit "
+                        f"keeps it as a custom primitive, which this writer cannot store"]

@@ -18,7 +18,8 @@ convex shape has more vertices than ``CanAddToCombinedShape`` takes. Compressed 
 triangles, compound shapes their children placed by their instances. The CK keeps a convex
 shape (polytope, capsule) as a custom primitive of the compressed mesh (the corpus cell holds 43);
 the project's encoder writes triangles only, so here a polytope becomes its faces moved out by its
-convex radius (the surface the game collides with, edges sharp) and a sphere is left out, named.
+convex radius (the surface the game collides with, edges sharp); a sphere, and a scaled convex
+shape (which no corpus FO4 file holds to test against), are left out and named.
 Vertices at the same place are welded and degenerate triangles dropped (the CK's tolerance: a
 squared cross product of 1e-7 Havok units), and triangles of one material sharing an edge become
 quads (``compressed_mesh_encode``).
@@ -41,7 +42,7 @@ from ...havok.classes.properties import BS_MATERIAL_KEY, BSMaterialProperties, R
 from ...havok.shapes.compound import CompoundShape
 from ...havok.shapes.compressed_mesh import CompressedMeshShape
 from ...havok.shapes.compressed_mesh_encode import build_compressed_mesh
-from ...havok.shapes.convex import ConvexPolytopeShape, ScaledConvexShape, SphereShape
+from ...havok.shapes.convex import ConvexPolytopeShape, SphereShape
 from ...nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...nif.blocks.extra_data import NiIntegerExtraData
 from ...nif.blocks.nodes import NiNode
@@ -92,12 +93,6 @@ def shape_triangles(shape, matrix, material=None):
                 override = int(table[tag]) or shape.user_data
             found.append(shape_triangles(instance.shape, matrix @ instance.matrix, override))
         return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
-    if isinstance(shape, ScaledConvexShape):
-        # The CK scales the child's vertices and drops the wrapper's translation (bacup
-        # ``convex_part``: calcAabb sees it, the combined shape does not).
-        scale = np.eye(4)
-        scale[:3, :3] = np.diag(shape.scale[:3])
-        return shape_triangles(shape.child, matrix @ scale, material)
     if isinstance(shape, SphereShape):
         raise Unmerged("a sphere shape: the Creation Kit keeps it as a custom primitive, which this writer cannot store")
     if isinstance(shape, ConvexPolytopeShape):
@@ -184,13 +179,15 @@ def cell_physics(placed_models, cell_id=None, messages=None):
     combined; (None, []) when none has collision to merge. ``cell_id`` names the root node as the
     CK does. A model whose collision cannot be read, or that the CK would clone, is left out and
     named in ``messages`` (a list, when given). XPRI is previs's, never the physics': always []."""
-    parts = []
+    parts, known = [], {}  # each model's collision decoded once, however many references place it
     for form_id, model, matrix in placed_models:
         where = f"{form_id:08X}" + (f" ({model.path})" if getattr(model, "path", None) else "")
-        try:
-            triangles, materials, notes = model_collision(model)
-        except FormatError as error:
-            triangles, materials, notes = np.zeros((0, 3, 3)), np.zeros(0, np.int64), [error.message]
+        if id(model) not in known:
+            try:
+                known[id(model)] = model, model_collision(model)
+            except FormatError as error:
+                known[id(model)] = model, (np.zeros((0, 3, 3)), np.zeros(0, np.int64), [error.message])
+        triangles, materials, notes = known[id(model)][1]
         if messages is not None:
             messages += [f"{where}: collision left out: {note}" for note in notes]
         if len(triangles):
@@ -200,4 +197,7 @@ def cell_physics(placed_models, cell_id=None, messages=None):
     vertices, triangles, materials = merged_mesh(parts)
     if not len(triangles):
         return None, []
-    return physics_nif(vertices, triangles, materials, cell_id).to_bytes(), []
+    try:
+        return physics_nif(vertices, triangles, materials, cell_id).to_bytes(), []
+    except FormatError as error:
+        raise FormatError(f"the cell's merged collision: {error.message}") from None
