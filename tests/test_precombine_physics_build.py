@@ -116,8 +116,12 @@ def test_every_merged_triangle_is_where_its_source_places_it(built):
     # its quantisation (the reader's slack, game units, over the smallest scale placed).
     corners = merged.triangles[owner == -1].reshape(-1)
     assert len(corners) and len(surface_points) == 3 * 5  # InsFloorMat01's, RedR_ButtonBox's 3, Poster01's
-    distance = np.min([on_surface(shape, at, merged.vertices[corners]) for shape, at in surface_points], axis=0)
-    assert (distance <= merged.slack[corners] / GAME_UNITS / 0.6).all()
+    distance = np.array([on_surface(shape, at, merged.vertices[corners]) for shape, at in surface_points])
+    assert (distance.min(axis=0) <= merged.slack[corners] / GAME_UNITS / 0.6).all()
+    # and each of their triangles has its polytope's material (its user data)
+    nearest = distance.reshape(len(surface_points), -1, 3).max(axis=2).argmin(axis=0)
+    materials = np.array([shape.user_data for shape, _ in surface_points])[nearest]
+    assert (merged.materials[owner == -1] == materials).all() and len(np.unique(materials)) >= 3
 
 
 def test_a_transposed_or_unscaled_placement_is_not_found(built, models):

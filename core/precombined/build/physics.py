@@ -25,9 +25,10 @@ squared cross product of 1e-7 Havok units), and triangles of one material sharin
 quads (``compressed_mesh_encode``).
 
 Material per triangle: the shape's hknpBSMaterialProperties entry for its data run value, the
-shape's user data where the entry's material is 0 (or where the shape has no table: convex
-shapes); a compound child takes its compound's entry for the instance's shape tag when the
-compound has a table. The merged table lists the materials in order of first use.
+shape's user data where the entry's material is 0 or the shape has no table (convex shapes). A
+compound child keeps its own: the CK would take the compound's table entry for the instance's
+shape tag, but no corpus compound has a table to check that against. The merged table lists the
+materials in order of first use.
 
 XPRI is not these references: it is previs's "PreVis Reference Index" (see ``previs.py``), so
 ``cell_physics`` returns no XPRI FormIDs: a build without a new previs writes none.
@@ -38,7 +39,6 @@ import numpy as np
 from ...errors import FormatError
 from ...havok import GAME_UNITS, Packfile, PhysicsSystemData
 from ...havok.bodies import add_body
-from ...havok.classes.properties import BS_MATERIAL_KEY, BSMaterialProperties, RefCountedProperties
 from ...havok.shapes.compound import CompoundShape
 from ...havok.shapes.compressed_mesh import CompressedMeshShape
 from ...havok.shapes.compressed_mesh_encode import build_compressed_mesh
@@ -67,31 +67,18 @@ def placed(matrix, points):
     return np.asarray(points, np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
-def shape_materials(shape):
-    """(table of material ids, or None) of a shape's hknpBSMaterialProperties."""
-    properties = shape.properties
-    table = properties.find(BS_MATERIAL_KEY) if isinstance(properties, RefCountedProperties) else None
-    return table.materials["material"].astype(np.int64) if isinstance(table, BSMaterialProperties) else None
-
-
-def shape_triangles(shape, matrix, material=None):
-    """(triangles (k, 3, 3) placed by ``matrix``, game units; material per triangle) of a shape;
-    ``material`` overrides a convex shape's own (a compound's entry for it). Unmerged for a shape
-    the CK clones or this writer cannot store."""
+def shape_triangles(shape, matrix):
+    """(triangles (k, 3, 3) placed by ``matrix``, game units; material per triangle) of a shape.
+    Unmerged for a shape the CK clones or this writer cannot store."""
     if isinstance(shape, CompressedMeshShape):
         vertices, triangles = shape.mesh()
         materials = shape.triangle_materials().astype(np.int64)
         materials[materials == 0] = shape.user_data
         return placed(matrix, vertices)[triangles], materials
     if isinstance(shape, CompoundShape):
-        table = shape_materials(shape)
         found = [(np.zeros((0, 3, 3)), np.zeros(0, np.int64))]
         for instance in shape.instances:
-            tag = int.from_bytes(instance.tail[:2], "little")
-            override = None
-            if table is not None and tag < len(table):
-                override = int(table[tag]) or shape.user_data
-            found.append(shape_triangles(instance.shape, matrix @ instance.matrix, override))
+            found.append(shape_triangles(instance.shape, matrix @ instance.matrix))
         return np.concatenate([f[0] for f in found]), np.concatenate([f[1] for f in found])
     if isinstance(shape, SphereShape):
         raise Unmerged("a sphere shape: the Creation Kit keeps it as a custom primitive, which this writer cannot store")
@@ -101,7 +88,7 @@ def shape_triangles(shape, matrix, material=None):
             raise Unmerged(f"a convex shape of {count} vertices: the Creation Kit clones collision past "
                            f"CanAddToCombinedShape's limit")
         corners = placed(matrix, shape.surface_vertices() * GAME_UNITS)[shape.face_triangles()]
-        return corners, np.full(len(corners), shape.user_data if material is None else material, np.int64)
+        return corners, np.full(len(corners), shape.user_data, np.int64)
     raise Unmerged(f"a {type(shape).__name__} ({getattr(shape, 'class_name', '?')}) shape, which is not merged")
 
 
