@@ -49,6 +49,7 @@ from ...nif.blocks.nodes import NiNode
 from ...nif.file import NifFile
 from ...nif.header import Header
 from ...nif.scene_graph import parents, world_matrix
+from ..physics import placed
 
 STATIC_MOTION = 0x7FFFFFFF
 MERGED_LAYER = 1
@@ -61,10 +62,6 @@ COLLISION_FLAGS = 0x80
 
 class Unmerged(Exception):
     """Why a model's collision is not merged (the message names it)."""
-
-
-def placed(matrix, points):
-    return np.asarray(points, np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
 def shape_triangles(shape, matrix):
