@@ -279,3 +279,27 @@ def test_a_static_sphere_is_named_not_merged(corpus):
     assert physics.cell_physics([(0x40, NifFile.read(path), PLACEMENTS[1])], messages=messages) == (None, [])
     assert messages == [f"00000040 ({path}): collision left out: collision block 37: a sphere shape: the Creation Kit "
                         f"keeps it as a custom primitive, which this writer cannot store"]
+
+
+def test_the_ck_keeps_convex_shapes_as_custom_primitives(corpus):
+    """Why the built file triangulates what the CK's does not: the CK's merged mesh holds 43
+    primitives (a, b, b, b) that are not triangles, each in a section flagged 1, whose first index
+    names a header in the section's shared index stream (vertex count << 8 | tag count << 6 |
+    1 << 4 | type, then its first shared word, then the tags; bacup ``layout_shared_stream``):
+    all 43 are type 2, convex polytopes of 8 vertices (boxes) with one tag, the convex radius as
+    the upper half of a float (0.0043, 0.01 and 0.05 Havok units)."""
+    system = Packfile.from_bytes(NifFile.read(CK_PHYSICS).blocks[3].packfile).root
+    data = system.bodies[0].shape.data
+    headers, radii = [], set()
+    for section in data.sections:
+        first, count = section.primitives >> 8, section.primitives & 0xFF
+        for primitive in data.primitives[first:first + count].astype(np.int64):
+            if len(set(primitive.tolist())) >= 3:
+                continue
+            assert section.flags == 1 and (primitive[1:] == primitive[1]).all()
+            slot = (section.shared >> 8) + primitive[0] - section.num_packed
+            headers.append(int(data.shared_indices[slot]))
+            tag = np.array([data.shared_indices[slot + 2]], np.uint32) << np.uint32(16)
+            radii.add(round(float(tag.view(np.float32)[0]), 4))
+    assert len(headers) == 43 and set(headers) == {8 << 8 | 1 << 6 | 1 << 4 | 2}
+    assert radii == {0.0043, 0.01, 0.05}
