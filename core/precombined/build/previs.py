@@ -7,6 +7,14 @@ block order (ids 0xFD000000 | n; CSG-NOTES, checked on the corpus cell's 248 obj
 precombines renumber those shapes, so the old tome culls the wrong geometry: the flickering and
 vanishing walls of broken previs (PJM's "Precombine Previs Deep Dive").
 
+XPRI ("PreVis Reference Index") is previs's, not the physics': the cell's references the tome
+holds one by one, outside the precombines (bacup ``previs.rs``: the cell's REFRs not in XCRI whose
+base is an ACTI or STAT, or in retail tomes an MSTT, CONT, FURN, SCOL, TERM, TACT or FLOR, with a
+model, neither a marker, initially disabled nor linked to). The corpus cell's 15: 9 of the
+plugin's water-leak moveable statics, a container, 4 references of a Fallout4.esm base and one
+Fallout4.esm reference (neither in the corpus), each in its ``.uvd`` by FormID and none in XCRI;
+its merged collision belongs to the XCRI references.
+
 The game takes a cell's VISI and PCMB from the winning CELL override, even blank
 (``core.precombined.status``): a blank VISI turns the cell's previs off and it is drawn without
 occlusion culling, slower but never wrong. Bacup's CK-free precombine step (Bryant-21/bacup
