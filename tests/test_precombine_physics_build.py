@@ -14,6 +14,7 @@ from precombined_nif.core.havok import GAME_UNITS, Packfile
 from precombined_nif.core.havok.shapes.compound import CompoundShape
 from precombined_nif.core.havok.shapes.compressed_mesh import CompressedMeshShape
 from precombined_nif.core.havok.shapes.convex import ConvexPolytopeShape
+from precombined_nif.core.havok.shapes.static_tree import decode_tree
 from precombined_nif.core.nif import NifFile
 from precombined_nif.core.nif.blocks.collision import bhkNPCollisionObject
 from precombined_nif.core.nif.scene_graph import world_matrix
@@ -287,19 +288,37 @@ def test_the_ck_keeps_convex_shapes_as_custom_primitives(corpus):
     names a header in the section's shared index stream (vertex count << 8 | tag count << 6 |
     1 << 4 | type, then its first shared word, then the tags; bacup ``layout_shared_stream``):
     all 43 are type 2, convex polytopes of 8 vertices (boxes) with one tag, the convex radius as
-    the upper half of a float (0.0043, 0.01 and 0.05 Havok units)."""
+    the upper half of a float (0.0043, 0.01 and 0.05 Havok units), their vertices inside their
+    tree leaf's box by the radius."""
     system = Packfile.from_bytes(NifFile.read(CK_PHYSICS).blocks[3].packfile).root
     data = system.bodies[0].shape.data
-    headers, radii = [], set()
+    headers, radii, boxes = [], set(), []
     for section in data.sections:
         first, count = section.primitives >> 8, section.primitives & 0xFF
-        for primitive in data.primitives[first:first + count].astype(np.int64):
+        leaves = decode_tree(section.nodes, section.aabb[:, :3], 1)
+        for index, primitive in enumerate(data.primitives[first:first + count].astype(np.int64)):
             if len(set(primitive.tolist())) >= 3:
                 continue
             assert section.flags == 1 and (primitive[1:] == primitive[1]).all()
             slot = (section.shared >> 8) + primitive[0] - section.num_packed
-            headers.append(int(data.shared_indices[slot]))
-            tag = np.array([data.shared_indices[slot + 2]], np.uint32) << np.uint32(16)
-            radii.add(round(float(tag.view(np.float32)[0]), 4))
+            header, first_word, tag = (int(value) for value in data.shared_indices[slot:slot + 3])
+            headers.append(header)
+            radius = float((np.array([tag], np.uint32) << np.uint32(16)).view(np.float32)[0])
+            radii.add(round(radius, 4))
+            # Its 8 vertices: two 11/11/10 words per u64 of the shared vertices, high word first,
+            # in the box of its leaf of the section's tree (bacup ``decode_custom_vertices``,
+            # mode 1), which holds them grown by the convex radius on every side.
+            low, high = leaves[index].astype(np.float64)
+            words = data.shared_vertices[section.page << 16 | first_word:][:4].astype(np.uint64)
+            codes = np.stack([words >> np.uint64(32), words & np.uint64(0xFFFFFFFF)], axis=1).reshape(-1)
+            steps = np.stack([codes & 0x7FF, codes >> 11 & 0x7FF, codes >> 22 & 0x3FF], axis=1).astype(np.float64)
+            vertices = low + steps * (high - low) / (2047.0, 2047.0, 1023.0)
+            assert (vertices.min(axis=0) - low >= 0.98 * radius).all()
+            assert (high - vertices.max(axis=0) >= 0.98 * radius).all()
+            # and they are a box's corners: in pairs through their centre, all as far from it
+            centred = vertices - vertices.mean(axis=0)
+            reach = np.linalg.norm(centred, axis=1)
+            opposite = np.linalg.norm(centred[:, None] + centred[None], axis=2).min(axis=1)
+            boxes.append(np.ptp(reach) < 0.01 * reach.max() and opposite.max() < 0.01 * reach.max())
     assert len(headers) == 43 and set(headers) == {8 << 8 | 1 << 6 | 1 << 4 | 2}
-    assert radii == {0.0043, 0.01, 0.05}
+    assert radii == {0.0043, 0.01, 0.05} and all(boxes)
