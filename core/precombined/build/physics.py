@@ -12,11 +12,13 @@ symmetric about 0 to within a float's last digit).
 
 Which collision is merged: per collision object of a reference's model, its body placed at its
 collision node by the node's world matrix, the body's own position and orientation ignored (as
-the CK does). A physics system is merged only when every one of its bodies is static on layer 1;
-the CK clones any other (kept as its own body), and so does it the whole model's collision when a
-convex shape has more vertices than ``CanAddToCombinedShape`` takes. Compressed meshes give their
+the CK does). A physics system is merged only when every one of its bodies is static on layer 1,
+and none of its convex shapes has more vertices than ``CanAddToCombinedShape`` takes; the CK
+clones any other system (kept as its own body), which this build names and does not write.
+Compressed meshes give their
 triangles, compound shapes their children placed by their instances. The CK keeps a convex
-shape (polytope, capsule) as a custom primitive of the compressed mesh (the corpus cell holds 43);
+shape (polytope, capsule) as a custom primitive of the compressed mesh (the corpus cell's 43
+boxes: tests/test_precombine_physics_build.py decodes them);
 the project's encoder writes triangles only, so here a polytope becomes its faces moved out by its
 convex radius (the surface the game collides with, edges sharp); a sphere, and a scaled convex
 shape (which no corpus FO4 file holds to test against), are left out and named.
