@@ -5,7 +5,7 @@ classes cover every hknp object of the game's files."""
 import pytest
 from packfiles import nif_systems
 import hkx_writer
-from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
+from support import CORPUS, EMPTY_PACKFILE, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
@@ -47,7 +47,7 @@ def test_every_packfile_reserialises_identical(corpus):
 
 
 
-EMPTY = CORPUS / "realmods/hkxpack/core/src/test/resources/test-base.hkx"
+EMPTY = EMPTY_PACKFILE
 
 
 @pytest.mark.parametrize("version, pointer", [(None, None), (11, 8), (8, 8), (8, 4)], ids=["hkxpack", "hk_2014", "hk_2010", "hk_2010 32-bit"])

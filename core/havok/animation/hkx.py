@@ -76,18 +76,30 @@ def is_empty(packfile):
 def read_hkx(path):
     path = Path(path)
     try:
-        return hkx_from_packfile(Packfile.from_bytes(path.read_bytes(), CLASSES), path)
+        return hkx_from_packfile(packfile_from_bytes(path.read_bytes()), path)
     except FormatError as error:
         raise error.located(path=path) from None
 
 
 def read_packfile(path):
-    """The packfile of a .hkx, its animation, skeleton and behaviour classes decoded."""
-    return Packfile.read(path, CLASSES)
+    """The packfile of a .hkx, its animation, skeleton and behaviour classes decoded (an
+    XmlHavokFile for an XML one)."""
+    path = Path(path)
+    try:
+        return packfile_from_bytes(path.read_bytes())
+    except FormatError as error:
+        raise error.located(path=path) from None
+
+
+def packfile_from_bytes(data):
+    """A binary packfile read through CLASSES, or an XML file's objects (XmlHavokFile)."""
+    from ..xml import XmlHavokFile, is_xml
+
+    return XmlHavokFile.from_bytes(data) if is_xml(data) else Packfile.from_bytes(data, CLASSES)
 
 
 def hkx_from_bytes(data, path=None):
-    return hkx_from_packfile(Packfile.from_bytes(data, CLASSES), path)
+    return hkx_from_packfile(packfile_from_bytes(data), path)
 
 
 def hkx_from_packfile(packfile, path=None):
