@@ -417,6 +417,9 @@ def hostile():
         ("unknown reference", good.replace(b'name="variant">#0094', b'name="variant">#9999'), "names object '#9999'"),
         ("not a number", good.replace(b">-1 0 1<", b">-1 zero 1<"), "not an integer"),
         ("out of range", good.replace(b">-1 0 1<", b">-1 0 70000<"), "outside int16"),
+        ("beyond 64 bits", good.replace(b">-1 0 1<", b">-1 0 99999999999999999999<"), "not an integer"),
+        ("count beyond 32 bits", good.replace(b'<hkparam name="numberOfTransformTracks">3<', b'<hkparam name="numberOfTransformTracks">99999999999<'),
+         "does not fit 32 bits"),
         ("broken transforms", good.replace(b'name="referencePose" numelements="3">(', b'name="referencePose" numelements="3">(9 '),
          "31 numbers are not whole transforms of 10"),
         ("other version", good.replace(b"hk_2010.2.0-r1", b"hk_2012.2.0-r1"), "hk_2010 and hk_2014 are read"),
@@ -452,3 +455,35 @@ def test_cli_converts_and_informs(corpus, tmp_path):
     assert "XML tagfile (Skyrim)" in result.stdout and "29 frames at 30 fps, 99 tracks" in result.stdout, result.stderr
     result = run_cli("convert", TESTS / "SkyrimSE/skeleton.hkx", tmp_path / "x.hkx", "--to", "64")
     assert result.returncode == 2 and "hkpRigidBody" in result.stderr
+
+
+@pytest.mark.parametrize("path", [TAIL_SKELETON, XML_ANIMATION], ids=["packfile", "tagfile"])
+def test_damaged_xml_fails_cleanly(corpus, path):
+    """Cut, overwritten, inserted and deleted bytes: each damaged copy reads (and converts) or
+    gives a FormatError, never another exception."""
+    import random
+
+    data = path.read_bytes()
+    rng = random.Random(path.name)
+    problems = []
+    for k in range(240):
+        damaged = bytearray(data)
+        if k % 4 == 0:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        elif k % 4 == 1:
+            for _ in range(rng.randint(1, 8)):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        elif k % 4 == 2:
+            at = rng.randrange(len(damaged))
+            damaged[at:at] = rng.choice([b"<", b">", b"#0001", b"x", b"-", b"99999999999", b'"', b"(", b")", b"nan", b" 7"])
+        else:
+            at = rng.randrange(len(damaged))
+            del damaged[at : at + rng.randrange(200)]
+        try:
+            hkx_from_bytes(bytes(damaged))
+            convert_hkx(bytes(damaged), "32")
+        except FormatError:
+            pass
+        except Exception as error:  # noqa: BLE001 - any other exception is the failure reported
+            problems.append(f"mutation {k}: {type(error).__name__}: {error}")
+    assert not problems, problems[:5]

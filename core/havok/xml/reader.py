@@ -115,9 +115,12 @@ def _reals(text, what):
 def _int(text, what):
     text = text.strip()
     try:
-        return int(text, 0) if text[:2].lower() == "0x" else int(text)
+        value = int(text, 0) if text[:2].lower() == "0x" else int(text)
     except ValueError:
-        raise FormatError(f"XML Havok file: {what} {text!r} is not an integer") from None
+        raise FormatError(f"XML Havok file: {what} {text[:40]!r} is not an integer") from None
+    if not -(1 << 31) <= value < 1 << 32:
+        raise FormatError(f"XML Havok file: {what} {value} does not fit 32 bits")
+    return value
 
 
 def _numbers(text, dtype, what):
@@ -126,7 +129,7 @@ def _numbers(text, dtype, what):
         return _reals(text, what).astype(dtype)
     try:
         values = np.array([int(token) for token in tokens], np.int64)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise FormatError(f"XML Havok file: {what} holds a value that is not an integer") from None
     info = np.iinfo(dtype)
     if len(values) and (values.min() < info.min or values.max() > info.max):
