@@ -7,7 +7,7 @@ import numpy as np
 from raw_hkx import data_objects
 from raw_hkx_spline import independent_frames
 from support import XML_ANIMATION, XML_SKELETON, unavailable
-from test_havok_animation_blender import composed, import_onto_skeleton, local_matrices, rigid
+from test_havok_animation_blender import assert_rests, composed, import_onto_skeleton, local_matrices
 from test_havok_xml import packfile_skeletons
 
 from precombined_nif.core.havok.xml.convert import convert_hkx
@@ -27,14 +27,7 @@ def test_xml_skeleton_and_animation_import(clean_scene):
     (_, names, parents, pose, _), _ragdoll = packfile_skeletons(corpus(XML_SKELETON).read_text("ascii"))
     parents = np.array(parents)
     world = composed(parents, local_matrices(pose[:, :3], pose[:, 3:7], pose[:, 7:]))
-    bones = importer.import_skeleton(bpy.context, XML_SKELETON).data.bones
-    assert sorted(bone.name for bone in bones) == sorted(names)
-    worst = 0.0
-    for index, name in enumerate(names):
-        bone = bones[name]
-        assert (bone.parent.name if bone.parent else None) == (names[parents[index]] if parents[index] >= 0 else None)
-        worst = max(worst, np.abs(np.array(bone.matrix_local) - rigid(world[index])).max())
-    assert worst < 1e-4
+    assert_rests(importer.import_skeleton(bpy.context, XML_SKELETON).data.bones, names, parents, world)
 
     written, _, _ = convert_hkx(corpus(XML_ANIMATION).read_bytes(), "64")  # its data as a binary object, for the raw reading
     spline = next(o for o in data_objects(written) if o.class_name == "hkaSplineCompressedAnimation")

@@ -37,7 +37,6 @@ class XmlHavokFile:
         self.root = root
         self.signatures = signatures
         self.source = source
-        self.raw_sections = {}
 
     @classmethod
     def from_bytes(cls, data):

@@ -200,7 +200,8 @@ class _Form:
         if kind == "int":
             return _int(text, what)
         if kind == "bool":
-            return {"true": 1, "false": 0}.get(text.strip().lower()) if text.strip().lower() in ("true", "false") else _int(text, what)
+            flag = text.strip().lower()
+            return int(flag == "true") if flag in ("true", "false") else _int(text, what)
         if kind == "real":
             return float(_count(_reals(text, what), 1, what)[0])
         if kind == "string":
