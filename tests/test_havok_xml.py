@@ -75,6 +75,8 @@ def test_xml_packfile_skeleton_against_its_text(corpus):
         assert (skeleton.name, skeleton.bone_names, skeleton.parents.tolist(), skeleton.lock_translation.tolist()) == (name, names, parents, locks)
         np.testing.assert_array_equal(np.hstack([skeleton.translation, skeleton.rotation, skeleton.scale]), pose)
     assert hkx.skeletons[0].float_slots == re.findall(r"<hkcstring>(.*?)</hkcstring>", text)[:8]
+    classes = re.findall(r'<hkobject name="#\d+" class="(\w+)"', text)
+    assert hkx_info(XML_SKELETON)["classes"] == {name: classes.count(name) for name in set(classes)}  # every object reached
     binary = read_hkx(TESTS / "Skyrim/skeleton.hkx")
     for a, b in zip(hkx.skeletons, binary.skeletons, strict=True):
         assert (a.name, a.bone_names, a.parents.tolist(), a.float_slots) == (b.name, b.bone_names, b.parents.tolist(), b.float_slots)
@@ -368,7 +370,7 @@ def test_built_behaviour_and_character_xml_list_their_files(tmp_path):
     graph = tmp_path / "graph.hkx"
     graph.write_text("""<?xml version="1.0" encoding="ascii"?>
 <hkpackfile classversion="8" contentsversion="hk_2010.2.0-r1" toplevelobject="#0001"><hksection name="__data__">
-<hkobject name="#0003" class="hkbClipGenerator" signature="0x333b85b9"><hkparam name="name">Idle</hkparam>
+<hkobject name="#0003" class="hkbClipGenerator" signature="0x333b85b9"><hkparam name="name">#Idle #12</hkparam>
   <hkparam name="animationName">Animations\\idle.hkx</hkparam></hkobject>
 <hkobject name="#0004" class="hkbBehaviorReferenceGenerator" signature="0xfcb5423"><hkparam name="behaviorName">Behaviors\\magic.hkx</hkparam></hkobject>
 <hkobject name="#0002" class="hkbBehaviorGraph" signature="0xb1218f86"><hkparam name="rootGenerator">#0003</hkparam>

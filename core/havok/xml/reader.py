@@ -243,8 +243,8 @@ class _Packfile(_Form):
 
     def load(self, obj, element, where):
         params = {child.get("name"): child for child in element if child.tag == "hkparam"}
-        if isinstance(obj, XmlObject):
-            obj.references = [self.ref(token, where) for token in _reference_tokens(element)]
+        if isinstance(obj, XmlObject):  # its members' kinds unknown: a "#N" naming an object is taken as a reference
+            obj.references = [self.ids[token] for token in _reference_tokens(element) if token in self.ids]
             return
         self.fill(obj, BY_NAME[obj.class_name][1], params, where)
 
@@ -278,13 +278,8 @@ def _vectors(values, what):
 
 
 def _reference_tokens(element):
-    """The ``#N`` references in a kept object's text (any depth)."""
-    found = []
-    for inner in element.iter():
-        for token in (inner.text or "").split():
-            if token.startswith("#"):
-                found.append(token)
-    return found
+    """The ``#N`` words in a kept object's text (any depth)."""
+    return [token for inner in element.iter() for token in (inner.text or "").split() if token[:1] == "#" and token[1:].isdigit()]
 
 
 class _Tagfile(_Form):
