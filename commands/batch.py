@@ -73,11 +73,15 @@ def roundtrip_task(source, target, as_json):
     return f"{target}: written, {'identical to' if same else 'differs from'} {source}"
 
 
-def convert_task(source, target, as_json):
+def convert_task(source, target, to, as_json):
     from ..core.formats import read_file
     from ..core.nif import NifFile
     from ..core.nif.xbox import to_pc
 
+    if Path(str(source)).suffix.lower() == ".hkx":
+        return hkx_convert_task(source, target, to, as_json)
+    if to is not None:
+        raise FormatError("--to is for .hkx files", path=source)
     nif = read_file(source)
     if not isinstance(nif, NifFile):
         raise FormatError("not a NIF: only NIFs have an Xbox 360 byte order to convert", path=source)
@@ -90,6 +94,28 @@ def convert_task(source, target, as_json):
     if not was_big:
         return f"{target}: {source} is already a PC (little-endian) file: written back as it is"
     return f"{target}: PC file written from an Xbox 360 (big-endian) file, {unpacked} shape(s) unpacked"
+
+
+def hkx_convert_task(source, target, to, as_json):
+    """A .hkx converted (core.havok.xml.convert_hkx), written only when it reads back to the
+    values the source holds."""
+    from ..core.archives.data import read_path
+    from ..core.files import write_replacing
+    from ..core.havok.xml.convert import convert_hkx, same_values
+
+    data = read_path(source)
+    try:
+        written, read, wrote = convert_hkx(data, to)
+        differing = same_values(data, written)
+    except FormatError as error:
+        raise error.located(path=source) from None
+    if differing is not None:
+        raise FormatError(f"the converted file would not read back to the same values ({differing}): not written", path=source)
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    write_replacing(target, written)
+    if as_json:
+        return {"file": str(source), "output": str(target), "from": read, "to": wrote, "same_values": True}
+    return f"{target}: {wrote} written from {read}, reading back to the same skeletons and animations"
 
 
 def ck_mesh_task(path, label, as_json):

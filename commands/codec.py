@@ -50,7 +50,8 @@ def command_sample(args):
 def command_convert(args):
     from . import batch
 
-    return run_batch(batch.convert_task, file_pairs(args.input, args.output), args, [args.input])
+    jobs = [(source, (target, args.to)) for source, (target,) in file_pairs(args.input, args.output)]
+    return run_batch(batch.convert_task, jobs, args, [args.input])
 
 
 def is_many(path):

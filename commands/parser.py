@@ -76,10 +76,13 @@ def build_parser():
     roundtrip.set_defaults(run=command_roundtrip)
 
     convert = commands.add_parser(
-        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's or archive's) into a PC (little-endian) NIF"
+        "convert", help="convert an Xbox 360 FO3/FNV NIF (or a folder's or archive's) into a PC (little-endian) NIF; "
+        "a Havok .hkx between XML and binary and between 32- and 64-bit"
     )
     convert.add_argument("input")
     convert.add_argument("output")
+    convert.add_argument("--to", choices=("xml", "32", "64"), help=".hkx: the form to write, an XML packfile or a binary "
+                         "one of 32- or 64-bit pointers (default: 64 for an XML file, xml for a binary one)")
     add_batch_options(convert)
     convert.set_defaults(run=command_convert)
 

@@ -16,6 +16,12 @@ SSE_CHARACTER_SKELETON = (REALMODS / "Pandora-Behaviour-Engine-Plus/Pandora Beha
 FO4_CREATURE_SKELETON = REALMODS / "UAP/006 Super_Mutant_Skeleton/Meshes/Actors/Supermutant/CharacterAssets/skeleton.hkx"
 FO4_MOD_ANIMATION = (REALMODS / "UAP/60 Addons/30 Fixes/Anim_Aligments/Meshes/Actors/Character/Animations/Brave"
                      / "DCFemSitting3M0.hkx")
+# Skyrim LE files as XML (the Dodge mod's: a packfile skeleton as hkxcmd writes it, a tagfile
+# animation) and hkxpack's unit-test packfile holding no objects.
+DODGE = REALMODS / "The-Ultimate-Dodge-Mod-Redux/32 bit files/00 Data/meshes/actors/character"
+XML_SKELETON = DODGE / "character assets/skeleton.hkx"
+XML_ANIMATION = DODGE / "animations/roll_forward.hkx"
+EMPTY_PACKFILE = REALMODS / "hkxpack/core/src/test/resources/test-base.hkx"
 # Packages of the Blender side that the command line's parser reads names from: they hold no code,
 # so the codec commands may load them.
 CODE_FREE_PACKAGES = ("precombined_nif.io", "precombined_nif.io.precombined")

@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 from raw_hkx import data_objects, sections, skeleton_fields
 from raw_hkx_spline import _basis, independent_frames
-from support import CORPUS, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, corpus_files
+from support import (
+    CORPUS, EMPTY_PACKFILE, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, SSE_CHARACTER_SKELETON, XML_ANIMATION, XML_SKELETON,
+    corpus_files,
+)
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok.animation import (
@@ -185,14 +188,21 @@ def test_corpus_counts(corpus):
 def test_realmods_hkx_read_and_write_back(corpus):
     """Every .hkx of realmods/: the Skyrim SE character skeleton whose objects a converter
     numbered, the Fallout 4 creature skeleton whose ragdoll another exporter laid out (one
-    parent more than its bones), the Fallout 4 animation whose ``__types__`` section has fixups."""
+    parent more than its bones), the Fallout 4 animation whose ``__types__`` section has fixups,
+    the Dodge mod's XML skeleton (packfile form) and animation (tagfile form), and hkxpack's
+    packfile holding no objects (tests/test_havok_container.py; here only written back)."""
     paths = corpus_files("realmods/**/*.hkx")
-    assert sorted(paths) == sorted([SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION])
+    assert sorted(paths) == sorted([SSE_CHARACTER_SKELETON, FO4_CREATURE_SKELETON, FO4_MOD_ANIMATION, XML_SKELETON,
+                                    XML_ANIMATION, EMPTY_PACKFILE])
     for path in paths:
         data = path.read_bytes()
+        if path == EMPTY_PACKFILE:
+            assert read_packfile(path).to_bytes() == data
+            continue
         hkx = read_hkx(path)
         assert hkx.skeletons or hkx.animations
         assert hkx.packfile.to_bytes() == data
+    assert [read_hkx(path).packfile.form for path in (XML_SKELETON, XML_ANIMATION)] == ["packfile", "tagfile"]
     assert read_hkx(SSE_CHARACTER_SKELETON).packfile.object_numbers == 8
     section, kept = read_hkx(FO4_MOD_ANIMATION).packfile.raw_sections[1]
     assert section.name == "__types__" and section.local == 18784 and len(kept) == section.end
@@ -493,7 +503,6 @@ def test_skeleton_missing_bones_is_refused(corpus):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("Skyrim/skeleton_xml.hkx", "XML Havok file"),
     ("Skyrim/SOSMale.hkx", "a project file, not an animation or skeleton \\(`cli.py info` lists the files it names\\)"),
 ])
 def test_unsupported_files_are_refused(corpus, name, message):

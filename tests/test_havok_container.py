@@ -4,11 +4,13 @@ classes cover every hknp object of the game's files."""
 
 import pytest
 from packfiles import nif_systems
-from support import CORPUS, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
+import hkx_writer
+from support import CORPUS, EMPTY_PACKFILE, FO4_CREATURE_SKELETON, SSE_CHARACTER_SKELETON, corpus_bytes, corpus_files
 
 from precombined_nif.core.errors import FormatError
 from precombined_nif.core.havok import Packfile, RawObject
-from precombined_nif.core.havok.animation.hkx import CLASSES
+from precombined_nif.core.havok.animation.hkx import CLASSES, hkx_from_packfile
+from precombined_nif.core.havok.animation.summary import hkx_info
 from precombined_nif.core.havok.objects import typed_class
 
 def binary_hkx():
@@ -43,6 +45,28 @@ def test_every_packfile_reserialises_identical(corpus):
     assert not differing
 
 
+
+
+EMPTY = EMPTY_PACKFILE
+
+
+@pytest.mark.parametrize("version, pointer", [(None, None), (11, 8), (8, 8), (8, 4)], ids=["hkxpack", "hk_2014", "hk_2010", "hk_2010 32-bit"])
+def test_an_empty_packfile_reads_and_writes_back(corpus, version, pointer):
+    """A file with no objects (hkxpack's unit-test file, and ones built here): the three sections,
+    its contents an hkBaseObject of no bytes at the data's start, one virtual fixup naming it."""
+    if version is None:
+        data = corpus_bytes(EMPTY)
+    else:
+        data = hkx_writer.packfile(hkx_writer.Obj("hkBaseObject", 0, pointer), version=version, pointer=pointer)
+    packfile = Packfile.from_bytes(data, CLASSES)
+    assert packfile.section_names == ["__classnames__", "__types__", "__data__"]
+    assert [(obj.class_name, raw) for obj, (raw, _, _) in packfile.objects()] == [("hkBaseObject", b"")]
+    assert packfile.to_bytes() == data
+    assert packfile._build(packfile.objects()) == data  # laid out as Havok does, not only kept
+    with pytest.raises(FormatError, match="an empty packfile"):
+        hkx_from_packfile(packfile)
+    if version is None:
+        assert hkx_info(EMPTY)["kind"] == "empty"
 
 
 def test_hkx_physics_decodes_typed_too(corpus):

@@ -30,6 +30,7 @@ SIGNATURES = {
         "hkaSplineCompressedAnimation": 0x8C3B5F7E, "hkaInterleavedUncompressedAnimation": 0xA5EFF3F2,
         "hkaDefaultAnimatedReferenceFrame": 0x60F8E0B8, "hkaAnimationBinding": 0x0FAF9150,
         "hkMemoryResourceContainer": 0x1DE13A73,
+        "hkaSkeleton": 0xFEC1CEDB,  # as the games' skeleton files list it
     },
     HK_2010: {
         "hkClass": 0x75585EF6, "hkClassMember": 0x5C7EA4C2, "hkClassEnum": 0x8A3609CF,
@@ -38,6 +39,7 @@ SIGNATURES = {
         "hkaSplineCompressedAnimation": 0x792EE0BB, "hkaInterleavedUncompressedAnimation": 0x930AF031,
         "hkaDefaultAnimatedReferenceFrame": 0x6D85E445, "hkaAnimationBinding": 0x66EAC971,
         "hkMemoryResourceContainer": 0x4762F92A,
+        "hkaSkeleton": 0x366E8220, "hkbProjectStringData": 0x076AD60A,  # as the games' skeleton and project files list them
     },
 }  # fmt: skip
 BASE_CLASSES = ("hkClass", "hkClassMember", "hkClassEnum", "hkClassEnumItem")

@@ -279,7 +279,8 @@ def _read_objects(data, section, data_index, names_index, classnames, header, cl
     starts = virtual["object"].astype(np.int64)
     if starts[0] != 0:
         raise FormatError(f"{starts[0]} bytes of data before the first object", offset=base)
-    if (starts[1:] <= starts[:-1]).any() or starts[-1] >= size:
+    # the last object may be empty: a file with nothing in it holds one hkBaseObject of no bytes
+    if (starts[1:] <= starts[:-1]).any() or starts[-1] > size:
         raise FormatError("virtual fixups: object offsets repeated or outside the data", offset=table_at)
     if (virtual["section"] != names_index).any():
         raise FormatError("virtual fixup names a class outside the class names section", offset=table_at)

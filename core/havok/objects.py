@@ -344,7 +344,7 @@ class ObjectWriter(WriteStream):
         self.base = 0
 
     def _child(self):
-        return ObjectWriter(self.layout, self.version, self.pointer_size, self.depth + 1)
+        return type(self)(self.layout, self.version, self.pointer_size, self.depth + 1)
 
     def pointer(self, value):
         if value is not None:

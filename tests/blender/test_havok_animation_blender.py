@@ -579,7 +579,11 @@ def test_realmods_skeleton_bones_where_the_reference_pose_puts_them(clean_scene,
 
     names, parents, pose = struct_skeleton(corpus(path))
     world = composed(parents, local_matrices(pose[:, :3], pose[:, 4:8], pose[:, 8:11]))
-    bones = importer.import_skeleton(bpy.context, path).data.bones
+    assert_rests(importer.import_skeleton(bpy.context, path).data.bones, names, parents, world)
+
+
+def assert_rests(bones, names, parents, world):
+    """The armature's bones are the skeleton's, each with its parent and resting at ``world``."""
     assert sorted(bone.name for bone in bones) == sorted(names)
     worst = 0.0
     for index, name in enumerate(names):

@@ -18,6 +18,7 @@ from .classes import HK_2010, POINTER_SIZES, RootLevelContainer
 FILE_CLASSES = {"hkbProjectData": "project", "hkbCharacterData": "character", "hkbBehaviorGraph": "behavior graph"}
 NAMED_BY_NODES = {"hkbClipGenerator": "animations", "hkbBehaviorReferenceGenerator": "behaviors"}
 NODE_STRING_AT = {4: 40, 8: 72}  # the hkStringPtr of those nodes, per pointer size
+NODE_MEMBERS = {"hkbClipGenerator": "animationName", "hkbBehaviorReferenceGenerator": "behaviorName"}  # in XML
 
 
 class StringData(HavokObject):
@@ -84,6 +85,8 @@ def behavior_names(packfile):
             found["ragdolls"].append(obj.ragdoll_name)
             found["behaviors"].append(obj.behavior_file)
             found["animations"] += obj.animation_names + obj.animation_files
+        elif obj.class_name in NAMED_BY_NODES and hasattr(obj, "text"):  # read from XML (xml.reader.XmlObject)
+            found[NAMED_BY_NODES[obj.class_name]].append(obj.text(NODE_MEMBERS[obj.class_name]))
         elif obj.class_name in NAMED_BY_NODES and header.file_version == HK_2010:
             found[NAMED_BY_NODES[obj.class_name]].append(_node_string(obj, header))
     return {key: list(dict.fromkeys(name for name in names if name)) for key, names in found.items()}

@@ -12,13 +12,14 @@ reference count) that packfiles leave zero; they are kept as read.
   1 additive).
 - hkaDefaultAnimatedReferenceFrame (root motion): hk_2014 has a frame type byte (+0x10, padded to
   16); then up and forward vectors, duration and an hkArray of samples (xyz translation, w yaw
-  angle), one per frame.
+  angle), one per frame. 32-bit (hk_2010): up at +0x10, samples at +0x34.
 - hkMemoryResourceContainer: +0x10 name, +0x18 parent pointer, +0x20 resource handles, +0x30
   children (object pointers).
 """
 
 import numpy as np
 
+from ...errors import FormatError
 from ..header import HK_2010, HK_2014
 from ..objects import POINTER, HavokObject, havok_class
 
@@ -108,7 +109,11 @@ class AnimationBinding(HavokObject):
 
 @havok_class("hkaDefaultAnimatedReferenceFrame")
 class AnimatedReferenceFrame(HavokObject):
+    """With 32-bit pointers (hk_2010 only) the 8 bytes of hkReferencedObject are padded to 16
+    for the first vector, and the samples' hkArray follows the duration at once (+0x34)."""
+
     versions = BOTH
+    pointer_sizes = POINTER_SIZES
 
     def __init__(self, samples=None, duration=0.0):
         self.reference = bytes(16)
@@ -120,13 +125,15 @@ class AnimatedReferenceFrame(HavokObject):
         self.samples = np.zeros((0, 4), "<f4") if samples is None else np.asarray(samples, "<f4")
 
     def sync(self, s):
-        self.reference = s.raw(self.reference, 2 * s.pointer_size)
+        if s.pointer_size == 4 and s.version >= HK_2014:
+            raise FormatError("a 32-bit hk_2014 reference frame is not supported")
+        self.reference = s.raw(self.reference, 16)  # 32-bit: hkReferencedObject's 8 bytes and 8 of padding
         if s.version >= HK_2014:
             self.frame_type = s.raw(self.frame_type, 16)
         self.up = s.vec4(self.up)
         self.forward = s.vec4(self.forward)
         self.duration = s.f32(self.duration)
-        self.padding = s.raw(self.padding, 4)
+        self.padding = s.raw(self.padding, s.pointer_size - 4)
         self.samples = s.hk_array(self.samples, VEC4, what="reference frame samples")
 
 

@@ -18,6 +18,7 @@ from ...errors import FormatError
 from ..classnames import ClassNames
 from ..header import FileHeader
 from ..container import Packfile
+from ..objects import RawObject
 from .behavior import CharacterStringData, ProjectStringData, behavior_file_kind
 from .base import INTERLEAVED, SPLINE, Annotation as AnnotationObject, AnnotationTrack as AnnotationTrackObject
 from .classes import HK_2010, HK_2014, AnimatedReferenceFrame, AnimationBinding, AnimationContainer, MemoryResourceContainer, NamedVariant, RootLevelContainer
@@ -66,27 +67,47 @@ def game_of(header):
     return "FO4" if header.file_version >= HK_2014 else "SSE"
 
 
+def is_empty(packfile):
+    """A file with nothing in it: its contents an hkBaseObject of no bytes (a tool's own test file)."""
+    root = packfile.root
+    return isinstance(root, RawObject) and root.class_name == "hkBaseObject" and not root.data
+
+
 def read_hkx(path):
     path = Path(path)
     try:
-        return hkx_from_packfile(Packfile.from_bytes(path.read_bytes(), CLASSES), path)
+        return hkx_from_packfile(packfile_from_bytes(path.read_bytes()), path)
     except FormatError as error:
         raise error.located(path=path) from None
 
 
 def read_packfile(path):
-    """The packfile of a .hkx, its animation, skeleton and behaviour classes decoded."""
-    return Packfile.read(path, CLASSES)
+    """The packfile of a .hkx, its animation, skeleton and behaviour classes decoded (an
+    XmlHavokFile for an XML one)."""
+    path = Path(path)
+    try:
+        return packfile_from_bytes(path.read_bytes())
+    except FormatError as error:
+        raise error.located(path=path) from None
+
+
+def packfile_from_bytes(data):
+    """A binary packfile read through CLASSES, or an XML file's objects (XmlHavokFile)."""
+    from ..xml import XmlHavokFile, is_xml
+
+    return XmlHavokFile.from_bytes(data) if is_xml(data) else Packfile.from_bytes(data, CLASSES)
 
 
 def hkx_from_bytes(data, path=None):
-    return hkx_from_packfile(Packfile.from_bytes(data, CLASSES), path)
+    return hkx_from_packfile(packfile_from_bytes(data), path)
 
 
 def hkx_from_packfile(packfile, path=None):
     root = packfile.root
     container = root.find("hkaAnimationContainer") if isinstance(root, RootLevelContainer) else None
     if container is None:
+        if is_empty(packfile):
+            raise FormatError("an empty packfile (no objects), not an animation or skeleton")
         kind = behavior_file_kind(packfile)
         if kind is not None:
             raise FormatError(f"a {kind} file, not an animation or skeleton (`cli.py info` lists the files it names)")

@@ -5,10 +5,10 @@ from collections import Counter
 
 from ...errors import FormatError
 from .behavior import behavior_file_kind, behavior_names
-from .hkx import game_of, hkx_from_packfile, read_packfile
+from .hkx import game_of, hkx_from_packfile, is_empty, read_packfile
 from .spline import SplineAnimation
 
-GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim, 32-bit"}
+GAME_NAMES = {"FO4": "Fallout 4", "SSE": "Skyrim Special Edition", "LE": "Skyrim, 32-bit", "Skyrim": "Skyrim"}
 
 
 def hkx_info(path):
@@ -19,6 +19,8 @@ def hkx_info(path):
 
 
 def _info(packfile, path):
+    if is_empty(packfile):
+        return {**_packfile_info(packfile), "kind": "empty", "skeletons": [], "animations": []}
     kind = behavior_file_kind(packfile)
     if kind is not None:
         return {**_packfile_info(packfile), "kind": kind, "names": behavior_names(packfile)}
@@ -57,17 +59,23 @@ def _info(packfile, path):
 
 def _packfile_info(packfile):
     header = packfile.header
+    xml = getattr(packfile, "form", None)  # an XML file's: "packfile" or "tagfile"
     return {
         "format": "hkx",
-        "game": game_of(header) if header.pointer_size == 8 else "LE",
+        **({"xml": xml} if xml else {}),
+        # XML says no pointer size: an hk_2010 one serves either Skyrim
+        "game": ("Skyrim" if xml and game_of(header) == "SSE" else game_of(header)) if xml or header.pointer_size == 8 else "LE",
         "havok_version": header.contents_version,
         "classes": dict(Counter(obj.class_name for obj, _ in packfile.objects())),
     }
 
 
 def render_hkx_text(path, info):
-    lines = [f"{path}: Havok {info['havok_version']} ({GAME_NAMES[info['game']]}), "
+    form = f" XML {info['xml']}" if "xml" in info else ""
+    lines = [f"{path}: Havok {info['havok_version']}{form} ({GAME_NAMES[info['game']]}), "
              + ", ".join(f"{n} {name}" for name, n in sorted(info["classes"].items()))]
+    if info["kind"] == "empty":
+        lines.append("  an empty packfile: its contents an hkBaseObject of no bytes, nothing else")
     if "names" in info:
         return "\n".join(lines + _names_text(info["kind"], info["names"]))
     for skeleton in info["skeletons"]:
