@@ -626,9 +626,9 @@ def test_lists_naming_lists_twice_over_are_refused_quickly(clean_scene, corpus, 
     nif.blocks[44].collision_object = len(nif.blocks) - 1
     path = tmp_path / "lists.nif"
     path.write_bytes(nif.to_bytes())
-    start = time.perf_counter()
+    start = time.process_time()
     collection = imported(path)
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10
     assert sorted(bodies_of(collection)) == [0]
 
 
