@@ -206,3 +206,21 @@ def pack_geometry_data(vertices, triangles, bs, flags, normals=None, tangents=No
     out += struct.pack("<4fB", *centre, radius, 0) + arrays(uvs) + struct.pack("<Hi", 0x4000, -1)
     out += struct.pack("<HIB", len(triangles), 3 * len(triangles), 1) + np.asarray(triangles, "<u2").tobytes()
     return out + struct.pack("<H", 0)
+
+
+def lone_vertex_segment_file(corpus):
+    """(file bytes, index of the new shape): the landscape tile with a second BSSegmentedTriShape
+    as a New Vegas LOD chunk holds one (realmods' Dry Wells Level4 tile): one vertex at the
+    origin, one triangle (0, 0, 0), no normals, three segments of no triangles."""
+    data, shape, _ = landscape_lod_file(corpus)
+    nif = RawNif(data)
+    offsets = nif.av_offsets(shape)
+    lone_data = nif.add_block("NiTriShapeData", pack_geometry_data([(0.0, 0.0, 0.0)], [(0, 0, 0)], nif.bs_version, 0))
+    block = bytearray(nif.blocks[shape][: -len(shape_tail(nif, shape)[0])])
+    block += struct.pack("<I", 3) + np.zeros(3, SEGMENT).tobytes()
+    struct.pack_into("<i", block, offsets["name"], nif.string_index("Lone"))
+    struct.pack_into("<i", block, offsets["end"], lone_data)
+    lone = nif.add_block("BSSegmentedTriShape", block)
+    (root,) = nif.roots()
+    nif.set_children(root, nif.node_children(root) + [lone])
+    return nif.to_bytes(), lone
