@@ -23,6 +23,12 @@ def face_attribute(mesh, name, values):
     attribute.data.foreach_set("value", np.asarray(values, np.int32))
 
 
+def vertex_attribute(mesh, name, values):
+    """A new INT point attribute holding ``values`` (one per vertex)."""
+    attribute = mesh.attributes.new(name, "INT", "POINT")
+    attribute.data.foreach_set("value", np.asarray(values, np.int32))
+
+
 def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=None, scale=1.0):
     """A new mesh: one vertex per file vertex, one face per triangle. ``uvs`` in file convention
     (v measured from the top: flipped here), ``normals`` become custom normals, ``colors``

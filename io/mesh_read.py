@@ -183,4 +183,5 @@ def face_values(mesh, name, face_ids, missing=0):
         return np.full(len(face_ids), missing, np.int64)
     values = np.empty(len(mesh.polygons), np.int32)
     attribute.data.foreach_get("value", values)
-    return np.where(face_ids >= 0, values[np.maximum(face_ids, 0)], missing).astype(np.int64)
+    # -1 takes the value put last (a mesh of degenerate triangles only has no face to index)
+    return np.concatenate((values.astype(np.int64), (missing,)))[face_ids]

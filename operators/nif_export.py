@@ -1,6 +1,8 @@
 """File > Export > NIF: Fallout 4, Fallout 76, Fallout 3 / New Vegas, Skyrim, Skyrim SE or
 Starfield files from Blender objects."""
 
+from pathlib import Path
+
 import bpy
 from bpy_extras.io_utils import ExportHelper
 
@@ -72,6 +74,20 @@ class EXPORT_SCENE_OT_nif(bpy.types.Operator, NifExport):
         "the NIF keeps naming them either way",
         default=False,
     )
+
+    def draw(self, context):
+        """The options as Blender draws them by default, then which .tri files the morphs go to
+        and whether a BODYTRI is added to the NIF."""
+        from ..io.tri.exporter import morph_links
+
+        layout = self.layout
+        layout.use_property_split = True
+        for prop in self.properties.bl_rna.properties:
+            if prop.identifier != "rna_type" and not prop.is_hidden:
+                layout.prop(self, prop.identifier)
+        if self.write_morphs:
+            for line in morph_links(self.objects(context), Path(self.filepath).stem or "<name>"):
+                layout.label(text=line)
 
     def objects(self, context):
         from ..io.nif.exporter import exported_objects

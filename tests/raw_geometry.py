@@ -186,3 +186,41 @@ def landscape_lod_file(corpus):
     nif.blocks[shape] += struct.pack("<I", len(table)) + table.tobytes()
     nif.set_type(shape, "BSSegmentedTriShape")
     return nif.to_bytes(), shape, table
+
+
+def pack_geometry_data(vertices, triangles, bs, flags, normals=None, tangents=None, bitangents=None, uvs=None):
+    """NiTriShapeData of these arrays (None: absent) with BS Data Flags ``flags`` as given, the
+    tangent pair written only after normals (as the layout stores them), whatever the flags say."""
+    vertices = np.asarray(vertices, np.float64)
+    centre = (vertices.min(axis=0) + vertices.max(axis=0)) / 2
+    radius = float(np.linalg.norm(vertices - centre, axis=1).max())
+
+    def arrays(*values):
+        return b"".join(np.asarray(v, "<f4").tobytes() for v in values if v is not None)
+
+    out = struct.pack("<iHBBB", 0, len(vertices), 0, 0, 1) + arrays(vertices) + struct.pack("<H", flags)
+    out += struct.pack("<I", 0) if bs > 34 else b""
+    out += struct.pack("<B", normals is not None)
+    if normals is not None:
+        out += arrays(normals, tangents, bitangents)
+    out += struct.pack("<4fB", *centre, radius, 0) + arrays(uvs) + struct.pack("<Hi", 0x4000, -1)
+    out += struct.pack("<HIB", len(triangles), 3 * len(triangles), 1) + np.asarray(triangles, "<u2").tobytes()
+    return out + struct.pack("<H", 0)
+
+
+def lone_vertex_segment_file(corpus):
+    """(file bytes, index of the new shape): the landscape tile with a second BSSegmentedTriShape
+    as a New Vegas LOD chunk holds one (realmods' Dry Wells Level4 tile): one vertex at the
+    origin, one triangle (0, 0, 0), no normals, three segments of no triangles."""
+    data, shape, _ = landscape_lod_file(corpus)
+    nif = RawNif(data)
+    offsets = nif.av_offsets(shape)
+    lone_data = nif.add_block("NiTriShapeData", pack_geometry_data([(0.0, 0.0, 0.0)], [(0, 0, 0)], nif.bs_version, 0))
+    block = bytearray(nif.blocks[shape][: -len(shape_tail(nif, shape)[0])])
+    block += struct.pack("<I", 3) + np.zeros(3, SEGMENT).tobytes()
+    struct.pack_into("<i", block, offsets["name"], nif.string_index("Lone"))
+    struct.pack_into("<i", block, offsets["end"], lone_data)
+    lone = nif.add_block("BSSegmentedTriShape", block)
+    (root,) = nif.roots()
+    nif.set_children(root, nif.node_children(root) + [lone])
+    return nif.to_bytes(), lone

@@ -240,3 +240,41 @@ def mesh_file(folder, name):
     """The .mesh a slot names, under the Data folder ``folder``."""
     parts = [part for part in name.replace("/", "\\").split("\\") if part]
     return folder.joinpath("geometries", *parts[:-1], parts[-1] + ".mesh")
+
+
+def name_first_slot(raw, index, name, triangles, vertices):
+    """Make the BSGeometry ``index``'s LOD 0 the external .mesh ``name`` of these counts (the
+    other three slots empty)."""
+    block, at = raw.blocks[index], raw.av_offsets(index)["end"] + 52
+    (flags,) = struct.unpack_from("<I", block, at + 9)
+    raw.blocks[index] = block[:at] + struct.pack("<B4I", 1, 3 * triangles, vertices, flags, len(name)) + name.encode() + bytes(3)
+
+
+def shared_lod_mesh():
+    """(mesh bytes, values): a .mesh (version 1) of a 4 x 4 vertex height field, 18 triangles,
+    and two triangle lists over the same vertices (LOD 1: the four corners and the middle row's
+    ends; LOD 2: one triangle of corners), each vertex weighted to bone 0; ``values`` holds
+    what was written (raw positions, triangles, LODs, UVs, normals, tangents, weights)."""
+    import numpy as np
+
+    xs, ys = np.meshgrid(np.arange(4), np.arange(4), indexing="xy")
+    heights = np.round(3000 * np.sin(xs * 0.9) * np.cos(ys * 0.6)).astype(int)
+    positions = [(int(x) * 8000, int(y) * 8000, int(z)) for x, y, z in zip(xs.ravel(), ys.ravel(), heights.ravel())]
+    triangles = []
+    for y in range(3):
+        for x in range(3):
+            a, b, c, d = 4 * y + x, 4 * y + x + 1, 4 * y + x + 4, 4 * y + x + 5
+            triangles += [(a, b, d), (a, d, c)]
+    lods = [[(0, 3, 7), (0, 7, 4), (4, 7, 15), (4, 15, 12)], [(0, 3, 15)]]
+    # normals of the height field (central differences), tangents along +x
+    grid = heights.astype(float) / 32767
+    dx, dy = np.gradient(grid, 8000 / 32767, axis=1), np.gradient(grid, 8000 / 32767, axis=0)
+    normals = np.stack([-dx, -dy, np.ones_like(grid)], axis=-1).reshape(-1, 3)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    packed_normals = [packed_udec3(*n, 1) for n in normals]
+    packed_tangents = [packed_udec3(1.0, 0.0, 0.0, 3)] * 16
+    uvs = [(x / 3, y / 3) for x, y in zip(xs.ravel(), ys.ravel())]
+    weights = [(0, 65535)] * 16
+    data = write_mesh(1, triangles, 1.0, positions, packed_normals, packed_tangents, uvs=uvs, weights=weights,
+                      per_vertex=1, lods=lods, tail=False)
+    return data, {"raw_positions": positions, "triangles": triangles, "lods": lods, "uvs": uvs, "weights": weights}

@@ -151,6 +151,18 @@ def test_group_order_groups_the_triangles_and_writes_the_table():
     assert segmented.segments.tolist() == [(1, 0, 0), (0, 0, 1), (5, 3, 3)]
 
 
+def test_a_table_leaving_out_only_triangles_kept_as_stored_holds():
+    """A New Vegas LOD chunk's degenerate triangle lies in none of its empty segments: kept as
+    stored (no face), the table still holds; a face in no segment needs one written."""
+    empty = BSSegmentedTriShape(segments=np.zeros(3, BSSegmentedTriShape.segments.dtype))
+    assert table_holds(empty, [-1], as_stored=[True])
+    assert not table_holds(empty, [-1]) and not table_holds(empty, [-1], as_stored=[False])
+    two = BSSegmentedTriShape(segments=np.array([(0, 0, 1), (0, 3, 1)], BSSegmentedTriShape.segments.dtype))
+    assert table_holds(two, [0, 1, -1], as_stored=[False, False, True])
+    assert not table_holds(two, [0, 0, -1], as_stored=[False, False, True])  # a face moved: written anew
+    assert not table_holds(two, [0, -1, -1], as_stored=[True, True, True])  # the table covers triangle 1
+
+
 @pytest.mark.parametrize("type_name", ["BSLODTriShape", "BSSegmentedTriShape"])
 def test_grouped_shapes_round_trip(corpus, type_name):
     data = (corpus / LOD_SOURCE).read_bytes() if type_name == "BSLODTriShape" else landscape_lod_file(corpus)[0]

@@ -117,6 +117,58 @@ def test_replace_body_in_a_corpus_system_round_trips(corpus):
     assert checked >= 20
 
 
+def rotation_matrix(q):
+    """The rotation of unit quaternion (x, y, z, w), computed here."""
+    x, y, z, w = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])  # fmt: skip
+
+
+@pytest.mark.parametrize("motion", ["static", "keyframed"])
+def test_replace_body_keeps_the_position_w_and_the_orientation_sign(motion):
+    """A position's w (what a tool's transform left, as the CK's -6.9e-10) is no option, and q
+    and -q turn alike: a body built anew keeps the w and the sign its file has, moved or turned."""
+    system = PhysicsSystemData()
+    add_body(system, SphereShape.build(4.0), motion=motion, position=(70, 0, 0))
+    body = system.bodies[0]
+    body.position = (*body.position[:3], np.float32(-6.869790292185485e-10).item())
+    body.orientation = (0.0, 0.0, 0.6, -0.8)
+    if motion == "keyframed":
+        system.motion_cinfos["orientation"][0] = body.orientation
+    system = round_trip(system)
+    turned = (0.0, 0.0, 0.70710678, -0.70710678)  # a further turn about z, given with w < 0
+    for rotation in (system.bodies[0].orientation, turned, tuple(-np.array(turned))):
+        again = round_trip(replace_body(system, 0, SphereShape.build(4.0), motion=motion, position=(140, 7, 0), rotation=rotation))
+        new = again.bodies[0]
+        assert new.position[3] == np.float32(-6.869790292185485e-10)
+        assert np.allclose(np.array(new.position[:3]) * 69.99125, (140, 7, 0), atol=1e-4)
+        assert new.orientation[3] < 0 and np.allclose(rotation_matrix(new.orientation), rotation_matrix(rotation), atol=1e-6)
+        if motion == "keyframed":
+            assert tuple(again.motion_of(new)["orientation"]) == new.orientation
+
+
+def test_replace_every_corpus_body_by_itself_keeps_its_vectors(corpus):
+    """Every body of every corpus system (static, dynamic, keyframed) built anew with its own
+    position and rotation holds the position (its w too) and the orientation (its sign too)."""
+    checked = set()
+    for name, (_, data) in nif_systems().items():
+        system = Packfile.from_bytes(data).root
+        if system.kind != "physics":
+            continue
+        for index, body in enumerate(system.bodies):
+            options = {"position": np.asarray(body.position[:3], np.float64) * 69.99125, "rotation": body.orientation,
+                       "motion": system.motion_type(body), "layer": body.layer}  # fmt: skip
+            if options["motion"] == "dynamic":
+                options["mass"] = system.mass(body)
+            new = round_trip(replace_body(system, index, body.shape, **options)).bodies[index]
+            assert np.allclose(new.position[:3], body.position[:3], rtol=1e-6, atol=1e-9), name
+            assert new.position[3] == body.position[3], name
+            assert np.allclose(new.orientation, body.orientation, atol=1e-7), name
+            checked.add(options["motion"])
+    assert checked == {"static", "dynamic", "keyframed"}
+
+
 def test_replace_body_refuses_a_missing_body():
     with pytest.raises(FormatError, match="body 3"):
         replace_body(two_body_system(), 3, SphereShape.build(1.0))

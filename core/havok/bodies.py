@@ -109,7 +109,7 @@ def replace_body(system, index, shape, **options):
     The other bodies keep their shapes, materials and motions; the new body keeps what the old
     one held beyond the options (material fields other than friction and restitution, motion
     properties when it stays dynamic, the collision filter bits above the layer, body flags other
-    than the moving flag, the body fields of ``KEPT_BODY_FIELDS``). Bodies stay in order, so constraints and body ids stay valid."""
+    than the moving flag, the body fields of ``KEPT_BODY_FIELDS``, the position's w, the orientation's sign). Bodies stay in order, so constraints and body ids stay valid."""
     if not 0 <= index < len(system.bodies):
         raise FormatError(f"body {index} of a system of {len(system.bodies)} bodies")
     old = system.bodies[index]
@@ -163,6 +163,13 @@ def _keep_old_fields(system, old, rebuilt, body):
     for field in KEPT_BODY_FIELDS:
         setattr(body, field, getattr(old, field))
     body.collision_filter_info = (old.collision_filter_info & ~0xFF) | body.layer
+    # the position's w is no option: files hold what their tool's transform left there (-6.9e-10)
+    body.position = (*body.position[:3], old.position[3])
+    # q and -q turn alike: keep the sign the file has (the CK writes w < 0 too)
+    if np.dot(body.orientation, old.orientation) < 0:
+        body.orientation = tuple(-np.asarray(body.orientation))
+        if rebuilt.motion_type(body) == "keyframed":  # its motion holds the body's orientation
+            rebuilt.motion_cinfos["orientation"][body.motion_id] = body.orientation
     body.flags |= old.flags & ~MOVING_BODY_FLAGS
     if system.motion_type(old) == "dynamic" and rebuilt.motion_type(body) == "dynamic":
         old_id = int(system.motion_of(old)["motion_properties_id"])

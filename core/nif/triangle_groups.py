@@ -28,12 +28,18 @@ def triangle_groups(shape, count):
     return groups
 
 
-def table_holds(shape, groups):
+def table_holds(shape, groups, as_stored=None):
     """Whether the shape's table already says ``groups`` (one per triangle) and covers every
-    triangle once (then it is kept as stored)."""
+    triangle once (then it is kept as stored). ``as_stored``: a mask of triangles the file holds
+    as they were (degenerate ones the import made no face of), which may lie in no group, as a
+    New Vegas LOD chunk's lone degenerate triangle does in its empty segments."""
     groups = np.asarray(groups)
     stored = triangle_groups(shape, len(groups))
-    return int(group_ranges(shape)[:, 1].sum()) == len(groups) and np.array_equal(stored, groups)
+    outside = stored == NO_GROUP
+    covered = len(groups) - int(outside.sum())
+    if as_stored is not None:
+        outside &= ~np.asarray(as_stored, bool)
+    return int(group_ranges(shape)[:, 1].sum()) == covered and not outside.any() and np.array_equal(stored, groups)
 
 
 def group_order(shape, groups, layout=None):

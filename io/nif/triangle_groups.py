@@ -42,8 +42,9 @@ def write_groups(exporter, index, mesh, face_ids, layout_index=None):
     if data is None:
         return
     stored = triangle_groups(shape, len(data.triangles))
-    groups = np.where(np.asarray(face_ids) >= 0, face_values(mesh, attribute_name(shape), face_ids, NO_GROUP), stored)
-    if layout_index in (None, index) and table_holds(shape, groups):
+    faceless = np.asarray(face_ids) < 0
+    groups = np.where(faceless, stored, face_values(mesh, attribute_name(shape), face_ids, NO_GROUP))
+    if layout_index in (None, index) and table_holds(shape, groups, faceless):
         return
     order = group_order(shape, groups, nif.blocks[index if layout_index is None else layout_index])
     data.triangles = np.ascontiguousarray(np.asarray(data.triangles)[order])

@@ -12,9 +12,9 @@ from ...core.nif.blocks.bs_geometry import BSGeometry
 from ...core.starfield.lods import MeshSource, lod_mesh
 from ...core.starfield.morphs import MorphFile
 from ...core.starfield.skeleton import Skeleton, find_skeleton
-from ..mesh_build import build_mesh, drop_degenerate
+from ..mesh_build import build_mesh, drop_degenerate, vertex_attribute
 from ..mesh_read import geometry_fingerprint
-from .lod_objects import slot_fingerprint
+from .lod_objects import lod_fingerprint, slot_fingerprint
 from .material_import import StarfieldMaterials
 from .. import schema
 
@@ -76,6 +76,7 @@ class StarfieldShapes:
             mesh.uv_layers.new(name="UVMap2").data.foreach_set("uv", uv.ravel())
             mesh.uv_layers.active_index = 0
         mesh[schema.NIF_GEOMETRY] = geometry_fingerprint(mesh)
+        vertex_attribute(mesh, schema.SF_VERTEX, np.arange(len(mesh_data.vertices)) if used is None else used)
         return mesh
 
     def finish_shape(self, index, shape, obj):
@@ -101,6 +102,7 @@ class StarfieldShapes:
                 lod[schema.SF_MESH_LOD] = lod_number
                 _share_material(slot, lod)
                 self._bind(index, lod, mesh_data, used)
+                lod[schema.SF_LOD_SOURCE] = lod_fingerprint(lod)
             slot[schema.SF_MESH_FILE] = "" if mesh_data.path is None else str(mesh_data.path)
             slot[schema.SF_SOURCE] = slot_fingerprint(slot)
         if self.morphs is not None and found.get(0) is not None:

@@ -6,7 +6,10 @@ block's transform). Its other used slots (1 to 3) are mesh objects under it carr
 vertices) are mesh objects under their slot's object carrying ``sf_mesh_lod`` (1, 2...), each
 holding the vertices its triangles use. All but LOD 0 import hidden. A slot's object keeps a
 fingerprint of what the import made of it (``sf_source``): while it holds, the export keeps the
-slot's .mesh as stored."""
+slot's .mesh as stored. The slot's and mesh LODs' meshes name the .mesh vertex each vertex came
+from (``sf_vertex``), and each mesh LOD object keeps its own fingerprint (``sf_lod_source``):
+while that holds, the LOD uses the slot's vertices (moved, they move for it too), so an edit
+that keeps the topology keeps the vertex count and order the morphs and skins index."""
 
 import hashlib
 
@@ -52,13 +55,35 @@ def group_weights(obj):
     return names, weights
 
 
+def _digest_object(digest, obj):
+    digest.update(f"{obj.get(schema.SF_MESH_LOD, 0)}:{geometry_fingerprint(obj.data)}".encode())
+    names, weights = group_weights(obj)
+    digest.update("\0".join(names).encode())
+    digest.update(weights.tobytes())
+
+
 def slot_fingerprint(slot):
     """A digest of what a slot's .mesh would be written from: its slot number, its mesh, its
     mesh LODs' meshes, their numbers and every vertex weight."""
     digest = hashlib.sha1(f"slot {slot.get(schema.SF_LOD_SLOT, 0)}".encode())
     for obj in [slot, *mesh_lod_objects(slot)]:
-        digest.update(f"{obj.get(schema.SF_MESH_LOD, 0)}:{geometry_fingerprint(obj.data)}".encode())
-        names, weights = group_weights(obj)
-        digest.update("\0".join(names).encode())
-        digest.update(weights.tobytes())
+        _digest_object(digest, obj)
     return digest.hexdigest()
+
+
+def lod_fingerprint(obj):
+    """A digest of one mesh LOD object's mesh, number and weights: while it holds, the LOD's
+    vertices are the slot's vertices they were imported from, wherever those moved."""
+    digest = hashlib.sha1(b"mesh LOD")
+    _digest_object(digest, obj)
+    return digest.hexdigest()
+
+
+def source_vertices(mesh):
+    """The .mesh vertex each vertex of ``mesh`` was imported from (``sf_vertex``), or None."""
+    attribute = mesh.attributes.get(schema.SF_VERTEX)
+    if attribute is None or attribute.domain != "POINT" or attribute.data_type != "INT":
+        return None
+    values = np.empty(len(mesh.vertices), np.int32)
+    attribute.data.foreach_get("value", values)
+    return values

@@ -3,9 +3,13 @@ object's faces as the mesh's triangles, each mesh LOD object's as a further tria
 the same vertex buffer, meshlets and culling data rebuilt.
 
 Vertices are the file vertices Blender's corners make (io.mesh_read.export_vertices: one per
-distinct vertex, UV and normal). A mesh LOD object's vertex shares the slot's vertex that stores
-the same position, UVs, colour and weights with a normal within ``SAME_NORMAL``, as those made by
-the import from one .mesh vertex do; the others are added to the buffer. Tangents run along +u
+distinct vertex, UV and normal). A mesh LOD object still as imported (its ``sf_lod_source``)
+uses the slot's vertices its own were imported from (``sf_vertex``), wherever the slot's moved:
+matched by value, a vertex moved in the slot and the neighbours whose normals turned with it
+would be written twice, once at the LOD's old values. Another mesh LOD object's vertex shares
+the slot's vertex that stores the same position, UVs, colour and weights with a normal within
+``SAME_NORMAL``, as those made by the import from one .mesh vertex do; the others are added to
+the buffer. Tangents run along +u
 of the file's UVs (Blender's tangent), and the bitangent sign says whether +v of the file's UVs
 (Blender's -v) is normal x tangent: the v flip reverses every sign Blender computes."""
 
@@ -15,7 +19,8 @@ from ...core.errors import FormatError
 from ...core.starfield.mesh import MeshData, TRIANGLE
 from ...core.starfield.meshlets import rebuild_meshlets
 from ..mesh_read import export_vertices
-from .lod_objects import group_weights, mesh_lod_objects
+from .lod_objects import group_weights, lod_fingerprint, mesh_lod_objects, source_vertices
+from .. import schema
 
 MAX_VERTICES = 65536  # triangles name their vertices with u16
 SAME_NORMAL = 0.99  # cosine above which two stored normals are the same one
@@ -65,6 +70,8 @@ def _part(obj, matrix, names):
         if name in names:
             weights[:, names.index(name)] += dense[:, column]
     part["weights"] = weights[arrays["vertex_ids"]]
+    sources = source_vertices(mesh)
+    part["sources"] = None if sources is None else sources[arrays["vertex_ids"]]
     return part
 
 
@@ -114,7 +121,10 @@ def encode_slot(slot, names, reorder):
     bones, weights = _sorted_weights(np.concatenate([part["weights"] for part in parts]))
     if bones is not None:
         mesh.set_bone_weights(bones, weights)
-    kept, lists = _shared_vertices(mesh, normals, counts, [part["triangles"] for part in parts])
+    following = [None if part["sources"] is None or obj.get(schema.SF_LOD_SOURCE) != lod_fingerprint(obj) else part["sources"]
+                 for obj, part in zip(lods, parts[1:])]
+    sources = _slot_rows(parts[0]["sources"], following)
+    kept, lists = _shared_vertices(mesh, normals, counts, [part["triangles"] for part in parts], sources)
     if len(kept) > MAX_VERTICES:
         raise FormatError(f"{slot.name}: {len(kept)} vertices, more than the {MAX_VERTICES} a Starfield mesh holds")
     _keep_rows(mesh, kept)
@@ -123,9 +133,27 @@ def encode_slot(slot, names, reorder):
     return rebuild_meshlets(mesh, reorder=reorder)
 
 
-def _shared_vertices(mesh, normals, counts, triangle_lists):
+def _slot_rows(slot_sources, following):
+    """The slot's row each mesh LOD row stands for by the .mesh vertex both came from (-1: none;
+    a source only one slot row holds, of a LOD still as imported), for the LOD rows in order."""
+    if slot_sources is None:
+        return None
+    values, rows, counts = np.unique(slot_sources, return_index=True, return_counts=True)
+    values, rows = values[counts == 1], rows[counts == 1]
+    out = []
+    for sources in following:
+        if sources is None or not len(values):
+            out.append(None)
+            continue
+        at = np.minimum(np.searchsorted(values, sources), len(values) - 1)
+        out.append(np.where(values[at] == sources, rows[at], -1))
+    return out
+
+
+def _shared_vertices(mesh, normals, counts, triangle_lists, sources=None):
     """(rows of ``mesh`` kept, each part's triangles renumbered to them): the slot's rows, then
-    the mesh LODs' rows no slot row stands for."""
+    the mesh LODs' rows no slot row stands for. ``sources``: per mesh LOD, the slot row each of
+    its rows is (-1: matched by value), or None."""
     first = counts[0]
     columns = [np.ascontiguousarray(values).view(np.uint8).reshape(len(mesh.positions), -1)
                for values in (mesh.positions, mesh.uvs, mesh.uvs2, mesh.colors) if len(values)]
@@ -139,6 +167,11 @@ def _shared_vertices(mesh, normals, counts, triangle_lists):
     candidate = standing[ids[first:]]
     same = candidate >= 0
     same[same] = (normals[candidate[same]] * normals[first:][same]).sum(axis=1) >= SAME_NORMAL
+    if sources is not None:
+        known = np.concatenate([np.full(count, -1, np.int64) if slot_rows is None else slot_rows
+                                for slot_rows, count in zip(sources, counts[1:])] or [np.zeros(0, np.int64)])
+        candidate = np.where(known >= 0, known, candidate)
+        same |= known >= 0
     added = np.flatnonzero(~same) + first
     number = np.arange(len(ids))
     number[first:][same] = candidate[same]

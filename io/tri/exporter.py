@@ -29,7 +29,7 @@ from ..mesh_read import geometry_fingerprint
 from .. import schema
 from . import shape_keys
 from .importer import bodytri_values, shape_name
-from .roles import new_role, records, sources
+from .roles import BY_NAME, NEW_BODYTRI, bodyslide_link, new_role, records, sources
 
 
 @dataclass
@@ -202,7 +202,8 @@ def _slider(name, values, obj):
 def morph_files(nif_path, exporter):
     """The .tri files of the meshes a NIF export wrote ({object: [(shape block, vertex_ids)]} in
     ``exporter.file_vertices``), beside ``nif_path`` by the games' naming; a BODYTRI string extra
-    data is added to the NIF's root when it names no BodySlide file. Returns ([(path, tri)],
+    data is added to the NIF's root when it names no BodySlide file and the file is new (one
+    found under the NIF's name is written back there, the NIF left as it was). Returns ([(path, tri)],
     messages); raises FormatError for morphs that cannot be written."""
     planned, messages, bodyslide = {}, [], []
     for obj, pieces in exporter.file_vertices.items():
@@ -230,7 +231,7 @@ def morph_files(nif_path, exporter):
     if bodyslide:
         tri, more = bodyslide_tri(bodyslide)
         messages += more
-        _plan(planned, _bodyslide_path(nif_path, exporter.nif), tri, "the BodySlide morphs")
+        _plan(planned, _bodyslide_path(nif_path, exporter.nif, [obj for obj, _, _ in bodyslide]), tri, "the BodySlide morphs")
     return [(path, tri) for path, (tri, _) in planned.items()], messages
 
 
@@ -240,16 +241,46 @@ def _plan(planned, path, tri, what):
     planned[path] = (tri, what)
 
 
-def _bodyslide_path(nif_path, nif):
+def _bodyslide_path(nif_path, nif, objects):
     values = bodytri_values(nif)
     if values:
         return naming.bodyslide_output(nif_path, values[0])
     path = Path(nif_path).with_suffix(".tri")
+    if bodyslide_link(objects) == BY_NAME:
+        return path
     root = nif.blocks[nif.roots[0]] if nif.roots else None
     if root is not None and hasattr(root, "extra_data"):
         nif.blocks.append(NiStringExtraData("NiStringExtraData", name=naming.BODYTRI, string_data=naming.bodytri_value(path)))
         root.extra_data = np.append(np.asarray(root.extra_data, np.int32), np.int32(len(nif.blocks) - 1))
     return path
+
+
+def morph_links(objects, nif_name):
+    """What an export with morphs writes for these objects' keys and how the NIF names it, as
+    the export dialog says it: one line per .tri kind (FaceGen files by the NIF's name; the
+    BodySlide file through the NIF's BODYTRI, by the NIF's name, or with a BODYTRI added)."""
+    roles, bodyslide = set(), []
+    for obj in objects:
+        if getattr(obj, "type", None) != "MESH":
+            continue
+        found, stored = set(sources(obj)), records(obj)
+        keys = obj.data.shape_keys
+        named = {record["role"] for record in stored.values()}
+        if keys is not None and any(key.name not in stored for key in keys.key_blocks if key != keys.reference_key):
+            named.add(new_role(obj))
+        mine = (found | named) - {None}
+        roles |= mine
+        if naming.BODYSLIDE in mine:
+            bodyslide.append(obj)
+    lines = [f"{naming.ROLE_NAMES[role].capitalize()} morphs: {nif_name}{naming.WRITTEN_ENDINGS[role]}.tri"
+             for role in naming.FACEGEN_ROLES if role in roles]
+    if bodyslide:
+        link = bodyslide_link(bodyslide)
+        lines.append(f"BodySlide morphs: {nif_name}.tri, " + (
+            "a BODYTRI naming it is added to the NIF" if link == NEW_BODYTRI else
+            "found by the NIF's name: no BODYTRI is added" if link == BY_NAME else
+            "or where the NIF's BODYTRI names it"))
+    return lines
 
 
 # -- alone ---------------------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ from .. import schema
 from . import shape_keys
 
 
-def keep_source(obj, role, path, data, shape=None):
-    """Remember the file a role's morphs came from on the object (the export's template)."""
+def keep_source(obj, role, path, data, shape=None, linked=True):
+    """Remember the file a role's morphs came from on the object (the export's template).
+    ``linked`` False: a BodySlide file found by its NIF's name, which no BODYTRI names."""
     sources = obj.get(schema.TRI_SOURCES)
     sources = {} if sources is None else sources.to_dict()
     sources[role] = {
@@ -32,6 +33,7 @@ def keep_source(obj, role, path, data, shape=None):
         "shape": shape or "",
         "vertices": len(obj.data.vertices),
         "geometry": geometry_fingerprint(obj.data),
+        "linked": linked,
     }
     obj[schema.TRI_SOURCES] = sources
     schema.stamp(obj)
@@ -76,7 +78,7 @@ def apply_facegen(obj, tri, role, path, data):
     return warnings
 
 
-def apply_bodyslide(obj, tri, shape_name, path, data):
+def apply_bodyslide(obj, tri, shape_name, path, data, linked=True):
     """The morphs of one shape of a BodySlide .tri as shape keys of ``obj``; returns warnings."""
     count = len(obj.data.vertices)
     tri.check_shape(shape_name, count)
@@ -86,7 +88,7 @@ def apply_bodyslide(obj, tri, shape_name, path, data):
         values[morph.indices] = morph.values
         morphs.append(("bodyslide", morph.name, values))
     _add_morphs(obj, naming.BODYSLIDE, morphs)
-    keep_source(obj, naming.BODYSLIDE, path, data, shape_name)
+    keep_source(obj, naming.BODYSLIDE, path, data, shape_name, linked)
     uv_shapes = [s for s in tri.uv_shapes or [] if s.name == shape_name and s.morphs]
     if uv_shapes:
         return [f"{Path(path).name}: the texture-coordinate morphs of {shape_name!r} are kept as stored (Blender shows none)"]
@@ -161,8 +163,9 @@ def apply_file(context, path, meshes, role=None, *, rollback):
     return apply_tri(context, tri_from_bytes(data, path=path), path, data, meshes, role, rollback=rollback)
 
 
-def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh=True):
-    """``apply_file`` of a read .tri; ``own_mesh`` False: a FaceGen .tri fitting no mesh is refused."""
+def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh=True, linked=True):
+    """``apply_file`` of a read .tri; ``own_mesh`` False: a FaceGen .tri fitting no mesh is refused;
+    ``linked`` False: a BodySlide file found by the NIF's name (its export adds no BODYTRI)."""
     if isinstance(tri, FaceGenTri):
         role = role if role in naming.FACEGEN_ROLES else naming.facegen_role(path)
         target = facegen_target(meshes, tri)
@@ -184,7 +187,7 @@ def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh
     for name, obj in targets.items():  # all checked before any is given morphs
         tri.check_shape(name, len(obj.data.vertices))
     for name, obj in targets.items():
-        warnings += apply_bodyslide(obj, tri, name, path, data)
+        warnings += apply_bodyslide(obj, tri, name, path, data, linked)
     return list(targets.values()), warnings
 
 
@@ -205,7 +208,9 @@ def load_companions(context, nif, path, objects, rollback):
         try:
             data = read_path(tri_path)
             tri = tri_from_bytes(data, path=tri_path)
-            warnings += apply_tri(context, tri, tri_path, data, meshes, role, rollback=rollback, own_mesh=False)[1]
+            linked = role == naming.BODYSLIDE  # else found by the NIF's name, as FaceGen files are
+            warnings += apply_tri(context, tri, tri_path, data, meshes, role, rollback=rollback, own_mesh=False,
+                                  linked=linked)[1]
         except (FormatError, OSError) as error:
             warnings.append(f"morphs not loaded: {failure_text(tri_path, error)}")
     return warnings

@@ -5,6 +5,8 @@ from ...core.tri import naming
 from .. import schema
 
 AUTO = "AUTO"
+# How a NIF names its BodySlide .tri (bodyslide_link)
+THROUGH_BODYTRI, BY_NAME, NEW_BODYTRI = "BODYTRI", "NAME", "NEW"
 KINDS = {naming.BODYSLIDE: "bodyslide"}  # the morph kind a role writes (FaceGen: difference, or modifier as read)
 
 
@@ -55,3 +57,13 @@ def assign(obj, key_name, role):
     kind = KINDS.get(role, old["kind"] if old is not None and old["kind"] != "bodyslide" else "difference")
     stored[key_name] = {"role": role, "kind": kind, "name": key_name, "index": -1, "digest": ""}
     obj[schema.TRI_MORPHS] = stored
+
+
+def bodyslide_link(objects):
+    """How the NIF names the BodySlide .tri of these objects' morphs: THROUGH_BODYTRI (a file was
+    read through the NIF's BODYTRI), BY_NAME (each was found under the NIF's name, and no BODYTRI
+    named it: the NIF stays as it was), NEW_BODYTRI (a new file: a BODYTRI naming it is added)."""
+    stored = [sources(obj).get(naming.BODYSLIDE) for obj in objects]
+    if any(found is not None and found.get("linked", True) for found in stored):
+        return THROUGH_BODYTRI
+    return BY_NAME if stored and all(found is not None for found in stored) else NEW_BODYTRI

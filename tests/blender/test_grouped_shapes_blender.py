@@ -7,10 +7,13 @@ block type, the triangles of each group together and the table saying where."""
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
-from raw_geometry import LOD_SOURCE, geometry, groups_of, landscape_lod_file, lod_sizes, segments
+from raw_geometry import LOD_SOURCE, geometry, groups_of, landscape_lod_file, lod_sizes, lone_vertex_segment_file, segments
 from scene import export_bytes, imported
 
 LOD_LEVEL, SEGMENT = "nif_lod_level", "nif_segment"
+# A New Vegas Level4 LOD chunk: a NiTriShape, then BSSegmentedTriShapes of 1 vertex (a degenerate
+# triangle in three empty segments) and of 10.
+FNV_CHUNK = "realmods/Dry_Wells_Reloaded_2/Meshes/landscape/lod/adwDryWellsReloaded/adwDryWellsReloaded.Level4.X-2.Y-2.nif"
 
 
 def object_of(collection, index):
@@ -170,3 +173,61 @@ def test_edited_landscape_lod_keeps_its_segments_grouped(clean_scene, landscape,
     assert np.array_equal(written["flags"], table["flags"])
     vertices, triangles = geometry(out, shape)
     assert group_corners(vertices, triangles, groups_of(written, len(triangles))) == expected
+
+
+def check_segmented_shapes_import(raw, collection):
+    """Each BSSegmentedTriShape an object of its vertices and proper triangles (read by struct),
+    each face in its segment; the degenerate triangles make no face."""
+    for index in raw.indices_of("BSSegmentedTriShape"):
+        vertices, triangles = geometry(raw, index)
+        obj = object_of(collection, index)
+        assert obj["nif_type"] == "BSSegmentedTriShape"
+        np.testing.assert_allclose(vertices_of(obj), vertices, atol=1e-4)
+        kept = proper(triangles)
+        assert np.array_equal(faces_of(obj), triangles[kept])
+        assert np.array_equal(face_groups(obj, SEGMENT), groups_of(segments(raw, index), len(triangles))[kept])
+
+
+def test_a_lone_vertex_segmented_shape_exports_exactly(clean_scene, corpus, tmp_path):
+    """A segmented shape of one vertex and a degenerate triangle in no segment: untouched, the
+    file writes back byte for byte; with the other shape edited, its blocks stay as they were."""
+    data, lone = lone_vertex_segment_file(corpus)
+    path = tmp_path / "lone.nif"
+    path.write_bytes(data)
+    raw = RawNif(data)
+    collection = imported(path)
+    check_segmented_shapes_import(raw, collection)
+    obj = object_of(collection, lone)
+    assert len(obj.data.vertices) == 1 and len(obj.data.polygons) == 0
+    assert export_bytes(collection, tmp_path / "out.nif") == data
+    (grid,) = [i for i in raw.indices_of("BSSegmentedTriShape") if i != lone]
+    object_of(collection, grid).data.vertices[40].co.z += 25.0
+    out = RawNif(export_bytes(collection, tmp_path / "edited.nif"))
+    lone_data = geometry(raw, lone)
+    assert out.blocks[lone] == raw.blocks[lone] and np.array_equal(geometry(out, lone)[1], lone_data[1])
+    vertices, _ = geometry(out, grid)
+    assert vertices[40][2] == pytest.approx(geometry(raw, grid)[0][40][2] + 25.0, abs=1e-3)
+
+
+def test_the_new_vegas_lod_chunk_imports_and_exports_exactly(clean_scene, corpus, tmp_path):
+    path = corpus / FNV_CHUNK
+    raw = RawNif.read(path)
+    assert len(raw.indices_of("BSSegmentedTriShape")) == 2
+    collection = imported(path)
+    check_segmented_shapes_import(raw, collection)
+    assert export_bytes(collection, tmp_path / "out.nif") == path.read_bytes()
+    big = max(raw.indices_of("BSSegmentedTriShape"), key=lambda index: len(geometry(raw, index)[0]))
+    obj = object_of(collection, big)
+    obj.data.vertices[3].co.z += 10.0
+    out = RawNif(export_bytes(collection, tmp_path / "edited.nif"))
+    for index in raw.indices_of("BSSegmentedTriShape"):
+        if index != big:
+            assert out.blocks[index] == raw.blocks[index]
+    vertices, triangles = geometry(out, big)
+    written = segments(out, big)
+    assert np.array_equal(written["flags"], segments(raw, big)["flags"])
+    old_vertices, old_triangles = geometry(raw, big)
+    old_groups = groups_of(segments(raw, big), len(old_triangles))
+    moved = old_vertices.copy()
+    moved[3, 2] += 10.0
+    assert group_corners(vertices, triangles, groups_of(written, len(triangles))) == group_corners(moved, old_triangles, old_groups)

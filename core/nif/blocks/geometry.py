@@ -123,12 +123,17 @@ class NiTriBasedGeomData(Block):
         if len(self.uv_sets) > 1:
             raise FormatError("Bethesda geometry data holds at most one UV set")
         self.bs_data_flags = (self.bs_data_flags & ~1) | len(self.uv_sets)
-        if self.tangents is not None and self.bitangents is not None:
-            self.bs_data_flags |= HAS_TANGENTS
-        elif self.tangents is None and self.bitangents is None:
-            self.bs_data_flags &= ~HAS_TANGENTS
-        else:
+        if (self.tangents is None) != (self.bitangents is None):
             raise FormatError("tangents and bitangents go together")
+        # Tangents are stored only after normals: without normals the bit says nothing and is
+        # written back as read (BodySlide leaves it set on shapes it strips the normals from).
+        if self.normals is not None:
+            if self.tangents is not None:
+                self.bs_data_flags |= HAS_TANGENTS
+            else:
+                self.bs_data_flags &= ~HAS_TANGENTS
+        elif self.tangents is not None:
+            raise FormatError("tangents are stored only with normals")
         if self.bounds_dirty and self.vertices is not None:
             self.bound_center, self.bound_radius = bounding_sphere(self.vertices)
             object.__setattr__(self, "bounds_dirty", False)
