@@ -14,6 +14,15 @@ def _per_vertex(count, triangles, loops, corner_values):
     return np.divide(out, lengths, out=np.zeros_like(out), where=lengths > 0), lengths[:, 0] > 0
 
 
+def color_attribute(mesh):
+    """The colour attribute written as the vertex colours: the active one (what Vertex Paint
+    paints and the Color Attributes list highlights), else the render one, else "Color" (the
+    name the importer gives)."""
+    attributes = mesh.color_attributes
+    render = attributes.get(attributes.default_color_name) if attributes.default_color_name else None
+    return attributes.active_color or render or attributes.get("Color")
+
+
 def mesh_arrays(mesh, scale):
     """positions, triangles (from the mesh's triangulation), uvs, normals, tangents, bitangents,
     colors (or None) and ``used`` (vertices some face uses)."""
@@ -57,7 +66,7 @@ def mesh_arrays(mesh, scale):
             mesh.free_tangents()
 
     colors = None
-    attribute = mesh.color_attributes.get("Color")
+    attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain == "POINT":
         colors = np.empty(4 * count, np.float32)
         attribute.data.foreach_get("color_srgb", colors)
@@ -89,7 +98,7 @@ def corner_data(mesh):
         uv = uv.reshape(-1, 2)
         uv[:, 1] = 1.0 - uv[:, 1]
     color = None
-    attribute = mesh.color_attributes.get("Color") or mesh.color_attributes.active_color
+    attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain in ("POINT", "CORNER"):
         values = np.empty(4 * len(attribute.data), np.float32)
         attribute.data.foreach_get("color_srgb", values)

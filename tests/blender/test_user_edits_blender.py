@@ -1,0 +1,65 @@
+"""Edits users make that lost data (issue 42), made as the UI makes them (operators, or the data
+API where a panel or tool does the same), exported through File > Export, and the written file
+read back with the tests' own struct readers (tests/raw_*.py, tests/sse_raw.py, nif_rewriter),
+never the product's decoder: positions against the edit, flags against the layout, colours to
+the byte."""
+
+import struct
+
+import numpy as np
+import pytest
+import raw_geometry
+import raw_tri_shape
+from nif_rewriter import RawNif
+from scene import cube, export_file, imported
+
+pytestmark = pytest.mark.slow  # each test imports and exports through Blender
+
+
+def color_bytes(attribute):
+    """An attribute's sRGB values as the bytes a BSTriShape stores."""
+    values = np.empty(4 * len(attribute.data), np.float32)
+    attribute.data.foreach_get("color_srgb", values)
+    return np.round(values.reshape(-1, 4) * 255).astype(np.int64)
+
+
+def vertex_of_position(positions, co, atol=1e-3):
+    """For each file position, the Blender vertex at it (each one unique)."""
+    distance = np.linalg.norm(positions[:, None, :] - co[None, :, :], axis=2)
+    nearest = distance.argmin(axis=1)
+    assert np.all(distance[np.arange(len(positions)), nearest] < atol)
+    return nearest
+
+
+# -- 5: the colour attribute the user paints -----------------------------------------------------
+@pytest.mark.parametrize("domain", ["POINT", "CORNER"])
+def test_the_active_colour_attribute_is_written(clean_scene, tmp_path, domain):
+    """A cube with the "Color" layer an import makes, and a new colour attribute added as the
+    Color Attributes panel's + does (it becomes the active one, the one Vertex Paint paints): the
+    export writes the painted one, to the byte."""
+    import bpy
+
+    obj = cube("Painted")
+    mesh = obj.data
+    old = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
+    old.data.foreach_set("color_srgb", np.tile(np.float32([1, 1, 1, 1]), len(old.data)))
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.geometry.color_attribute_add(name="Paint", domain=domain, data_type="BYTE_COLOR") == {"FINISHED"}
+    painted = mesh.color_attributes["Paint"]
+    assert mesh.color_attributes.active_color.name == "Paint"
+    # what painting leaves: a colour of its own per vertex (the same on each of its corners)
+    corner_vertex = np.array([loop.vertex_index for loop in mesh.loops])
+    per_vertex = np.array([[(37 * v + 11) % 256, (91 * v + 50) % 256, (13 * v + 200) % 256, 255 - 9 * v] for v in range(8)])
+    stored = per_vertex if domain == "POINT" else per_vertex[corner_vertex]
+    painted.data.foreach_set("color_srgb", (stored / 255).astype(np.float32).ravel())
+    collection = bpy.data.collections.new("Paint")
+    bpy.context.scene.collection.children.link(collection)
+    collection.objects.link(obj)
+    out = export_file(collection, tmp_path / "painted.nif", game="FO4")
+    nif = RawNif.read(out)
+    (shape,) = nif.indices_of("BSTriShape")
+    raw = raw_tri_shape.bs_tri_shape(nif, shape)
+    assert raw["colors"] is not None
+    co = np.array([v.co for v in mesh.vertices])
+    vertices = vertex_of_position(raw["positions"], co)
+    np.testing.assert_array_equal(np.round(raw["colors"] * 255).astype(np.int64), per_vertex[vertices])
