@@ -5,6 +5,8 @@ import hashlib
 
 import numpy as np
 
+from .colors import get_srgb
+
 
 def _per_vertex(count, triangles, loops, corner_values):
     """Average corner values over each vertex's corners, normalised."""
@@ -68,9 +70,7 @@ def mesh_arrays(mesh, scale):
     colors = None
     attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain == "POINT":
-        colors = np.empty(4 * count, np.float32)
-        attribute.data.foreach_get("color_srgb", colors)
-        colors = colors.reshape(-1, 4)
+        colors = get_srgb(attribute)
     return {
         "positions": positions,
         "triangles": triangles.reshape(-1, 3),
@@ -100,9 +100,7 @@ def corner_data(mesh):
     color = None
     attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain in ("POINT", "CORNER"):
-        values = np.empty(4 * len(attribute.data), np.float32)
-        attribute.data.foreach_get("color_srgb", values)
-        values = values.reshape(-1, 4)
+        values = get_srgb(attribute)
         color = values[vertex] if attribute.domain == "POINT" else values
     return {"vertex": vertex, "uv": uv, "normal": normal.reshape(-1, 3), "color": color}
 

@@ -16,13 +16,6 @@ from scene import cube, export_file, imported
 pytestmark = pytest.mark.slow  # each test imports and exports through Blender
 
 
-def color_bytes(attribute):
-    """An attribute's sRGB values as the bytes a BSTriShape stores."""
-    values = np.empty(4 * len(attribute.data), np.float32)
-    attribute.data.foreach_get("color_srgb", values)
-    return np.round(values.reshape(-1, 4) * 255).astype(np.int64)
-
-
 def vertex_of_position(positions, co, atol=1e-3):
     """For each file position, the Blender vertex at it (each one unique)."""
     distance = np.linalg.norm(positions[:, None, :] - co[None, :, :], axis=2)
@@ -63,3 +56,42 @@ def test_the_active_colour_attribute_is_written(clean_scene, tmp_path, domain):
     co = np.array([v.co for v in mesh.vertices])
     vertices = vertex_of_position(raw["positions"], co)
     np.testing.assert_array_equal(np.round(raw["colors"] * 255).astype(np.int64), per_vertex[vertices])
+
+
+# -- 8: float vertex colours -----------------------------------------------------------------------
+FARMHOUSE = "pynifly/tests/tests/Skyrim/farmhouse01.nif"  # Skyrim LE: NiTriShapeData colours as floats
+
+
+def shape_of_data(nif, data_index):
+    return next(i for i in nif.indices_of("NiTriShape") if raw_geometry.tri_shape_fields(nif, i)["data"] == data_index)
+
+
+def test_float_colours_off_the_byte_grid_survive_a_geometry_edit(clean_scene, corpus, tmp_path):
+    """farmhouse01's NiTriShapeData colours are floats, 18 of one shape's 1,122 off the 1/255
+    grid: the shape moved 10 units up (its vertices edited) and exported, every written vertex
+    keeps the colour the file gave it, as a float, not rounded to a byte."""
+    source = RawNif.read(corpus / FARMHOUSE)
+    found = []
+    for index in source.indices_of("NiTriShapeData"):
+        data = raw_geometry.tri_shape_data(source.blocks[index], source.bs_version)
+        if data["colors"] is not None and (np.abs(data["colors"] * 255 - np.round(data["colors"] * 255)) > 0.01).any():
+            found.append((index, data))
+    ((data_index, before),) = found
+    off_grid = (np.abs(before["colors"] * 255 - np.round(before["colors"] * 255)) > 0.01).any(axis=1)
+    assert off_grid.sum() == 18
+    shape = shape_of_data(source, data_index)
+    collection = imported(corpus / FARMHOUSE)
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == shape)
+    co = np.empty(3 * len(obj.data.vertices), np.float32)
+    obj.data.vertices.foreach_get("co", co)
+    obj.data.vertices.foreach_set("co", (co.reshape(-1, 3) + np.float32([0, 0, 10])).ravel())
+    obj.data.update()
+    out = RawNif.read(export_file(collection, tmp_path / "farmhouse01.nif"))
+    after = raw_geometry.tri_shape_data(out.blocks[raw_geometry.tri_shape_fields(out, shape)["data"]], out.bs_version)
+    np.testing.assert_allclose(after["vertices"], before["vertices"] + [0, 0, 10], atol=1e-4)  # the edit, in place
+    # each written vertex is a stored one moved (same UV too): its colour is that one's
+    key = lambda d, shift: np.round(np.c_[d["vertices"] - shift, d["uvs"]] * 1000).astype(np.int64)
+    stored = {tuple(k): c for k, c in zip(key(before, 0), before["colors"])}
+    written = np.array([stored[tuple(k)] for k in key(after, [0, 0, 10])])
+    assert np.abs(written - after["colors"]).max() < 1e-6  # 1/4000 of a byte step
+    assert (np.abs(after["colors"] * 255 - np.round(after["colors"] * 255)) > 0.01).any(axis=1).sum() == 18
