@@ -95,3 +95,39 @@ def test_float_colours_off_the_byte_grid_survive_a_geometry_edit(clean_scene, co
     written = np.array([stored[tuple(k)] for k in key(after, [0, 0, 10])])
     assert np.abs(written - after["colors"]).max() < 1e-6  # 1/4000 of a byte step
     assert (np.abs(after["colors"] * 255 - np.round(after["colors"] * 255)) > 0.01).any(axis=1).sum() == 18
+
+
+# -- 9: faces of more than four corners ----------------------------------------------------------
+@pytest.mark.parametrize("game", ["FO4", "SSE", "SKYRIM", "FO3", "FO76"])
+def test_a_cylinder_with_16_gon_caps_exports_triangulated(clean_scene, tmp_path, game):
+    """Add > Mesh > Cylinder (16 sides, n-gon caps), UV unwrapped as the primitive is: every
+    game's export writes it, each cap as 14 triangles covering the cap, with tangents."""
+    import bpy
+
+    assert bpy.ops.mesh.primitive_cylinder_add(vertices=16, end_fill_type="NGON", calc_uvs=True) == {"FINISHED"}
+    obj = bpy.context.active_object
+    assert max(len(p.vertices) for p in obj.data.polygons) == 16
+    collection = bpy.data.collections.new("Cylinder")
+    bpy.context.scene.collection.children.link(collection)
+    for owner in obj.users_collection:
+        owner.objects.unlink(obj)
+    collection.objects.link(obj)
+    nif = RawNif.read(export_file(collection, tmp_path / "cylinder.nif", game=game))
+    if game in ("SKYRIM", "FO3"):
+        (shape,) = nif.indices_of("NiTriShape")
+        data = raw_geometry.tri_shape_data(nif.blocks[raw_geometry.tri_shape_fields(nif, shape)["data"]], nif.bs_version)
+        positions, triangles, tangents = data["vertices"], data["triangles"], data["tangents"]
+    else:
+        (shape,) = nif.indices_of("BSTriShape")
+        raw = raw_tri_shape.bs_tri_shape(nif, shape)
+        positions, triangles, tangents = raw["positions"], raw["triangles"], raw["tangents"]
+    assert tangents is not None and np.all(np.linalg.norm(tangents, axis=1) > 0.9)
+    p = positions[triangles]
+    normals = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    caps = np.abs(p[:, :, 2] - p[:, :1, 2]).max(axis=1) < 1e-3  # all three corners at one height
+    assert caps.sum() == 28 and len(triangles) == 28 + 32  # 16 side quads as 2 triangles each
+    for height in (-1.0, 1.0):  # each cap's triangles cover its 16-gon: area 8 sin(pi / 8)
+        cap = caps & np.isclose(p[:, 0, 2], height, atol=1e-3)
+        area = 0.5 * np.linalg.norm(normals[cap], axis=1).sum()
+        assert cap.sum() == 14 and area == pytest.approx(8 * np.sin(np.pi / 8), rel=1e-3)
+        assert np.all(np.sign(normals[cap, 2]) == np.sign(height))  # facing out
