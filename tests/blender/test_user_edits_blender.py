@@ -131,3 +131,49 @@ def test_a_cylinder_with_16_gon_caps_exports_triangulated(clean_scene, tmp_path,
         area = 0.5 * np.linalg.norm(normals[cap], axis=1).sum()
         assert cap.sum() == 14 and area == pytest.approx(8 * np.sin(np.pi / 8), rel=1e-3)
         assert np.all(np.sign(normals[cap, 2]) == np.sign(height))  # facing out
+
+
+# -- 7: collision deleted, BSXFlags kept ----------------------------------------------------------
+def bsx_flags(nif):
+    """The BSXFlags integer (NiExtraData: name string index u32, then the u32) of a raw file."""
+    (index,) = nif.indices_of("BSXFlags")
+    block = nif.blocks[index]
+    assert len(block) == 8
+    return struct.unpack_from("<I", block, 4)[0]
+
+
+def delete_objects(objects):
+    """Select the objects and Object > Delete, as a user removes them."""
+    import bpy
+
+    bpy.ops.object.select_all(action="DESELECT")
+    for obj in objects:
+        obj.select_set(True)
+    assert bpy.ops.object.delete() == {"FINISHED"}
+
+
+def test_deleting_all_collision_clears_the_havok_bsx_bit_and_warns(clean_scene, corpus, tmp_path, capfd):
+    """farmhouse01 has one collision body and BSXFlags 0x82 (bHavok, bArticulated): with its
+    collision objects deleted the export writes no collision object and BSXFlags without bit 1
+    (nif.xml: "enable collision, bHavok (Skyrim)"), the other bits as stored, and says so."""
+    source = RawNif.read(corpus / FARMHOUSE)
+    before = bsx_flags(source)
+    assert before & 0x2 and source.indices_of("bhkCollisionObject")
+    collection = imported(corpus / FARMHOUSE)
+    delete_objects([o for o in collection.all_objects if "havok_shape" in o])
+    capfd.readouterr()
+    out = RawNif.read(export_file(collection, tmp_path / "farmhouse01.nif"))
+    assert not any(name.startswith("bhk") for name in out.block_types())
+    assert bsx_flags(out) == before & ~0x2
+    assert "BSXFlags" in capfd.readouterr().out
+
+
+def test_collision_kept_keeps_the_havok_bsx_bit(clean_scene, corpus, tmp_path):
+    """The same file with its collision moved (not deleted) keeps BSXFlags as stored."""
+    collection = imported(corpus / FARMHOUSE)
+    for obj in collection.all_objects:
+        if "havok_shape" in obj and obj.parent is not None and "havok_shape" not in obj.parent:
+            obj.location.z += 5.0
+    out = RawNif.read(export_file(collection, tmp_path / "farmhouse01.nif"))
+    assert out.indices_of("bhkCollisionObject")
+    assert bsx_flags(out) == bsx_flags(RawNif.read(corpus / FARMHOUSE))
