@@ -177,3 +177,59 @@ def test_collision_kept_keeps_the_havok_bsx_bit(clean_scene, corpus, tmp_path):
     out = RawNif.read(export_file(collection, tmp_path / "farmhouse01.nif"))
     assert out.indices_of("bhkCollisionObject")
     assert bsx_flags(out) == bsx_flags(RawNif.read(corpus / FARMHOUSE))
+
+
+# -- 10: a roughness edit; the export's summary ----------------------------------------------------
+DYNAMIC = ["pynifly/tests/tests/SkyrimSE/eyesmale.nif", "pynifly/tests/tests/SkyrimSE/malehead.nif"]
+
+
+def glossiness_at(block):
+    """Where a Skyrim BSLightingShaderProperty's glossiness is (nif.xml, bs 83 and 100): after the
+    shader type, NiObjectNET (name, extra data count and refs, controller), two flag words, UV
+    offset and scale, the texture set ref, emissive colour and multiple, clamp mode, alpha and
+    refraction strength."""
+    (extra,) = struct.unpack_from("<I", block, 8)
+    return 4 + 8 + 4 * extra + 4 + 8 + 16 + 4 + 16 + 4 + 4 + 4
+
+
+def glossiness(nif, index):
+    block = nif.blocks[index]
+    return struct.unpack_from("<f", block, glossiness_at(block))[0]
+
+
+@pytest.mark.parametrize("name", DYNAMIC)
+def test_a_roughness_edit_writes_skyrims_glossiness(clean_scene, corpus, tmp_path, name):
+    """The Principled BSDF's Roughness (as the material panel sets it) of a Skyrim SE head or
+    eyes (BSDynamicTriShape) edited to 0.8: glossiness, the specular power, becomes the one that
+    roughness shows (alpha = roughness^2 = sqrt(2 / (power + 2)): 2 / 0.8^4 - 2), the rest of
+    the shader block as stored; untouched, the stored glossiness is kept to the bit."""
+    source = RawNif.read(corpus / name)
+    (shader,) = source.indices_of("BSLightingShaderProperty")
+    stored = glossiness(source, shader)
+    collection = imported(corpus / name)
+    (obj,) = [o for o in collection.all_objects if o.type == "MESH"]
+    bsdf = obj.active_material.node_tree.nodes["Principled BSDF"]
+    assert bsdf.inputs["Roughness"].default_value == pytest.approx((2 / (stored + 2)) ** 0.25, abs=1e-6)
+    untouched = RawNif.read(export_file(collection, tmp_path / "untouched.nif"))
+    assert untouched.blocks[shader] == source.blocks[shader]
+    bsdf.inputs["Roughness"].default_value = 0.8
+    out = RawNif.read(export_file(collection, tmp_path / "rough.nif"))
+    (written,) = out.indices_of("BSLightingShaderProperty")
+    assert glossiness(out, written) == pytest.approx(2 / 0.8**4 - 2, rel=1e-5)
+    at = glossiness_at(source.blocks[shader])
+    assert out.blocks[written][:at] == source.blocks[shader][:at] and out.blocks[written][at + 4 :] == source.blocks[shader][at + 4 :]
+
+
+@pytest.mark.parametrize("name", DYNAMIC)
+def test_the_export_summary_counts_dynamic_shapes(corpus, tmp_path, name):
+    """``cli.py export`` of an imported BSDynamicTriShape file names as many shapes as the
+    written file holds blocks of shape types."""
+    from extension import blender_cli
+
+    blend, out = tmp_path / "scene.blend", tmp_path / "out.nif"
+    assert blender_cli("import", corpus / name, "--blend", blend).returncode == 0
+    result = blender_cli("export", blend, out)
+    assert result.returncode == 0, result.stderr
+    shapes = [t for t in RawNif.read(out).block_types() if t in ("BSDynamicTriShape", "BSTriShape", "NiTriShape")]
+    assert shapes == ["BSDynamicTriShape"]
+    assert result.stdout.strip().endswith(", 1 shapes")
