@@ -360,6 +360,7 @@ class NifExporter:
             self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
         if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
+            shape_export.keep_geometry(self, block)
             self._place(index, obj, matrix)
             triangles = np.asarray(self._file_triangles(block), np.int64).reshape(-1, 3)
             # The import made a face of each triangle but the degenerate ones (-1: no face).

@@ -38,6 +38,16 @@ def shape_block(exporter, obj, index, number, source=None):
     return index
 
 
+def keep_geometry(exporter, block):
+    """An untouched shape keeps its vertices as stored; asked for full precision, an FO4 or FO76
+    buffer of half positions is laid out anew with the same values as 32-bit floats (halves
+    convert exactly), everything else in it kept."""
+    if exporter.full_precision and isinstance(block, BSTriShape) and block.vertex_data is not None and not block.full_precision:
+        if versions.fo4_or_later(exporter.nif.header.bs_version):
+            block.set_vertex_flags(block.vertex_flags, True)
+            block.bounds_dirty = False  # the same points: the bound stays as stored (zero on skinned shapes)
+
+
 def encode_geometry(exporter, index, arrays, used, triangles, skinned):
     """The piece's vertices (``used`` of the mesh's ``arrays``) and ``triangles`` into shape ``index``."""
     block = exporter.nif.blocks[index]

@@ -233,3 +233,44 @@ def test_the_export_summary_counts_dynamic_shapes(corpus, tmp_path, name):
     shapes = [t for t in RawNif.read(out).block_types() if t in ("BSDynamicTriShape", "BSTriShape", "NiTriShape")]
     assert shapes == ["BSDynamicTriShape"]
     assert result.stdout.strip().endswith(", 1 shapes")
+
+
+# -- 6: full precision on shapes the user did not touch ----------------------------------------------
+MOUTFIT = "pynifly/tests/tests/FO4/MOutfit.nif"  # four skinned BSSubIndexTriShapes with segments
+
+
+def buffer_and_tail(nif, index):
+    """(fields, vertex arrays, triangles, the bytes after the triangles) of any BSTriShape type
+    holding its vertices: raw_tri_shape's layout, a subclass's own fields left as bytes."""
+    block = nif.blocks[index]
+    fields, at = raw_tri_shape.shape_fields(nif, index)
+    desc, (triangles, vertices) = fields["desc"], fields["counts"]
+    stride = (desc & 0xF) * 4
+    buffer = np.frombuffer(bytes(block[at : at + stride * vertices]), np.uint8).reshape(vertices, stride)
+    at += stride * vertices
+    faces = np.frombuffer(bytes(block[at : at + 6 * triangles]), "<u2").reshape(-1, 3).astype(np.int64)
+    full = bool((desc >> 44) & raw_tri_shape.FULL_PRECISION)
+    return fields, raw_tri_shape.vertex_buffer(buffer, desc, full), faces, bytes(block[at + 6 * triangles :])
+
+
+def test_full_precision_export_converts_untouched_shapes(clean_scene, corpus, tmp_path):
+    """MOutfit imported and exported untouched with Full Precision: every shape's vertices are
+    written as 32-bit floats (the desc says so), each position the stored half exactly, every
+    other attribute, the triangles and the segments as stored."""
+    source = RawNif.read(corpus / MOUTFIT)
+    shapes = source.indices_of("BSSubIndexTriShape")
+    assert len(shapes) == 4
+    collection = imported(corpus / MOUTFIT)
+    out = RawNif.read(export_file(collection, tmp_path / "full.nif", full_precision=True))
+    assert out.indices_of("BSSubIndexTriShape") == shapes
+    for index in shapes:
+        fields, before, faces, tail = buffer_and_tail(source, index)
+        assert not (fields["desc"] >> 44) & raw_tri_shape.FULL_PRECISION
+        written_fields, after, written_faces, written_tail = buffer_and_tail(out, index)
+        assert (written_fields["desc"] >> 44) & raw_tri_shape.FULL_PRECISION
+        assert (written_fields["desc"] >> 44) | raw_tri_shape.FULL_PRECISION == (fields["desc"] >> 44) | raw_tri_shape.FULL_PRECISION
+        for name, values in before.items():
+            np.testing.assert_array_equal(after[name], values, err_msg=name)
+        np.testing.assert_array_equal(written_faces, faces)
+        assert written_tail == tail and written_fields["counts"] == fields["counts"]
+        assert written_fields["sphere"] == fields["sphere"]  # the same points
