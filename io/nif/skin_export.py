@@ -158,7 +158,8 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     # so its skin, whose weights and partitions name them, is rewritten.
     rewrite = shape_index in exporter.encoded
     kept = _bind_kept(exporter, shape_index, source, names)
-    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values):
+    if (existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values)
+            and _body_parts_kept(nif, instance_index, source["object"], mesh)):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))
@@ -215,7 +216,30 @@ def skin_unchanged(exporter, shape_index, source, mesh):
     instance_index, existing, names, indices, values, _binds, nodes = _skin_target(
         exporter, block, source, mesh, np.arange(len(mesh.vertices)))
     kept = _bind_kept(exporter, shape_index, source, names)
-    return existing and _unchanged(exporter.nif, block, instance_index, nodes, kept, indices, values)
+    return (existing and _unchanged(exporter.nif, block, instance_index, nodes, kept, indices, values)
+            and _body_parts_kept(exporter.nif, instance_index, source["object"], mesh))
+
+
+def _body_parts_kept(nif, instance_index, obj, mesh):
+    """Whether the faces' body parts (and the object's list of them) still say what the stored
+    partitions do, read as the import read them: an edit of body parts alone rewrites the skin."""
+    instance, _data, partition = skinning.skin_blocks(nif, instance_index)
+    if not isinstance(instance, BSDismemberSkinInstance) or partition is None:
+        return schema.NIF_BODY_PARTS not in obj
+    parts = np.asarray(instance.partitions)
+    if schema.NIF_BODY_PARTS not in obj or len(parts) != len(partition.partitions):
+        return True  # the import showed no body parts (it warned about the mismatch)
+    if [[int(p["body_part"]), int(p["part_flag"])] for p in parts] != [list(pair) for pair in obj[schema.NIF_BODY_PARTS]]:
+        return False
+    sizes = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    if (sizes != 3).any():
+        return False
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    numbers = skinning.face_partitions(corners.reshape(-1, 3), partition)
+    stored = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
+    return np.array_equal(face_values(mesh, schema.NIF_BODY_PART, np.arange(len(sizes)), -1), stored)
 
 
 def skin_placements(nif):

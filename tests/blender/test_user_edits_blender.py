@@ -274,3 +274,104 @@ def test_full_precision_export_converts_untouched_shapes(clean_scene, corpus, tm
         np.testing.assert_array_equal(written_faces, faces)
         assert written_tail == tail and written_fields["counts"] == fields["counts"]
         assert written_fields["sphere"] == fields["sphere"]  # the same points
+
+
+# -- 2 and 3: body parts and their partitions' flags -----------------------------------------------
+CUIRASS = "pynifly/tests/tests/SkyrimSE/meshes/armor/daedric/daedriccuirass_1.nif"  # parts 32, 38, 34
+START_NET_BONESET = 0x100  # nif.xml BSPartFlag bit 8: PF_START_NET_BONESET
+
+
+def dismember_parts(nif, shape):
+    """[(part flag, body part)] of the BSDismemberSkinInstance of a Skyrim SE shape (nif.xml:
+    data, partition, skeleton root, bone count and refs, part count, (u16 flag, u16 part)...)."""
+    at = nif.av_offsets(shape)["end"] + 16
+    (skin,) = struct.unpack_from("<i", nif.blocks[shape], at)
+    assert nif.type_of(skin) == "BSDismemberSkinInstance"
+    block = nif.blocks[skin]
+    (bones,) = struct.unpack_from("<I", block, 12)
+    (count,) = struct.unpack_from("<I", block, 16 + 4 * bones)
+    return [struct.unpack_from("<2H", block, 20 + 4 * bones + 4 * i) for i in range(count)]
+
+
+def sse_shape(nif, index):
+    from sse_raw import raw_sse_shape
+
+    return raw_sse_shape(nif, index)
+
+
+def cuirass_body(collection):
+    from sse_raw import raw_sse_shapes
+
+    index = next(i for i, raw in raw_sse_shapes(CORPUS_PATH(CUIRASS)).items() if len(raw["body_parts"]) == 3)
+    return index, next(o for o in collection.all_objects if o.get("nif_block") == index)
+
+
+def CORPUS_PATH(name):
+    from support import CORPUS
+
+    return CORPUS / name
+
+
+def face_parts(obj):
+    values = np.empty(len(obj.data.polygons), np.int32)
+    obj.data.attributes["nif_body_part"].data.foreach_get("value", values)
+    return values
+
+
+def set_face_parts(obj, faces, part):
+    """Select ``faces`` in Edit Mode and Mesh > Set Attribute, as a user reassigns them."""
+    import bpy
+
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    import bmesh
+
+    mesh = obj.data
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.select_mode(type="FACE")
+    bpy.ops.mesh.select_all(action="DESELECT")
+    bm = bmesh.from_edit_mesh(mesh)
+    bm.faces.ensure_lookup_table()
+    for face in np.asarray(faces).tolist():
+        bm.faces[face].select_set(True)
+    bmesh.update_edit_mesh(mesh)
+    mesh.attributes.active = mesh.attributes["nif_body_part"]  # picked in the Attributes list
+    assert bpy.ops.mesh.attribute_set(value_int=part) == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def written_parts(raw, parts):
+    """Each written triangle's body part, from its partition."""
+    return np.array([part for _flag, part in parts])[raw["part"]]
+
+
+def corner_positions(points, triangles):
+    return [tuple(sorted(map(tuple, np.round(points[t], 3).tolist()))) for t in triangles]
+
+
+def check_faces_parts(obj, raw, parts):
+    """Each written triangle's body part is its Blender face's (matched by corner positions)."""
+    mesh = obj.data
+    co = np.array([v.co for v in mesh.vertices], np.float64)
+    faces = np.array([tuple(p.vertices) for p in mesh.polygons])
+    wanted = sorted(zip(corner_positions(co, faces), face_parts(obj).tolist()))
+    got = sorted(zip(corner_positions(raw["positions"], raw["triangles"]), written_parts(raw, parts).tolist()))
+    assert got == wanted
+
+
+def test_a_body_part_only_edit_is_written(clean_scene, corpus, tmp_path):
+    """100 of daedriccuirass_1's body (32) faces set to 34 in Edit Mode, nothing else changed:
+    the written partitions put those faces in body part 34, every other face where it was."""
+    collection = imported(corpus / CUIRASS)
+    index, obj = cuirass_body(collection)
+    parts = face_parts(obj)
+    chosen = np.flatnonzero(parts == 32)[:100]
+    set_face_parts(obj, chosen, 34)
+    assert (face_parts(obj) == 34).sum() == (parts == 34).sum() + 100
+    out = RawNif.read(export_file(collection, tmp_path / "cuirass.nif"))
+    raw, written = sse_shape(out, index), dismember_parts(out, index)
+    assert sorted({part for _flag, part in written}) == [32, 34, 38]
+    check_faces_parts(obj, raw, written)
+    assert np.bincount(written_parts(raw, written), minlength=39)[[32, 34, 38]].tolist() == [
+        int((parts == 32).sum()) - 100, int((parts == 34).sum()) + 100, int((parts == 38).sum())]
