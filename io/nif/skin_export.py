@@ -12,7 +12,7 @@ from mathutils import Matrix
 
 from ...core import transforms
 from ...core.errors import FormatError
-from ...core.nif import segments, skinning, sse_skin
+from ...core.nif import body_parts, segments, skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif import versions
 from ...core.nif.blocks.geometry import NiTriBasedGeom
@@ -393,12 +393,11 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     min_bones = SKYRIM_MIN_BONES if exporter.game == "SKYRIM" else 0
     partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p, min_bones) for p in built]
     if dismember is BSDismemberSkinInstance:
-        flags = {int(part): int(flag) for part, flag in obj.get(schema.NIF_BODY_PARTS, [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
         for record, p in zip(parts, built):
             if not 0 <= p["group"] <= 0xFFFF:
                 raise FormatError(f"{obj.name}: body part {p['group']} is not a 16-bit number")
             record["body_part"] = p["group"]
-            record["part_flag"] = flags.get(int(p["group"]), 1)
+        parts["part_flag"] = body_parts.partition_flags(parts["body_part"].tolist(), obj.get(schema.NIF_BODY_PARTS, []))
         instance.partitions = parts
     return partition

@@ -282,10 +282,13 @@ START_NET_BONESET = 0x100  # nif.xml BSPartFlag bit 8: PF_START_NET_BONESET
 
 
 def dismember_parts(nif, shape):
-    """[(part flag, body part)] of the BSDismemberSkinInstance of a Skyrim SE shape (nif.xml:
-    data, partition, skeleton root, bone count and refs, part count, (u16 flag, u16 part)...)."""
-    at = nif.av_offsets(shape)["end"] + 16
-    (skin,) = struct.unpack_from("<i", nif.blocks[shape], at)
+    """[(part flag, body part)] of the BSDismemberSkinInstance of a Skyrim SE shape (its skin ref
+    after the bound sphere) or a NiTriShape (nif.xml: data, partition, skeleton root, bone count
+    and refs, part count, (u16 flag, u16 part)...)."""
+    if nif.type_of(shape) == "NiTriShape":
+        skin = raw_geometry.tri_shape_fields(nif, shape)["skin"]
+    else:
+        (skin,) = struct.unpack_from("<i", nif.blocks[shape], nif.av_offsets(shape)["end"] + 16)
     assert nif.type_of(skin) == "BSDismemberSkinInstance"
     block = nif.blocks[skin]
     (bones,) = struct.unpack_from("<I", block, 12)
@@ -318,26 +321,40 @@ def face_parts(obj):
     return values
 
 
-def set_face_parts(obj, faces, part):
-    """Select ``faces`` in Edit Mode and Mesh > Set Attribute, as a user reassigns them."""
+def select_faces(obj, faces):
+    """Edit Mode on ``obj`` with ``faces`` selected (face select mode)."""
+    import bmesh
     import bpy
 
     bpy.ops.object.select_all(action="DESELECT")
     obj.select_set(True)
     bpy.context.view_layer.objects.active = obj
-    import bmesh
-
-    mesh = obj.data
     bpy.ops.object.mode_set(mode="EDIT")
     bpy.ops.mesh.select_mode(type="FACE")
     bpy.ops.mesh.select_all(action="DESELECT")
-    bm = bmesh.from_edit_mesh(mesh)
+    bm = bmesh.from_edit_mesh(obj.data)
     bm.faces.ensure_lookup_table()
     for face in np.asarray(faces).tolist():
         bm.faces[face].select_set(True)
-    bmesh.update_edit_mesh(mesh)
-    mesh.attributes.active = mesh.attributes["nif_body_part"]  # picked in the Attributes list
+    bmesh.update_edit_mesh(obj.data)
+
+
+def set_face_parts(obj, faces, part):
+    """Select ``faces`` in Edit Mode and Mesh > Set Attribute, as a user reassigns them."""
+    import bpy
+
+    select_faces(obj, faces)
+    obj.data.attributes.active = obj.data.attributes["nif_body_part"]  # picked in the Attributes list
     assert bpy.ops.mesh.attribute_set(value_int=part) == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="OBJECT")
+
+
+def delete_faces(obj, faces):
+    """Select ``faces`` in Edit Mode and Delete > Faces."""
+    import bpy
+
+    select_faces(obj, faces)
+    assert bpy.ops.mesh.delete(type="FACE") == {"FINISHED"}
     bpy.ops.object.mode_set(mode="OBJECT")
 
 
@@ -375,3 +392,71 @@ def test_a_body_part_only_edit_is_written(clean_scene, corpus, tmp_path):
     check_faces_parts(obj, raw, written)
     assert np.bincount(written_parts(raw, written), minlength=39)[[32, 34, 38]].tolist() == [
         int((parts == 32).sum()) - 100, int((parts == 34).sum()) + 100, int((parts == 38).sum())]
+
+
+def test_deleting_the_first_body_part_moves_the_start_net_boneset_flag(clean_scene, corpus, tmp_path):
+    """daedriccuirass_1's body partitions are 32 (flag 0x101: editor visible, start net boneset),
+    38 and 34 (0x1). All faces of 32 deleted: the first partition written starts the boneset,
+    the others do not, every part editor visible as stored."""
+    collection = imported(corpus / CUIRASS)
+    index, obj = cuirass_body(collection)
+    source = dismember_parts(RawNif.read(corpus / CUIRASS), index)
+    assert source == [(0x101, 32), (0x1, 38), (0x1, 34)]
+    delete_faces(obj, np.flatnonzero(face_parts(obj) == 32))
+    out = RawNif.read(export_file(collection, tmp_path / "cuirass.nif"))
+    written = dismember_parts(out, index)
+    assert sorted(part for _flag, part in written) == [34, 38]
+    assert [flag for flag, _part in written] == [0x101, 0x1]
+    check_faces_parts(obj, sse_shape(out, index), written)
+
+
+def ladder(bones=24):
+    """A strip of ``bones`` quads stacked along z and an armature of as many stacked bones, each
+    level's vertices weighted to its bone alone: every quad uses two bones, so the Fallout 3
+    export (18 bones a partition) splits one body part over two partitions."""
+    import bpy
+
+    bpy.ops.object.armature_add(location=(0.0, 0.0, 0.0))
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit = armature.data.edit_bones
+    edit[0].name, edit[0].head, edit[0].tail = "B0", (0, 0, 0), (0, 0, 1)
+    for number in range(1, bones):
+        bone = edit.new(f"B{number}")
+        bone.head, bone.tail, bone.parent = (0, 0, number), (0, 0, number + 1), edit[f"B{number - 1}"]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    mesh = bpy.data.meshes.new("Ladder")
+    points = [(x, 0.0, float(z)) for z in range(bones + 1) for x in (0.0, 1.0)]
+    quads = [(2 * z, 2 * z + 1, 2 * z + 3, 2 * z + 2) for z in range(bones)]
+    mesh.from_pydata(points, [], quads)
+    mesh.uv_layers.new(name="UVMap")
+    obj = bpy.data.objects.new("Ladder", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    for number in range(bones):
+        obj.vertex_groups.new(name=f"B{number}").add([2 * number, 2 * number + 1], 1.0, "REPLACE")
+    obj.vertex_groups[f"B{bones - 1}"].add([2 * bones, 2 * bones + 1], 1.0, "REPLACE")
+    obj.parent = armature
+    obj.modifiers.new("Armature", "ARMATURE").object = armature
+    return armature, obj
+
+
+def test_a_body_part_split_over_partitions_starts_one_boneset(clean_scene, tmp_path):
+    """A new skinned Fallout 3 mesh of 24 bones whose faces all get body part 3 (Attributes +,
+    a face integer named nif_body_part): its partitions all say part 3, the first one alone
+    starts the net boneset, all editor visible."""
+    import bpy
+
+    armature, obj = ladder()
+    attribute = obj.data.attributes.new("nif_body_part", "INT", "FACE")
+    attribute.data.foreach_set("value", np.full(len(obj.data.polygons), 3, np.int32))
+    collection = bpy.data.collections.new("Ladder")
+    bpy.context.scene.collection.children.link(collection)
+    for item in (armature, obj):
+        for owner in item.users_collection:
+            owner.objects.unlink(item)
+        collection.objects.link(item)
+    out = RawNif.read(export_file(collection, tmp_path / "ladder.nif", game="FO3"))
+    (shape,) = out.indices_of("NiTriShape")
+    written = dismember_parts(out, shape)
+    assert len(written) >= 2 and {part for _flag, part in written} == {3}
+    assert [flag for flag, _part in written] == [0x101] + [0x1] * (len(written) - 1)
