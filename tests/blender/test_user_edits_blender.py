@@ -460,3 +460,84 @@ def test_a_body_part_split_over_partitions_starts_one_boneset(clean_scene, tmp_p
     written = dismember_parts(out, shape)
     assert len(written) >= 2 and {part for _flag, part in written} == {3}
     assert [flag for flag, _part in written] == [0x101] + [0x1] * (len(written) - 1)
+
+
+# -- 1: collision on a bone ------------------------------------------------------------------------
+TREE = "pynifly/tests/tests/SkyrimSE/treeaspen03.nif"  # a bhkListShape of capsules on TrunkBone
+SKYRIM_UNITS = 69.99125  # game units per Havok unit (Skyrim, as FO4)
+
+
+def raw_blocks(nif):
+    return {index: (nif.type_of(index), bytes(block)) for index, block in enumerate(nif.blocks)}
+
+
+def node_worlds(nif):
+    """{node index: world matrix} from the roots through children (raw_nodes' field reading)."""
+    from raw_nodes import NODE_TYPES, _node
+
+    nodes = {index: _node(bytes(nif.blocks[index]), 0, nif.bs_version, nif.strings, True)
+             for index in range(len(nif.blocks)) if nif.type_of(index) in NODE_TYPES}
+    worlds, stack = {}, [(root, np.eye(4)) for root in nif.roots()]
+    while stack:
+        index, parent = stack.pop()
+        if index in worlds or index not in nodes:
+            continue
+        worlds[index] = parent @ nodes[index].local
+        stack.extend((child, worlds[index]) for child in nodes[index].children)
+    return nodes, worlds
+
+
+def collision_world_points(nif):
+    """{owner node name: world points of its shapes} (raw_havok's shape reading: capsules as
+    their ends' bounding corners), through the body's transform when it is a bhkRigidBodyT (a
+    bhkRigidBody's translation is not applied)."""
+    import raw_havok
+    import raw_skyrim_havok
+
+    blocks = raw_blocks(nif)
+    nodes, worlds = node_worlds(nif)
+    found = {}
+    for index, node in nodes.items():
+        if node.collision < 0 or index not in worlds:
+            continue
+        _target, _flags, body_index = struct.unpack_from("<iHi", blocks[node.collision][1])
+        body_type, body_raw = blocks[body_index]
+        body = raw_skyrim_havok.read_body(body_raw)
+        frame = np.eye(4)
+        if body_type == "bhkRigidBodyT":
+            x, y, z, w = body["rotation"]
+            frame[:3, :3] = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                             [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+            frame[:3, 3] = np.asarray(body["translation"]) * SKYRIM_UNITS
+        found[node.name] = raw_havok.shape_vertices(blocks, body["shape"], worlds[index] @ frame, SKYRIM_UNITS)
+    return found
+
+
+def bone_collision(collection):
+    (obj,) = [o for o in collection.all_objects if "havok_shape" in o and o.parent_type == "BONE"]
+    return obj
+
+
+@pytest.mark.parametrize("name", [TREE, "pynifly/tests/tests/SkyrimSE/meshes/weapons/glassbowskinned.nif"])
+def test_collision_on_a_bone_moves_as_edited(clean_scene, corpus, tmp_path, name):
+    """treeaspen03's capsules hang from TrunkBone (SSE), glassbowskinned's collision from a bone
+    too (LE): the collision object moved 10 units up (in the world, as G Z 10 does) is written
+    10 units up, no further (it drifted by the bone's head-to-tail vector)."""
+    from mathutils import Matrix
+
+    source = collision_world_points(RawNif.read(corpus / name))
+    ((owner, points),) = source.items()
+    collection = imported(corpus / name)
+    obj = bone_collision(collection)
+    assert obj.parent_bone == owner
+    obj.matrix_world = Matrix.Translation((0.0, 0.0, 10.0)) @ obj.matrix_world
+    written = collision_world_points(RawNif.read(export_file(collection, tmp_path / "out.nif")))
+    assert list(written) == [owner]
+    np.testing.assert_allclose(point_set(written[owner]), point_set(points + [0, 0, 10]), atol=2e-3)
+
+
+def point_set(points):
+    """Points in a fixed order (a capsule's two ends may be written either way round)."""
+    points = np.asarray(points, np.float64)
+    return points[np.lexsort(np.round(points, 1).T[::-1])]
