@@ -140,7 +140,7 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     block = nif.blocks[shape_index]
     sse = isinstance(block, BSTriShape) and versions.sse(nif.header.bs_version)
     fo4 = isinstance(block, BSTriShape) and not sse
-    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
+    if isinstance(block, BSSubIndexTriShape) and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
         _write_segments(exporter, shape_index, block, mesh, face_ids)
     if source is None:
         if block.skinned:
@@ -299,6 +299,8 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
     obj = next((o for o, blocks in exporter.shapes_of.items() if shape_index in blocks), None)
     name = obj.name if obj is not None else block.name
     text = obj.get(schema.NIF_SEGMENTS) if obj is not None else None
+    if text is None and not block.segments:
+        return  # a shape without segments, and none to give it
     try:
         layout = segments.segment_layout(block) if text is None else json.loads(text)
     except (TypeError, ValueError) as error:

@@ -541,3 +541,81 @@ def point_set(points):
     """Points in a fixed order (a capsule's two ends may be written either way round)."""
     points = np.asarray(points, np.float64)
     return points[np.lexsort(np.round(points, 1).T[::-1])]
+
+
+# -- 4: a segmented part separated ------------------------------------------------------------------
+def sub_index_tail(tail):
+    """A BSSubIndexTriShape's fields after its triangles (nif.xml, bs 130 with data):
+    {"primitives", "total", "segments": [(start index, count, parent, [(start, count, parent,
+    unused)...])], "ssf" (None without shared data), "records": [(user index, bone id, cuts)]}."""
+    at = 0
+
+    def take(fmt):
+        nonlocal at
+        values = struct.unpack_from("<" + fmt, tail, at)
+        at += struct.calcsize("<" + fmt)
+        return values
+
+    primitives, count, total = take("3I")
+    out = {"primitives": primitives, "total": total, "segments": [], "ssf": None, "records": []}
+    for _ in range(count):
+        start, number, parent, subs = take("4I")
+        out["segments"].append((start, number, parent, [take("4I") for _ in range(subs)]))
+    if count < total:
+        shared_count, shared_total = take("2I")
+        assert (shared_count, shared_total) == (count, total)
+        take(f"{count}I")
+        for _ in range(total):
+            user, bone, cuts = take("3I")
+            out["records"].append((user, bone, take(f"{cuts}f")))
+        (size,) = take("H")
+        out["ssf"] = bytes(tail[at : at + size]).decode("latin-1")
+        at += size
+    assert at == len(tail)
+    return out
+
+
+def triangle_segments(info, count):
+    """Each triangle's segment number from the table's ranges (-1: none)."""
+    out = np.full(count, -1)
+    for number, (start, size, _parent, _subs) in enumerate(info["segments"]):
+        out[start // 3 : start // 3 + size] = number
+    return out
+
+
+def test_a_separated_segmented_part_keeps_its_segments(clean_scene, corpus, tmp_path):
+    """MOutfit: the faces of segment 4 of a BSSubIndexTriShape separated (Edit Mode, P >
+    Selection) into their own object: both written as BSSubIndexTriShapes with the source's
+    segment table (its segments, total, flags and .ssf), the piece's triangles all in segment
+    4 and the rest's where they were."""
+    import bpy
+
+    source = RawNif.read(corpus / MOUTFIT)
+    collection = imported(corpus / MOUTFIT)
+    for index in source.indices_of("BSSubIndexTriShape"):
+        _fields, _arrays, faces, tail = buffer_and_tail(source, index)
+        info = sub_index_tail(tail)
+        if len(info["segments"]) > 4 and info["segments"][4][1] and info["segments"][4][1] < len(faces):
+            break
+    obj = next(o for o in collection.all_objects if o.get("nif_block") == index)
+    values = np.empty(len(obj.data.polygons), np.int32)
+    obj.data.attributes["nif_segment"].data.foreach_get("value", values)
+    chosen = np.flatnonzero(values == 4)
+    assert len(chosen) == info["segments"][4][1]
+    select_faces(obj, chosen)
+    assert bpy.ops.mesh.separate(type="SELECTED") == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="OBJECT")
+    (piece,) = [o for o in bpy.context.selected_objects if o is not obj]
+    assert len(piece.data.polygons) == len(chosen)
+    out = RawNif.read(export_file(collection, tmp_path / "separated.nif"))
+    written = {out.node_name(i): i for i in out.indices_of("BSSubIndexTriShape")}
+    assert piece.name in written and obj.name in written  # the piece is a BSSubIndexTriShape too
+    for shape, wanted in ((written[piece.name], len(chosen)), (written[obj.name], len(faces) - len(chosen))):
+        _fields, _arrays, triangles, tail = buffer_and_tail(out, shape)
+        table = sub_index_tail(tail)
+        assert len(triangles) == wanted and table["primitives"] == wanted
+        assert table["total"] == info["total"] and len(table["segments"]) == len(info["segments"])
+        assert [s[2] for s in table["segments"]] == [s[2] for s in info["segments"]]  # parents
+        assert table["ssf"] == info["ssf"] and table["records"] == info["records"]
+        numbers = triangle_segments(table, len(triangles))
+        assert (numbers == 4).all() if shape == written[piece.name] else not (numbers == 4).any()
