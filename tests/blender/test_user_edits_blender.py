@@ -619,3 +619,129 @@ def test_a_separated_segmented_part_keeps_its_segments(clean_scene, corpus, tmp_
         assert table["ssf"] == info["ssf"] and table["records"] == info["records"]
         numbers = triangle_segments(table, len(triangles))
         assert (numbers == 4).all() if shape == written[piece.name] else not (numbers == 4).any()
+
+
+# -- three edit-export-import cycles ---------------------------------------------------------------
+def shift_uvs(obj):
+    """An edit that re-encodes the geometry and moves no vertex: every UV one unit along u (the
+    UV editor's G X 1)."""
+    layer = obj.data.uv_layers.active
+    uv = np.empty(2 * len(layer.data), np.float32)
+    layer.data.foreach_get("uv", uv)
+    uv[0::2] += 1.0
+    layer.data.foreach_set("uv", uv)
+
+
+def keyed(points, rows, values):
+    """Sorted (corner positions of each row of ``rows``, value) pairs: what sits where."""
+    return sorted(zip(corner_positions(points, rows), np.asarray(values).tolist()))
+
+
+def tree_state(path):
+    """treeaspen03's collision (world points), its two skinned shapes' partitions (the triangles
+    each holds, by position) and colours, and a static shape's colours (bytes, by position)."""
+    nif = RawNif.read(path)
+    collision = point_set(collision_world_points(nif)["TrunkBone"])
+    skinned = sorted((raw for raw in (sse_shape(nif, i) for i in nif.indices_of("BSTriShape")) if raw is not None),
+                     key=lambda raw: len(raw["triangles"]))
+    static = raw_tri_shape.bs_tri_shape(nif, next(i for i in nif.indices_of("BSTriShape") if nif.node_name(i) == "TreeAspen03_1:0"))
+    partitions = []
+    for raw in skinned:
+        groups = {}
+        for key, part in keyed(raw["positions"], raw["triangles"], raw["part"]):
+            groups.setdefault(part, []).append(key)
+        partitions.append(sorted(groups.values()))
+    # by position (a vertex split at a seam is one more vertex, its colour the same)
+    colours = [sorted(set(map(repr, keyed(shape["positions"], np.arange(len(shape["positions"]))[:, None],
+                                          np.round(shape["colors"] * 255).astype(int).tolist()))))
+               for shape in (*skinned, static)]
+    return collision, partitions, colours
+
+
+def test_three_edit_cycles_keep_tree_collision_partitions_and_colours(clean_scene, corpus, tmp_path):
+    """treeaspen03 imported, its bone collision moved 10 up and its shapes (two skinned, one of
+    three partitions, all coloured) edited, exported; then twice more: the last export imported,
+    edited again (UVs, the collision's friction: both re-encoded, nothing moved) and exported.
+    Each cycle leaves the collision, the partitions' triangles and the colours where the first
+    put them."""
+    from mathutils import Matrix
+
+    path, states = corpus / TREE, []
+    for cycle in range(3):
+        collection = imported(path)
+        body = bone_collision(collection)
+        if cycle == 0:
+            body.matrix_world = Matrix.Translation((0.0, 0.0, 10.0)) @ body.matrix_world
+        body["havok_friction"] = 0.3 + 0.1 * cycle  # as the collision panel sets it
+        for obj in collection.all_objects:
+            if obj.type == "MESH" and "havok_shape" not in obj:
+                shift_uvs(obj)
+        path = export_file(collection, tmp_path / f"cycle{cycle}.nif")
+        states.append(tree_state(path))
+        clean_scene_objects(collection)
+    source = collision_world_points(RawNif.read(corpus / TREE))["TrunkBone"]
+    np.testing.assert_allclose(states[0][0], point_set(source + [0, 0, 10]), atol=2e-3)
+    assert states[0][2] == tree_state(corpus / TREE)[2]  # the file's colours, to the byte
+    for later in states[1:]:
+        np.testing.assert_allclose(later[0], states[0][0], atol=2e-3)
+        assert later[1] == states[0][1]
+        assert later[2] == states[0][2]
+
+
+def clean_scene_objects(collection):
+    """Remove an import's objects and collection (what the next cycle's import must not see)."""
+    import bpy
+
+    for obj in list(collection.all_objects):
+        bpy.data.objects.remove(obj)
+    bpy.data.collections.remove(collection)
+
+
+def outfit_state(path):
+    """MOutfit's segmented shapes: their tables (total, parents, shared records, .ssf) and each
+    triangle's segment, by position."""
+    nif = RawNif.read(path)
+    out = {}
+    for index in nif.indices_of("BSSubIndexTriShape"):
+        _fields, arrays, triangles, tail = buffer_and_tail(nif, index)
+        table = sub_index_tail(tail)
+        numbers = triangle_segments(table, len(triangles))
+        layout = (table["total"], [s[2] for s in table["segments"]], table["records"], table["ssf"])
+        out[nif.node_name(index)] = (layout, keyed(arrays["positions"], triangles, numbers))
+    return out
+
+
+def test_three_edit_cycles_keep_outfit_segments(clean_scene, corpus, tmp_path):
+    """MOutfit imported, 50 faces of its largest shape's first filled segment moved to the next
+    segment (Edit Mode, Set Attribute on nif_segment) and every shape's UVs edited, exported;
+    twice more imported, UVs edited and exported: each cycle leaves every triangle in the
+    segment the first put it in, the tables as stored."""
+    path, states = corpus / MOUTFIT, []
+    for cycle in range(3):
+        collection = imported(path)
+        shapes = [o for o in collection.all_objects if o.get("nif_type") == "BSSubIndexTriShape"]
+        if cycle == 0:
+            largest = max(shapes, key=lambda o: len(o.data.polygons))
+            values = np.empty(len(largest.data.polygons), np.int32)
+            largest.data.attributes["nif_segment"].data.foreach_get("value", values)
+            first = int(values.min())
+            select_faces(largest, np.flatnonzero(values == first)[:50])
+            largest.data.attributes.active = largest.data.attributes["nif_segment"]
+            import bpy
+
+            assert bpy.ops.mesh.attribute_set(value_int=first + 1) == {"FINISHED"}
+            bpy.ops.object.mode_set(mode="OBJECT")
+            moved = (largest.name, first)
+        for obj in shapes:
+            shift_uvs(obj)
+        path = export_file(collection, tmp_path / f"cycle{cycle}.nif")
+        states.append(outfit_state(path))
+        clean_scene_objects(collection)
+    source = outfit_state(corpus / MOUTFIT)
+    name, first = moved
+    assert states[0][name][0] == source[name][0]
+    before = np.bincount([segment for _key, segment in source[name][1] if segment >= 0])
+    after = np.bincount([segment for _key, segment in states[0][name][1] if segment >= 0], minlength=len(before))
+    assert after[first] == before[first] - 50 and after[first + 1] == before[first + 1] + 50
+    for later in states[1:]:
+        assert later == states[0]
