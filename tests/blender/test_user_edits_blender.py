@@ -12,6 +12,8 @@ import raw_geometry
 import raw_tri_shape
 from nif_rewriter import RawNif
 from scene import cube, export_file, imported
+from sse_raw import raw_sse_shape, raw_sse_shapes
+from support import CORPUS
 
 pytestmark = pytest.mark.slow  # each test imports and exports through Blender
 
@@ -278,7 +280,6 @@ def test_full_precision_export_converts_untouched_shapes(clean_scene, corpus, tm
 
 # -- 2 and 3: body parts and their partitions' flags -----------------------------------------------
 CUIRASS = "pynifly/tests/tests/SkyrimSE/meshes/armor/daedric/daedriccuirass_1.nif"  # parts 32, 38, 34
-START_NET_BONESET = 0x100  # nif.xml BSPartFlag bit 8: PF_START_NET_BONESET
 
 
 def dismember_parts(nif, shape):
@@ -296,23 +297,10 @@ def dismember_parts(nif, shape):
     return [struct.unpack_from("<2H", block, 20 + 4 * bones + 4 * i) for i in range(count)]
 
 
-def sse_shape(nif, index):
-    from sse_raw import raw_sse_shape
-
-    return raw_sse_shape(nif, index)
-
-
 def cuirass_body(collection):
-    from sse_raw import raw_sse_shapes
-
-    index = next(i for i, raw in raw_sse_shapes(CORPUS_PATH(CUIRASS)).items() if len(raw["body_parts"]) == 3)
+    """daedriccuirass_1's body shape (three body parts): its block index and object."""
+    index = next(i for i, raw in raw_sse_shapes(CORPUS / CUIRASS).items() if len(raw["body_parts"]) == 3)
     return index, next(o for o in collection.all_objects if o.get("nif_block") == index)
-
-
-def CORPUS_PATH(name):
-    from support import CORPUS
-
-    return CORPUS / name
 
 
 def face_parts(obj):
@@ -387,7 +375,7 @@ def test_a_body_part_only_edit_is_written(clean_scene, corpus, tmp_path):
     set_face_parts(obj, chosen, 34)
     assert (face_parts(obj) == 34).sum() == (parts == 34).sum() + 100
     out = RawNif.read(export_file(collection, tmp_path / "cuirass.nif"))
-    raw, written = sse_shape(out, index), dismember_parts(out, index)
+    raw, written = raw_sse_shape(out, index), dismember_parts(out, index)
     assert sorted({part for _flag, part in written}) == [32, 34, 38]
     check_faces_parts(obj, raw, written)
     assert np.bincount(written_parts(raw, written), minlength=39)[[32, 34, 38]].tolist() == [
@@ -407,7 +395,7 @@ def test_deleting_the_first_body_part_moves_the_start_net_boneset_flag(clean_sce
     written = dismember_parts(out, index)
     assert sorted(part for _flag, part in written) == [34, 38]
     assert [flag for flag, _part in written] == [0x101, 0x1]
-    check_faces_parts(obj, sse_shape(out, index), written)
+    check_faces_parts(obj, raw_sse_shape(out, index), written)
 
 
 def ladder(bones=24):
@@ -473,18 +461,11 @@ def raw_blocks(nif):
 
 def node_worlds(nif):
     """{node index: world matrix} from the roots through children (raw_nodes' field reading)."""
-    from raw_nodes import NODE_TYPES, _node
+    from raw_nodes import NODE_TYPES, _node, world_matrices
 
     nodes = {index: _node(bytes(nif.blocks[index]), 0, nif.bs_version, nif.strings, True)
              for index in range(len(nif.blocks)) if nif.type_of(index) in NODE_TYPES}
-    worlds, stack = {}, [(root, np.eye(4)) for root in nif.roots()]
-    while stack:
-        index, parent = stack.pop()
-        if index in worlds or index not in nodes:
-            continue
-        worlds[index] = parent @ nodes[index].local
-        stack.extend((child, worlds[index]) for child in nodes[index].children)
-    return nodes, worlds
+    return nodes, world_matrices(nodes, nif.roots())
 
 
 def collision_world_points(nif):
@@ -642,7 +623,7 @@ def tree_state(path):
     each holds, by position) and colours, and a static shape's colours (bytes, by position)."""
     nif = RawNif.read(path)
     collision = point_set(collision_world_points(nif)["TrunkBone"])
-    skinned = sorted((raw for raw in (sse_shape(nif, i) for i in nif.indices_of("BSTriShape")) if raw is not None),
+    skinned = sorted((raw for raw in (raw_sse_shape(nif, i) for i in nif.indices_of("BSTriShape")) if raw is not None),
                      key=lambda raw: len(raw["triangles"]))
     static = raw_tri_shape.bs_tri_shape(nif, next(i for i in nif.indices_of("BSTriShape") if nif.node_name(i) == "TreeAspen03_1:0"))
     partitions = []
