@@ -212,7 +212,7 @@ def export_objects(objects, output, args):
     written back into the file they were imported from, if any. Returns the line to print."""
     from ..core.nif.blocks.precombined import cell_totals
     from ..io import schema
-    from ..io.nif.exporter import export_nif
+    from ..io.nif.exporter import SHAPE_TYPES, export_nif
     from ..io.precombined.cell_outputs import PatchOptions
     from ..io.precombined.exporter import export_cell
 
@@ -247,8 +247,7 @@ def export_objects(objects, output, args):
             print(f"{path}: material file written")
     if Path(args.output).suffix.lower() == ".kf":
         return f"{args.output}: {nif.header.game} animation, {len(nif.roots)} sequence(s), {len(nif.blocks)} blocks"
-    shapes = sum(1 for b in nif.blocks if b.type_name in ("BSTriShape", "BSSubIndexTriShape", "BSMeshLODTriShape", "NiTriShape", "NiTriStrips",
-                                                         "BSGeometry"))
+    shapes = sum(1 for b in nif.blocks if isinstance(b, SHAPE_TYPES))  # every kind, BSDynamicTriShape's too
     return f"{args.output}: {nif.header.game} NIF, {len(nif.blocks)} blocks, {shapes} shapes"
 
 

@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 
 from ..core.errors import FormatError
+from .colors import set_srgb
 
 
 def proper_triangles(triangles):
@@ -32,7 +33,7 @@ def vertex_attribute(mesh, name, values):
 def build_mesh(name, positions, triangles, *, uvs=None, normals=None, colors=None, scale=1.0):
     """A new mesh: one vertex per file vertex, one face per triangle. ``uvs`` in file convention
     (v measured from the top: flipped here), ``normals`` become custom normals, ``colors``
-    RGBA 0..1 as stored bytes (sRGB)."""
+    RGBA 0..1 as stored (sRGB): bytes, or floats kept as floats when off the 1/255 grid."""
     positions = np.asarray(positions, np.float32).reshape(-1, 3)
     triangles = drop_degenerate(triangles).astype(np.int64)
     if len(triangles) and (triangles.min() < 0 or triangles.max() >= len(positions)):
@@ -65,8 +66,11 @@ def _fill(mesh, positions, triangles, uvs, normals, colors, scale):
         uv[:, 1] = 1.0 - uv[:, 1]
         mesh.uv_layers.new(name="UVMap").data.foreach_set("uv", uv.ravel())
     if colors is not None:
-        attribute = mesh.color_attributes.new("Color", "BYTE_COLOR", "POINT")
-        attribute.data.foreach_set("color_srgb", np.asarray(colors, np.float32).ravel())
+        colors = np.asarray(colors, np.float32)
+        # Float colours (NiTriShapeData's) off the 1/255 grid would be rounded by a byte attribute.
+        on_grid = np.all(np.abs(colors * 255 - np.round(colors * 255)) < 1e-3)
+        attribute = mesh.color_attributes.new("Color", "BYTE_COLOR" if on_grid else "FLOAT_COLOR", "POINT")
+        set_srgb(attribute, colors)
     if normals is not None and len(triangles):
         normals = np.asarray(normals, np.float64).reshape(-1, 3)
         normals[~np.isfinite(normals).all(axis=1)] = 0.0

@@ -3,7 +3,11 @@ mesh_build): game units, UV v from the top, Bethesda tangent = dP/dv and bitange
 
 import hashlib
 
+import bmesh
+import bpy
 import numpy as np
+
+from .colors import get_srgb
 
 
 def _per_vertex(count, triangles, loops, corner_values):
@@ -12,6 +16,59 @@ def _per_vertex(count, triangles, loops, corner_values):
     np.add.at(out, triangles, corner_values[loops])
     lengths = np.linalg.norm(out, axis=1, keepdims=True)
     return np.divide(out, lengths, out=np.zeros_like(out), where=lengths > 0), lengths[:, 0] > 0
+
+
+def color_attribute(mesh):
+    """The colour attribute written as the vertex colours: the active one (what Vertex Paint
+    paints and the Color Attributes list highlights), else the render one, else "Color" (the
+    name the importer gives)."""
+    attributes = mesh.color_attributes
+    render = attributes.get(attributes.default_color_name) if attributes.default_color_name else None
+    return attributes.active_color or render or attributes.get("Color")
+
+
+CORNER_KEY = "nif_export_corner"  # on the triangulated copy only: the corner each corner was
+
+
+def corner_tangents(mesh):
+    """(tangent (corners, 3), bitangent sign (corners)) of the active UV map, per corner of the
+    mesh. Blender computes them for triangles and quads only: a mesh with larger faces has them
+    computed on a copy with those faces triangulated (as the file stores them), each corner
+    taking its copy's values."""
+    corners = len(mesh.loops)
+    tangent = np.empty(3 * corners, np.float32)
+    sign = np.empty(corners, np.float32)
+    sizes = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    if not len(sizes) or sizes.max() <= 4:
+        mesh.calc_tangents()
+        mesh.loops.foreach_get("tangent", tangent)
+        mesh.loops.foreach_get("bitangent_sign", sign)
+        mesh.free_tangents()
+        return tangent.reshape(-1, 3), sign
+    copy = mesh.copy()
+    try:
+        copy.attributes.new(CORNER_KEY, "INT", "CORNER").data.foreach_set("value", np.arange(corners, dtype=np.int32))
+        bm = bmesh.new()
+        bm.from_mesh(copy)
+        bmesh.ops.triangulate(bm, faces=[face for face in bm.faces if len(face.verts) > 4])
+        bm.to_mesh(copy)
+        bm.free()
+        copy.uv_layers.active = copy.uv_layers[mesh.uv_layers.active.name]
+        copy.calc_tangents()
+        count = len(copy.loops)
+        source = np.empty(count, np.int32)
+        copy.attributes[CORNER_KEY].data.foreach_get("value", source)
+        copy_tangent = np.empty(3 * count, np.float32)
+        copy_sign = np.empty(count, np.float32)
+        copy.loops.foreach_get("tangent", copy_tangent)
+        copy.loops.foreach_get("bitangent_sign", copy_sign)
+    finally:
+        bpy.data.meshes.remove(copy)
+    tangent = tangent.reshape(-1, 3)
+    tangent[source] = copy_tangent.reshape(-1, 3)
+    sign[source] = copy_sign
+    return tangent, sign
 
 
 def mesh_arrays(mesh, scale):
@@ -44,24 +101,16 @@ def mesh_arrays(mesh, scale):
         uvs[triangles] = corner_uvs.reshape(-1, 2)[loops]
         uvs[:, 1] = 1.0 - uvs[:, 1]
         if len(triangles):
-            mesh.calc_tangents()
-            tangent = np.empty(3 * corners, np.float32)
-            mesh.loops.foreach_get("tangent", tangent)
-            sign = np.empty(corners, np.float32)
-            mesh.loops.foreach_get("bitangent_sign", sign)
-            tangent = tangent.reshape(-1, 3)
+            tangent, sign = corner_tangents(mesh)
             blender_bitangent = sign[:, None] * np.cross(corner_normals.reshape(-1, 3), tangent)
             # Checked on corpus meshes: file tangent = -Blender bitangent, file bitangent = Blender tangent.
             tangents, _ = _per_vertex(count, triangles, loops, -blender_bitangent)
             bitangents, _ = _per_vertex(count, triangles, loops, tangent)
-            mesh.free_tangents()
 
     colors = None
-    attribute = mesh.color_attributes.get("Color")
+    attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain == "POINT":
-        colors = np.empty(4 * count, np.float32)
-        attribute.data.foreach_get("color_srgb", colors)
-        colors = colors.reshape(-1, 4)
+        colors = get_srgb(attribute)
     return {
         "positions": positions,
         "triangles": triangles.reshape(-1, 3),
@@ -89,11 +138,9 @@ def corner_data(mesh):
         uv = uv.reshape(-1, 2)
         uv[:, 1] = 1.0 - uv[:, 1]
     color = None
-    attribute = mesh.color_attributes.get("Color") or mesh.color_attributes.active_color
+    attribute = color_attribute(mesh)
     if attribute is not None and attribute.domain in ("POINT", "CORNER"):
-        values = np.empty(4 * len(attribute.data), np.float32)
-        attribute.data.foreach_get("color_srgb", values)
-        values = values.reshape(-1, 4)
+        values = get_srgb(attribute)
         color = values[vertex] if attribute.domain == "POINT" else values
     return {"vertex": vertex, "uv": uv, "normal": normal.reshape(-1, 3), "color": color}
 
@@ -134,13 +181,7 @@ def export_vertices(mesh):
 
     tangents = bitangents = None
     if corners["uv"] is not None and len(loops):
-        mesh.calc_tangents()
-        tangent = np.empty(3 * len(mesh.loops), np.float32)
-        mesh.loops.foreach_get("tangent", tangent)
-        sign = np.empty(len(mesh.loops), np.float32)
-        mesh.loops.foreach_get("bitangent_sign", sign)
-        mesh.free_tangents()
-        tangent = tangent.reshape(-1, 3)
+        tangent, sign = corner_tangents(mesh)
         blender_bitangent = sign[:, None] * np.cross(corners["normal"], tangent)
         # Checked on corpus meshes: file tangent = -Blender bitangent, file bitangent = Blender tangent.
         tangents = averaged(-blender_bitangent[loops])

@@ -202,6 +202,22 @@ def slots_for(shader_type, fo4):
     return SLOTS.get((shader_type, fo4 if shader_type != "BSShaderPPLightingProperty" else False), {})
 
 
+# Skyrim's glossiness is a Blinn-Phong specular power (nif.xml: "the material specular power",
+# 0 to 999); Blender's roughness r has the microfacet width alpha = r^2, and the usual Blinn-Phong
+# to Beckmann match is alpha = sqrt(2 / (power + 2)).
+MAX_GLOSSINESS = 999.0
+
+
+def gloss_roughness(glossiness):
+    power = min(max(float(glossiness), 0.0), MAX_GLOSSINESS)
+    return (2.0 / (power + 2.0)) ** 0.25
+
+
+def roughness_gloss(roughness):
+    smallest = gloss_roughness(MAX_GLOSSINESS)
+    return 2.0 / max(float(roughness), smallest) ** 4 - 2.0
+
+
 def look(record, bs_version):
     """The values a node tree shows, from a material record: {"shader": {"type": name, field:
     value}, "textures": [paths], "alpha"/"material"/"stencil": {field: value}}."""
@@ -220,6 +236,8 @@ def look(record, bs_version):
         out["alpha"] = shader["alpha"]
         if fo4:
             out["roughness"] = 1.0 - shader["smoothness"]
+        elif "glossiness" in shader:
+            out["roughness"] = gloss_roughness(shader["glossiness"])
     elif kind == "BSEffectShaderProperty" and "base_color" in shader:
         out["emission"] = tuple(shader["base_color"][:3])
         out["emission_strength"] = shader["base_color_scale"]
@@ -308,7 +326,10 @@ def apply_look(record, changes, bs_version):
         elif kind == "BSLightingShaderProperty":
             shader["alpha"] = float(changes["alpha"])
     if "roughness" in changes and kind == "BSLightingShaderProperty":
-        shader["smoothness"] = 1.0 - float(changes["roughness"])
+        if fo4:
+            shader["smoothness"] = 1.0 - float(changes["roughness"])
+        elif "glossiness" in shader:
+            shader["glossiness"] = roughness_gloss(float(changes["roughness"]))
     if "two_sided" in changes:
         two_sided = changes["two_sided"]
         if "shader_flags_2" in shader and kind != "BSShaderPPLightingProperty":

@@ -30,6 +30,7 @@ from ...core.havok import (
 )
 from ...core.nif.blocks.collision import bhkNPCollisionObject, bhkSystem
 from ...core.nif.scene_graph import world_matrix
+from ..nif.skin_export import bone_node_world
 from .collision_import import collision_children, fingerprint, left_out, parse_material
 from .. import schema
 
@@ -126,12 +127,22 @@ def body_of(obj, owner_world):
     }
     if motion == "dynamic" and not options["mass"] > 0:
         raise FormatError(f"collision {obj.name!r} is dynamic: give it a mass above 0")
-    return shape_of(obj, np.array(local_matrix(obj), np.float64)), options
+    return shape_of(obj, np.array(owner_matrix(obj), np.float64)), options
 
 
 def local_matrix(obj):
     """The object's matrix in its parent's space."""
     return obj.matrix_parent_inverse @ obj.matrix_basis
+
+
+def owner_matrix(obj):
+    """A body object's matrix in its owner node's space. Under a bone that is the node the bone
+    stands for (where the import placed it), not the bone's tail Blender parents to: their
+    difference, the bone's head-to-tail vector, would move the collision on every export."""
+    parent = obj.parent
+    if parent is not None and obj.parent_type == "BONE" and parent.type == "ARMATURE" and obj.parent_bone in parent.data.bones:
+        return (parent.matrix_world @ bone_node_world(parent, obj.parent_bone)).inverted() @ obj.matrix_world
+    return local_matrix(obj)
 
 
 def shape_of(obj, matrix=np.eye(4)):

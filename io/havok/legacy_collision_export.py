@@ -51,7 +51,7 @@ from ...core.nif.compressed_mesh_build import build_compressed_data, build_mopp
 from ...core.nif.legacy_mopp import build_over, damaged_mopps
 from ...core.nif.legacy_packed_mesh import PACKED_RADIUS, packed_mesh_blocks
 from ...core.nif import versions
-from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, triangle_materials
+from .collision_export import MOTIONS, fit_capsule, local_matrix, material_of, mesh_triangles, owner_matrix, triangle_materials
 from .collision_import import collision_children, fingerprint, left_out, shape_fingerprint
 from .legacy_collision_import import (
     body_matrix,
@@ -98,7 +98,7 @@ def write_collision(exporter, owner, owner_index):
         return
     bs_version = exporter.nif.header.bs_version
     frame = body_matrix(body, havok_scale(bs_version)) if body is not None else Matrix.Identity(4)
-    placed = np.array(frame.inverted() @ local_matrix(obj), np.float64)
+    placed = np.array(frame.inverted() @ owner_matrix(obj), np.float64)
     # a new compressed mesh keeps the fields and material filters of the one it replaces
     replaced = compressed_data_in(blocks, body.shape) if body is not None else None
     shape = write_shape(exporter, obj, placed, replaced, imported)

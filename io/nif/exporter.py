@@ -29,7 +29,7 @@ from ..starfield import geometry_export as starfield_export
 from ..starfield.lod_objects import is_lod
 from ..collection_objects import objects_in
 from ..integers import to_uint32
-from . import animation_export, animation_import, extra_empties, material_export, shape_export, skin_export, triangle_groups
+from . import animation_export, animation_import, bsx_flags, extra_empties, material_export, shape_export, skin_export, triangle_groups
 from ..mesh_read import export_vertices, geometry_fingerprint
 from ..names import unsuffixed
 from ..tri.exporter import morph_files
@@ -154,6 +154,7 @@ class NifExporter:
         self.skinned_meshes = any(obj.type == "MESH" and skin_export.skin_source(obj) for obj in exported)
         self.collision = any(collision_export.collision_children(obj) for obj in exported)
         before = reachable(self.nif) if self.template else set()
+        had_collision = self.template and bsx_flags.has_collision(self.nif)
         self.scene_blocks = self._scene_blocks()
         self._bind(exported)
         chosen = set(exported)
@@ -176,6 +177,7 @@ class NifExporter:
         if self.template:
             animation_export.write_animations(self, exported)
             self._drop_unreachable(before)
+            bsx_flags.follow_collision(self, had_collision)
         return self.nif
 
     def _collision_owners(self):
@@ -358,6 +360,7 @@ class NifExporter:
             self.sse_layouts[index] = sse_skin.layout_of(self.nif.blocks[index])  # before it is encoded anew
         if index is not None and not in_partition and self._unchanged(mesh):
             block = self.nif.blocks[index]
+            shape_export.keep_geometry(self, block)
             self._place(index, obj, matrix)
             triangles = np.asarray(self._file_triangles(block), np.int64).reshape(-1, 3)
             # The import made a face of each triangle but the degenerate ones (-1: no face).

@@ -7,8 +7,9 @@ import numpy as np
 from ...core.nif import sse_skin, versions
 from ...core.nif import vertex_format as vf
 from ...core.nif.blocks.geometry import NiTriBasedGeom, NiTriShapeData
-from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSTriShape
+from ...core.nif.blocks.tri_shape import BSDynamicTriShape, BSMeshLODTriShape, BSSubIndexTriShape, BSTriShape
 from ...core.nif.triangle_groups import GROUPED
+from .. import schema
 
 FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 
@@ -16,8 +17,9 @@ FO4_FLAGS = vf.VERTEX | vf.UV | vf.NORMAL | vf.TANGENT
 def shape_block(exporter, obj, index, number, source=None):
     """The shape block a piece is written into: the object's own (as a NiTriShape when it was
     a NiTriStrips, whose strips cannot take edited triangles) or a new one: of the type of the
-    object's own block ``source`` when that is a LOD or segmented shape, else the game's plain
-    shape."""
+    object's own block ``source`` when that is a LOD or segmented shape, a BSSubIndexTriShape
+    for an FO4/FO76 object with a segment layout (a piece Separate made of one), else the
+    game's plain shape."""
     if index is not None:
         block = exporter.nif.blocks[index]
         if isinstance(block, NiTriBasedGeom) and block.type_name == "NiTriStrips":
@@ -27,7 +29,10 @@ def shape_block(exporter, obj, index, number, source=None):
         return index
     name = obj.name if number == 0 else f"{obj.name}:{number}"
     if exporter.game in ("FO4", "FO76", "SSE"):
-        block = BSTriShape("BSTriShape", name=name, flags=exporter.new_flags)
+        # A piece of a segmented shape (Separate copies the layout with the faces' segments) stays segmented.
+        segmented = schema.NIF_SEGMENTS in obj and versions.fo4_or_later(exporter.nif.header.bs_version)
+        kind = BSSubIndexTriShape if segmented else BSTriShape
+        block = kind(kind.__name__, name=name, flags=exporter.new_flags)
         block.set_vertex_flags(FO4_FLAGS, exporter.full_precision or exporter.game == "SSE")  # SSE: float positions
         return exporter.add(block)
     like = exporter.nif.blocks[source] if source is not None else None
@@ -36,6 +41,16 @@ def shape_block(exporter, obj, index, number, source=None):
     index = exporter.add(kind(type_name, name=name, flags=exporter.new_flags, active_material=0))
     exporter.nif.blocks[index].data = exporter.add(NiTriShapeData("NiTriShapeData", consistency_flags=0x4000))
     return index
+
+
+def keep_geometry(exporter, block):
+    """An untouched shape keeps its vertices as stored; asked for full precision, an FO4 or FO76
+    buffer of half positions is laid out anew with the same values as 32-bit floats (halves
+    convert exactly), everything else in it kept."""
+    if exporter.full_precision and isinstance(block, BSTriShape) and block.vertex_data is not None and not block.full_precision:
+        if versions.fo4_or_later(exporter.nif.header.bs_version):
+            block.set_vertex_flags(block.vertex_flags, True)
+            block.bounds_dirty = False  # the same points: the bound stays as stored (zero on skinned shapes)
 
 
 def encode_geometry(exporter, index, arrays, used, triangles, skinned):

@@ -12,7 +12,7 @@ from mathutils import Matrix
 
 from ...core import transforms
 from ...core.errors import FormatError
-from ...core.nif import segments, skinning, sse_skin
+from ...core.nif import body_parts, segments, skinning, sse_skin
 from ...core.nif import vertex_format as vf
 from ...core.nif import versions
 from ...core.nif.blocks.geometry import NiTriBasedGeom
@@ -140,7 +140,7 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     block = nif.blocks[shape_index]
     sse = isinstance(block, BSTriShape) and versions.sse(nif.header.bs_version)
     fo4 = isinstance(block, BSTriShape) and not sse
-    if isinstance(block, BSSubIndexTriShape) and block.segments and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
+    if isinstance(block, BSSubIndexTriShape) and block.triangles is not None and versions.fo4_or_later(nif.header.bs_version):
         _write_segments(exporter, shape_index, block, mesh, face_ids)
     if source is None:
         if block.skinned:
@@ -158,7 +158,8 @@ def write_skin(exporter, shape_index, source, mesh, vertex_ids, triangles, face_
     # so its skin, whose weights and partitions name them, is rewritten.
     rewrite = shape_index in exporter.encoded
     kept = _bind_kept(exporter, shape_index, source, names)
-    if existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values):
+    if (existing and exporter.template and not rewrite and _unchanged(nif, block, instance_index, nodes, kept, indices, values)
+            and _body_parts_kept(nif, instance_index, source["object"], mesh)):
         return
     exporter.require_writable(f"the skin of {source['object'].name!r}")
     limited = skinning.dense_weights(indices, values, len(names))
@@ -215,7 +216,30 @@ def skin_unchanged(exporter, shape_index, source, mesh):
     instance_index, existing, names, indices, values, _binds, nodes = _skin_target(
         exporter, block, source, mesh, np.arange(len(mesh.vertices)))
     kept = _bind_kept(exporter, shape_index, source, names)
-    return existing and _unchanged(exporter.nif, block, instance_index, nodes, kept, indices, values)
+    return (existing and _unchanged(exporter.nif, block, instance_index, nodes, kept, indices, values)
+            and _body_parts_kept(exporter.nif, instance_index, source["object"], mesh))
+
+
+def _body_parts_kept(nif, instance_index, obj, mesh):
+    """Whether the faces' body parts (and the object's list of them) still say what the stored
+    partitions do, read as the import read them: an edit of body parts alone rewrites the skin."""
+    instance, _data, partition = skinning.skin_blocks(nif, instance_index)
+    if not isinstance(instance, BSDismemberSkinInstance) or partition is None:
+        return schema.NIF_BODY_PARTS not in obj
+    parts = np.asarray(instance.partitions)
+    if schema.NIF_BODY_PARTS not in obj or len(parts) != len(partition.partitions):
+        return True  # the import showed no body parts (it warned about the mismatch)
+    if [[int(p["body_part"]), int(p["part_flag"])] for p in parts] != [list(pair) for pair in obj[schema.NIF_BODY_PARTS]]:
+        return False
+    sizes = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    if (sizes != 3).any():
+        return False
+    corners = np.empty(len(mesh.loops), np.int32)
+    mesh.loops.foreach_get("vertex_index", corners)
+    numbers = skinning.face_partitions(corners.reshape(-1, 3), partition)
+    stored = np.where(numbers >= 0, parts["body_part"][np.maximum(numbers, 0)].astype(np.int64), -1)
+    return np.array_equal(face_values(mesh, schema.NIF_BODY_PART, np.arange(len(sizes)), -1), stored)
 
 
 def skin_placements(nif):
@@ -275,6 +299,8 @@ def _write_segments(exporter, shape_index, block, mesh, face_ids):
     obj = next((o for o, blocks in exporter.shapes_of.items() if shape_index in blocks), None)
     name = obj.name if obj is not None else block.name
     text = obj.get(schema.NIF_SEGMENTS) if obj is not None else None
+    if text is None and not block.segments:
+        return  # a shape without segments, and none to give it
     try:
         layout = segments.segment_layout(block) if text is None else json.loads(text)
     except (TypeError, ValueError) as error:
@@ -369,12 +395,11 @@ def _write_fo3(exporter, block, obj, instance_index, root, nodes, binds, bounds,
     min_bones = SKYRIM_MIN_BONES if exporter.game == "SKYRIM" else 0
     partition.partitions = [sse_skin.sse_partition(p) if sse else skinning.partition_record(p, min_bones) for p in built]
     if dismember is BSDismemberSkinInstance:
-        flags = {int(part): int(flag) for part, flag in obj.get(schema.NIF_BODY_PARTS, [])}
         parts = np.zeros(len(built), np.dtype([("part_flag", "<u2"), ("body_part", "<u2")]))
         for record, p in zip(parts, built):
             if not 0 <= p["group"] <= 0xFFFF:
                 raise FormatError(f"{obj.name}: body part {p['group']} is not a 16-bit number")
             record["body_part"] = p["group"]
-            record["part_flag"] = flags.get(int(p["group"]), 1)
+        parts["part_flag"] = body_parts.partition_flags(parts["body_part"].tolist(), obj.get(schema.NIF_BODY_PARTS, []))
         instance.partitions = parts
     return partition
