@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
-from raw_starfield import geometry_slots, read_mesh
+from raw_starfield import beside_file, geometry_slots, read_mesh
 
 NIFLY = "nifly/tests/input/TestNifFile_SF.nif"
 MOVE = (0.0, 0.01, 0.03)
@@ -35,12 +35,6 @@ def corpus_copy(corpus, folder, mesh_name="TestNifFile_SF.mesh"):
 def mesh_name(path):
     raw = RawNif.read(path)
     return geometry_slots(raw, raw.indices_of("BSGeometry")[0])[0][3]
-
-
-def beside(nif, name):
-    """Where the .mesh ``name`` lies beside ``nif``: the NIF's folder standing for ``geometries``."""
-    parts = [part for part in name.split("\\") if part]
-    return nif.parent.joinpath(*parts[:-1], parts[-1] + ".mesh")
 
 
 def imported(addon, path):
@@ -84,7 +78,7 @@ def test_a_mesh_beside_its_nif_imports_and_goes_back_byte_for_byte(clean_scene, 
     for _ in range(2):  # a second export into the same output
         export(addon, collection, out)
         assert out.read_bytes() == (corpus / NIFLY).read_bytes()
-        assert beside(out, "TestNifFile_SF").read_bytes() == (corpus / NIFLY).with_suffix(".mesh").read_bytes()
+        assert beside_file(out, "TestNifFile_SF").read_bytes() == (corpus / NIFLY).with_suffix(".mesh").read_bytes()
         assert files_under(out.parent) == ["TestNifFile_SF.mesh", "TestNifFile_SF.nif"]
 
 
@@ -100,7 +94,7 @@ def test_an_edited_mesh_beside_its_nif_is_written_beside_and_keeps_its_vertices(
     export(addon, collection, out)
     name = mesh_name(out)
     assert name != "TestNifFile_SF" and len(name.split("\\")) == 2  # named by its bytes
-    written = read_mesh(beside(out, name).read_bytes())
+    written = read_mesh(beside_file(out, name).read_bytes())
     assert files_under(out.parent) == sorted(["edited.nif", name.replace("\\", "/") + ".mesh"])
     assert len(written["positions"]) == len(stored["positions"]) == 6616
     moved = np.array(obj.matrix_world)[:3, :3] @ (np.array(written["positions"][100]) - stored["positions"][100])
@@ -129,4 +123,4 @@ def test_command_line_import_finds_the_mesh_beside(corpus, tmp_path):
     result = blender_cli("export", blend, out)
     assert result.returncode == 0, result.stderr
     assert out.read_bytes() == (corpus / NIFLY).read_bytes()
-    assert beside(out, "TestNifFile_SF").read_bytes() == (corpus / NIFLY).with_suffix(".mesh").read_bytes()
+    assert beside_file(out, "TestNifFile_SF").read_bytes() == (corpus / NIFLY).with_suffix(".mesh").read_bytes()
