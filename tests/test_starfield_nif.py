@@ -192,7 +192,7 @@ def test_mesh_found_beside_the_nif_first_whatever_its_case(corpus, tmp_path):
     assert (index, number) == (2, 0) and len(mesh.positions) == len(stored["positions"]) == 6616
     np.testing.assert_allclose(mesh.vertices, stored["positions"], atol=1e-6)
     assert mesh.path == str(tmp_path / "testniffile_sf.MESH") and source.found_beside == {mesh.path}
-    with pytest.raises(FormatError, match=r"geometries\\other.mesh is in none of the Data folders .* nor beside the NIF in "):
+    with pytest.raises(FormatError, match=r"geometries\\other.mesh is in none of the Data folders .* nor beside the NIF"):
         source.read("other")
 
 

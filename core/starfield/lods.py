@@ -73,7 +73,8 @@ class MeshSource:
         if found is None:
             beside = "" if self.folder is None else f" nor beside the NIF in {self.folder}"
             if not self.files.folders:
-                raise FormatError(f"{relative} cannot be looked for in a Data folder: none is known (the NIF is not in one){beside}")
+                raise FormatError(f"{relative} cannot be looked for in a Data folder: none is known (the NIF is not in "
+                                  f"one){beside}")
             searched = ", ".join(str(folder) for folder in self.files.folders)
             raise FormatError(f"{relative} is in none of the Data folders {searched} (loose or archived){beside}")
         data, where = found
