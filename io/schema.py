@@ -141,6 +141,7 @@ NIF_LOD_LEVEL = "nif_lod_level"  # INT face attribute: a BSLODTriShape's LOD lev
 SF_LOD_SLOT = "sf_lod_slot"  # int: a mesh object under a shape's object filling LOD slot 1 to 3
 SF_MESH_LOD = "sf_mesh_lod"  # int: a mesh object under a slot's object: triangle list N (from 1) of its .mesh
 SF_MESH_FILE = "sf_mesh_file"  # str: on a slot's object: where its .mesh was read (a file or ARCHIVE:inner; "" inline)
+SF_MESH_BESIDE = "sf_mesh_beside"  # bool: on a slot's object: its .mesh was beside the NIF (so the export's goes beside)
 SF_SOURCE = "sf_source"  # str: on a slot's object: fingerprint of its mesh, its mesh LODs and weights as imported
 SF_VERTEX = "sf_vertex"  # INT point attribute of a slot's and a mesh LOD's mesh: the .mesh vertex each was imported from
 SF_LOD_SOURCE = "sf_lod_source"  # str: on a mesh LOD object: fingerprint of its mesh and weights as imported

@@ -242,6 +242,12 @@ def mesh_file(folder, name):
     return folder.joinpath("geometries", *parts[:-1], parts[-1] + ".mesh")
 
 
+def beside_file(nif, name):
+    """The .mesh a slot names, beside the NIF ``nif`` (its folder standing for ``geometries``)."""
+    parts = [part for part in name.replace("/", "\\").split("\\") if part]
+    return nif.parent.joinpath(*parts[:-1], parts[-1] + ".mesh")
+
+
 def name_first_slot(raw, index, name, triangles, vertices):
     """Make the BSGeometry ``index``'s LOD 0 the external .mesh ``name`` of these counts (the
     other three slots empty)."""

@@ -80,4 +80,5 @@ def test_the_new_keys_are_these():
         schema.SF_MAT_FILE, schema.SF_MAT_TEXTURE,
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
         schema.SF_VERTEX, schema.SF_LOD_SOURCE,  # issue 45: Starfield mesh LODs keep the slot's vertices
+        schema.SF_MESH_BESIDE,  # a .mesh found beside its NIF is written beside the exported NIF
     }

@@ -177,6 +177,25 @@ def test_mesh_found_in_a_data_folder_given(corpus, tmp_path):
     assert len(mesh.triangles) == 12132
 
 
+def test_mesh_found_beside_the_nif_first_whatever_its_case(corpus, tmp_path):
+    """nifly's TestNifFile_SF.nif names ``TestNifFile_SF``, lying beside it: found with no Data
+    folder known (spelled in another case here), and before a Data folder's mesh of that name."""
+    nifly = corpus / "nifly/tests/input/TestNifFile_SF.nif"
+    path = tmp_path / "TestNifFile_SF.nif"
+    shutil.copy(nifly, path)
+    shutil.copy(nifly.with_suffix(".mesh"), tmp_path / "testniffile_sf.MESH")
+    (tmp_path / "data" / "geometries").mkdir(parents=True)
+    (tmp_path / "data" / "geometries" / "TestNifFile_SF.mesh").write_bytes(b"not this one")
+    source = MeshSource(path, [tmp_path / "data"])
+    ((index, number, mesh),) = lod_meshes(NifFile.read(path), source)
+    stored = read_mesh(nifly.with_suffix(".mesh").read_bytes())
+    assert (index, number) == (2, 0) and len(mesh.positions) == len(stored["positions"]) == 6616
+    np.testing.assert_allclose(mesh.vertices, stored["positions"], atol=1e-6)
+    assert mesh.path == str(tmp_path / "testniffile_sf.MESH") and source.found_beside == {mesh.path}
+    with pytest.raises(FormatError, match=r"geometries\\other.mesh is in none of the Data folders .* nor beside the NIF"):
+        source.read("other")
+
+
 def test_missing_mesh_names_the_nif_and_the_mesh(data_folder):
     path = data_folder / "meshes" / "actors" / "naked_f.nif"
     ((_, _, error),) = lod_meshes(NifFile.read(path), MeshSource(path))

@@ -1,8 +1,10 @@
 """The geometry of a Starfield NIF's BSGeometry LODs: their .mesh data, inline or found as the
-game finds it (``Data\\geometries\\<name>.mesh``: loose first, then the archives), with errors
-naming the NIF, the shape, the LOD and the mesh.
+game finds it (``Data\\geometries\\<name>.mesh``: loose first, then the archives), or beside the
+NIF (``<NIF's folder>\\<name>.mesh``, as nifly writes them), with errors naming the NIF, the
+shape, the LOD and the mesh.
 
-The Data folders searched: the NIF's own (the folder holding the ``geometries`` folder nearest
+Beside a loose NIF is looked in first (what the user has at hand wins), whatever the case; then
+the Data folders: the NIF's own (the folder holding the ``geometries`` folder nearest
 above it, else the folder above its ``meshes`` folder; for ``ARCHIVE.ba2:meshes/x.nif`` the
 archive's folder), then those given (the preferences' Starfield Data folder)."""
 
@@ -11,6 +13,7 @@ from pathlib import Path
 from ..archives.data import DataFiles, split_archive_path
 from ..errors import FormatError
 from ..nif.blocks.bs_geometry import BSGeometry
+from ..nif.materials import TextureFinder
 from ..nif.blocks.skin import BSSkinBoneData, BSSkinInstance, SkinAttach
 from .mesh import MeshData, mesh_path
 
@@ -32,23 +35,48 @@ def nif_data_folder(nif_path):
     return next((folder.parent for folder in folders if folder.name.lower() == "meshes"), None)
 
 
+def beside_parts(relative):
+    """The parts of a mesh's Data-relative path (``mesh_path``) below ``geometries``: where it
+    lies relative to a NIF it is beside."""
+    parts = [part for part in str(relative).replace("/", "\\").split("\\") if part]
+    return parts[1:] if parts and parts[0].lower() == "geometries" else parts
+
+
+def nif_folder(nif_path):
+    """The folder of a loose NIF (the .mesh files beside it), else None (none, or archived)."""
+    if nif_path is None or split_archive_path(nif_path) is not None:
+        return None
+    return Path(nif_path).resolve().parent
+
+
 class MeshSource:
-    """Finds and reads the .mesh files a NIF names (``data_folders``: searched after the NIF's own)."""
+    """Finds and reads the .mesh files a NIF names: beside it, then in its Data folder, then in
+    ``data_folders`` (loose, then archived)."""
 
     def __init__(self, nif_path=None, data_folders=(), cache_folder=None):
         own = nif_data_folder(nif_path)
         folders = ([own] if own is not None else []) + [Path(folder) for folder in data_folders if folder]
         self.files = DataFiles(folders, cache_folder)
+        self.folder = nif_folder(nif_path)
+        self.beside = TextureFinder([self.folder])
+        self.found_beside = set()  # where the meshes found beside the NIF are
 
     def read(self, name):
         """(MeshData, where it was found) of the mesh ``name`` (as a BSGeometry stores it)."""
         relative = mesh_path(name)
-        found = self.files.read(relative, "geometries")
+        found = self.beside.find_parts([part.lower() for part in beside_parts(relative)])
+        if found is not None:
+            self.found_beside.add(str(found))
+            found = found.read_bytes(), str(found)
+        else:
+            found = self.files.read(relative, "geometries")
         if found is None:
+            beside = "" if self.folder is None else f" nor beside the NIF in {self.folder}"
             if not self.files.folders:
-                raise FormatError(f"{relative} cannot be looked for: no Data folder is known (the NIF is not in one)")
+                raise FormatError(f"{relative} cannot be looked for in a Data folder: none is known (the NIF is not in "
+                                  f"one){beside}")
             searched = ", ".join(str(folder) for folder in self.files.folders)
-            raise FormatError(f"{relative} is in none of the Data folders {searched} (loose or archived)")
+            raise FormatError(f"{relative} is in none of the Data folders {searched} (loose or archived){beside}")
         data, where = found
         return MeshData.from_bytes(data, where), where
 

@@ -118,6 +118,7 @@ class NifExporter:
         self.collision = False  # whether an exported object has collision objects (Skyrim's BSXFlags)
         self.starfield = versions.starfield(self.nif.header.bs_version)  # shapes by io/starfield, no bone nodes
         self.side_files = {}  # Data-relative path -> bytes (or where a kept file was read): files the NIF names
+        self.beside_files = set()  # those of side_files written beside the NIF (they were found beside it)
 
     # -- what the parts share --------------------------------------------------------------
     def add(self, block):
@@ -486,7 +487,7 @@ def export_nif(path, objects, *, game=None, scale=None, full_precision=False, mo
         exporter = _export(objects, collection, template, game or (template.header.game if template else "FO4"), scale, full_precision)
     tri_files, tri_messages = morph_files(path, exporter) if morphs else ([], [])
     # The files it names first (named by their bytes, so never a wrong one), then the NIF.
-    _, side_messages = starfield_export.write_side_files(exporter.side_files, path)
+    _, side_messages = starfield_export.write_side_files(exporter.side_files, path, exporter.beside_files)
     # the NIF and its .tri files written together: all of them, or none when one fails
     write_all([(path, exporter.nif.to_bytes()), *((tri_path, tri.to_bytes()) for tri_path, tri in tri_files)])
     if written is not None:

@@ -8,7 +8,8 @@ A slot whose objects still hold what the import made of it (io.starfield.lod_obj
 fingerprint) keeps its stored .mesh, and a slot the import could not read stays as stored;
 others are encoded anew (io/starfield/mesh_export). The .mesh files go to the exporter's
 ``side_files`` ({Data-relative path: bytes, or where a kept one was read}), which the NIF's
-export writes under its Data folder."""
+export writes under its Data folder, or beside the NIF for the slots whose .mesh the import
+found beside its NIF (``beside_files``)."""
 
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from ...core.nif.blocks.bs_geometry import INTERNAL_GEOMETRY, BSGeometry, MeshSl
 from ...core.nif.blocks.extra_data import NiIntegerExtraData
 from ...core.nif.blocks.shaders import BSLightingShaderProperty
 from ...core.nif.blocks.skin import BSSkinBoneData, BSSkinInstance, SkinAttach, bone_transform_dtype
+from ...core.starfield.lods import beside_parts
 from ...core.starfield.mesh import mesh_path
 from ...core.stream import WriteStream
 from ..nif.skin_export import bone_rest, skin_source
@@ -63,7 +65,7 @@ def write_shape(exporter, obj, index):
         if stored is not None and lod.get(schema.SF_SOURCE) == slot_fingerprint(lod):
             meshes.append(stored)
             if stored.data is None:
-                exporter.side_files.setdefault(mesh_path(stored.name), lod.get(schema.SF_MESH_FILE) or None)
+                _add_side_file(exporter, lod, mesh_path(stored.name), lod.get(schema.SF_MESH_FILE) or None)
             continue
         exporter.require_writable(f"the geometry of {lod.name!r}")
         if exporter.keep_skin and shape.skinned:
@@ -74,7 +76,7 @@ def write_shape(exporter, obj, index):
         slot = MeshSlot()
         name = slot.attach(data, inline=shape.internal)
         if not shape.internal:
-            exporter.side_files[mesh_path(name)] = data
+            _add_side_file(exporter, lod, mesh_path(name), data)
         meshes.append(slot)
         if number == 0:
             encoded = mesh
@@ -189,6 +191,15 @@ def _write_material(exporter, index, shape, material):
 
 
 # -- the .mesh files -------------------------------------------------------------------------------
+def _add_side_file(exporter, lod, relative, content):
+    """Name ``relative`` (bytes, or where a kept .mesh was read) among the exporter's side files,
+    to go where the slot's stored .mesh was found: beside the NIF, or under its Data folder."""
+    if isinstance(content, bytes) or relative not in exporter.side_files:
+        exporter.side_files[relative] = content
+    if lod.get(schema.SF_MESH_BESIDE):
+        exporter.beside_files.add(relative)
+
+
 def output_data_folder(nif_path):
     """The Data folder a NIF written at ``nif_path`` names its meshes in: the folder holding its
     ``meshes`` folder, else the NIF's own folder."""
@@ -196,14 +207,17 @@ def output_data_folder(nif_path):
     return next((folder.parent for folder in nif_path.parents if folder.name.lower() == "meshes"), nif_path.parent)
 
 
-def write_side_files(side_files, nif_path):
-    """Write the .mesh files a NIF names under its Data folder (new ones as encoded, kept ones
-    copied from where the import read them, unless the target already holds those bytes).
-    Returns (paths written, messages)."""
+def write_side_files(side_files, nif_path, beside=()):
+    """Write the .mesh files a NIF names under its Data folder, those of ``beside`` beside the
+    NIF (new ones as encoded, kept ones copied from where the import read them, unless the
+    target already holds those bytes). Returns (paths written, messages)."""
     folder = output_data_folder(nif_path)
     written, messages = [], []
     for relative, content in sorted(side_files.items()):
-        target = path_in_folder(folder, relative)
+        if relative in beside:
+            target = path_in_folder(Path(nif_path).resolve().parent, "\\".join(beside_parts(relative)))
+        else:
+            target = path_in_folder(folder, relative)
         if not isinstance(content, bytes):  # a kept mesh: where the import read it, if known
             if target.is_file():
                 continue

@@ -1,5 +1,5 @@
 """Starfield shapes (BSGeometry) as Blender objects: every used LOD slot's .mesh, inline or found
-in the Data folders (loose, then archived), and every triangle list inside each .mesh, laid out
+beside the NIF or in the Data folders (loose, then archived), and every triangle list inside each .mesh, laid out
 as io/starfield/lod_objects describes; skinning (io/starfield/skin_import), the .mat material
 (io/starfield/material_import) and morph.dat morphs as shape keys. A LOD whose mesh cannot be
 read is reported and left out (kept as stored on export); the NIF's other shapes import."""
@@ -104,6 +104,8 @@ class StarfieldShapes:
                 self._bind(index, lod, mesh_data, used)
                 lod[schema.SF_LOD_SOURCE] = lod_fingerprint(lod)
             slot[schema.SF_MESH_FILE] = "" if mesh_data.path is None else str(mesh_data.path)
+            if slot[schema.SF_MESH_FILE] in self.source.found_beside:
+                slot[schema.SF_MESH_BESIDE] = True
             slot[schema.SF_SOURCE] = slot_fingerprint(slot)
         if self.morphs is not None and found.get(0) is not None:
             self._shape_keys(obj, found[0])

@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
-from raw_starfield import SF, geometry_slots, mesh_file, name_first_slot, read_mesh, shared_lod_mesh
+from raw_starfield import SF, beside_file, geometry_slots, mesh_file, name_first_slot, read_mesh, shared_lod_mesh
 from support import CORPUS, corpus_files
 
 NIFLY = "nifly/tests/input/TestNifFile_SF.nif"  # its .mesh beside it, named TestNifFile_SF
@@ -28,16 +28,18 @@ def module(addon, name):
 
 def data_folder(corpus, folder, nif):
     """(the NIF copied under ``folder``/meshes, the stored .mesh bytes): a Data folder holding the
-    NIF and the .mesh its LOD 0 names (nifly's lies beside its NIF)."""
+    NIF and the .mesh its LOD 0 names, or for nifly's the NIF with its .mesh beside it."""
     (folder / "meshes").mkdir(parents=True)
     target = folder / "meshes" / (corpus / nif).name
     shutil.copy(corpus / nif, target)
+    if nif == NIFLY:
+        shutil.copy((corpus / nif).with_suffix(".mesh"), target.with_suffix(".mesh"))
+        return target, target.with_suffix(".mesh").read_bytes()
     raw = RawNif.read(target)
     name = geometry_slots(raw, raw.indices_of("BSGeometry")[0])[0][3]
-    source = (corpus / nif).with_suffix(".mesh") if nif == NIFLY else mesh_file(corpus / SF, name)
     mesh_file(folder, name).parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, mesh_file(folder, name))
-    return target, source.read_bytes()
+    shutil.copy(mesh_file(corpus / SF, name), mesh_file(folder, name))
+    return target, mesh_file(folder, name).read_bytes()
 
 
 def built_file(corpus, folder):
@@ -70,7 +72,10 @@ def exported_mesh(addon, collection, out):
     module(addon, "io.nif.exporter").export_nif(str(out), objects)
     raw = RawNif.read(out)
     name = geometry_slots(raw, raw.indices_of("BSGeometry")[0])[0][3]
-    return read_mesh(mesh_file(out.parent.parent, name).read_bytes())
+    # under the Data folder, or beside the NIF when the import found it beside (nifly's): one of them
+    places = [mesh_file(out.parent.parent, name), beside_file(out, name)]
+    (found,) = [place for place in places if place.is_file()]
+    return read_mesh(found.read_bytes())
 
 
 def dense_weights(mesh):
