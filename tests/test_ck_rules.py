@@ -114,6 +114,27 @@ def test_a_shape_without_vertices_stays_uncombined_unless_below_a_marker(corpus)
     assert verdict(nif).notes == ["only marker geometry: nothing to combine"]
 
 
+def test_a_skinned_shape_or_a_controller_stays_uncombined(corpus):
+    """Neither is in the CK's output (none of the corpus cell's 110 records is skinned, no block
+    of its combined meshes has a controller), and bacup's baker takes neither."""
+    nif = ck_meshes.golden(corpus)
+    ck_meshes.set_link(nif, ck_meshes.SHAPE, 0, ck_meshes.SHADER)  # a skin link: any block will do for the rule
+    assert found(verdict(nif)) == [("skinned", "uncombined", 3, "BSTriShape", "cylinder_1")]
+    nif = ck_meshes.golden(corpus)
+    at = nif.av_offsets(ck_meshes.OTHER_SHAPE)["name"]
+    (extra,) = struct.unpack_from("<I", nif.blocks[ck_meshes.OTHER_SHAPE], at + 4)
+    struct.pack_into("<i", nif.blocks[ck_meshes.OTHER_SHAPE], at + 8 + 4 * extra, ck_meshes.SHADER)
+    assert found(verdict(nif)) == [("controller", "uncombined", 6, "BSTriShape", "cylinder_2")]
+
+
+def test_an_effect_shader_stays_uncombined(corpus):
+    """The CK's output holds lighting shaders only (and its .cdx no BGEM row): the plugin's own
+    cooking station, whose first shape has a BSEffectShaderProperty, is named for it."""
+    result = meshes.check_path(corpus / "ck-precombined/Meshes/aloot/HomePlate/ALOOT_HP_CookingStation.nif")
+    assert result.verdict == meshes.NOT_COMBINED
+    assert [(f.rule, f.block, f.what) for f in result.findings] == [("effect shader", 4, "an effect shader (block 5)")]
+
+
 def test_a_file_that_is_not_a_nif_is_unreadable_not_a_crash(tmp_path):
     result = meshes.check_bytes(b"TES4 not a mesh at all")
     assert result.verdict == meshes.UNREADABLE and result.error and result.findings == []
