@@ -145,8 +145,12 @@ class CellPlan:
         return found
 
     # -- verdicts ------------------------------------------------------------------------------
+    def judged(self):
+        """(key, verdict item) of each reference some plugin puts in the cell."""
+        return [(key, self._verdict(key, *value)) for key, value in self.references.items()]
+
     def verdicts(self):
-        out = [self._verdict(key, *value) for key, value in self.references.items()]
+        out = [item for _, item in self.judged()]
         for key in self.xcri:
             if key not in self.references:  # listed, but no plugin loaded holds the reference
                 missing = self.records.missing_origin(key)

@@ -1,0 +1,1 @@
+"""Precombined cells built without the Creation Kit: a cell's references in, the game's files out."""

@@ -1,0 +1,104 @@
+"""A group's combined mesh, ``<cell>_<group>_OC.nif``, in the Creation Kit's structure (CSG-NOTES,
+the corpus cell's files): a BSFadeNode named after the file (flags 0x400E) holding one NiNode
+(flags 14); under it per material one BSTriShape (flags 526, no name, no geometry of its own:
+data size 0, its counts the sums of its records', its vertex descriptor the full-precision form
+of its records', its translation and radius the bound of its instances) whose extra data is one
+BSPackedCombinedSharedGeomDataExtra "PCD" (per record its geometry file's hash and data offset,
+then the records and their instances), then the shape's shader, texture set and alpha property,
+copied from the model. A material whose records pass the 65535 vertices a BSTriShape counts
+gets another shape. ``inline`` keeps each record's geometry in the block instead (hash and
+offset 0), as nifly-based tools write it."""
+
+import copy
+
+import numpy as np
+
+from ...nif import vertex_format as vf
+from ...nif.blocks.nodes import NiNode
+from ...nif.blocks.precombined import EXTERNAL, INLINE, BSPackedCombinedGeomDataExtra, PackedGeomRecord
+from ...nif.blocks.tri_shape import BSTriShape
+from ...nif.file import NifFile
+from ...nif.header import Header
+from ..ck_rules.groups import merged_bound
+
+FADE_FLAGS, NODE_FLAGS, SHAPE_FLAGS = 0x400E, 14, 526
+MAX_SHAPE_VERTICES = 0xFFFF
+INSTANCE = np.dtype([("grayscale_scale", "<f4"), ("rotation", "<f4", (3, 3)), ("translation", "<f4", 3),
+                     ("scale", "<f4"), ("bound_center", "<f4", 3), ("bound_radius", "<f4")])
+OBJECT = np.dtype([("filename_hash", "<u4"), ("data_offset", "<u4")])
+
+
+class GroupRecord:
+    """A record of a group: its ShapeRecord, its ``instances`` (rows of placements.instance_row)
+    and, in the shared layout, its data ``offset`` in the geometry file."""
+
+    def __init__(self, shape):
+        self.shape, self.instances, self.offset = shape, [], 0
+
+
+def block_desc(desc):
+    """A combined shape's descriptor: its records' with full-precision positions."""
+    return vf.build_desc(vf.flags_of(desc) | vf.FULL_PRECISION, True)
+
+
+def lod_offsets(counts):
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) * 3
+    return tuple(int(start) if count else 0 for start, count in zip(starts, counts))
+
+
+def packed_record(group_record, inline):
+    shape = group_record.shape
+    record = PackedGeomRecord(inline)
+    record.vertex_desc, record.num_vertices = shape.vertex_desc, shape.vertex_count
+    record.lod_counts, record.lod_offsets = shape.lod_counts, lod_offsets(shape.lod_counts)
+    record.instances = np.array(group_record.instances, INSTANCE)
+    if inline:
+        dtype = vf.vertex_dtype(shape.vertex_desc, False)
+        size = dtype.itemsize * shape.vertex_count
+        record.vertex_data = np.frombuffer(shape.data[:size], dtype).copy()
+        record.triangles = np.frombuffer(shape.data[size:], np.dtype(("<u2", (3,)))).copy()
+    return record
+
+
+def split_by_vertices(records):
+    """Runs of records whose vertices a BSTriShape can count."""
+    runs, run, total = [], [], 0
+    for record in records:
+        if run and total + record.shape.vertex_count > MAX_SHAPE_VERTICES:
+            runs.append(run)
+            run, total = [], 0
+        run.append(record)
+        total += record.shape.vertex_count
+    return runs + [run] if run else runs
+
+
+def combined_nif(name, materials, filename_hash, inline=False):
+    """The NifFile of a group: ``materials`` is [[GroupRecord]] per material, in order."""
+    blocks = [NiNode("BSFadeNode", name=name, flags=FADE_FLAGS, children=[1]), NiNode(flags=NODE_FLAGS)]
+    for records in materials:
+        for run in split_by_vertices(records):
+            first = run[0].shape
+            bounds = [(np.asarray(row[4], np.float64), float(row[5])) for record in run for row in record.instances]
+            center, radius = merged_bound(bounds)
+            desc = block_desc(first.vertex_desc)
+            packed = [packed_record(record, inline) for record in run]
+            at = len(blocks)
+            extra = BSPackedCombinedGeomDataExtra(
+                "BSPackedCombinedSharedGeomDataExtra", name="PCD", vertex_desc=desc,
+                num_vertices=sum(r.num_vertices for r in packed), num_triangles=sum(sum(r.lod_counts) for r in packed),
+                records=packed, layout=INLINE if inline else EXTERNAL)
+            extra.objects = np.array([(0 if inline else filename_hash, 0 if inline else r.offset) for r in run], OBJECT)
+            shape = BSTriShape(flags=SHAPE_FLAGS, translation=tuple(map(float, center)), bound_radius=float(radius),
+                               vertex_desc=desc, num_vertices=extra.num_vertices, num_triangles=extra.num_triangles,
+                               extra_data=[at + 1], shader_property=at + 2)
+            shader = copy.copy(first.shader)
+            local = [shape, extra, shader]
+            if first.textures is not None:
+                shader.texture_set = at + len(local)
+                local.append(copy.copy(first.textures))
+            if first.alpha is not None:
+                shape.alpha_property = at + len(local)
+                local.append(copy.copy(first.alpha))
+            blocks[1].children = [*blocks[1].children, at]
+            blocks += local
+    return NifFile(Header(user_version=12, bs_version=130), blocks, roots=[0])

@@ -1,0 +1,71 @@
+"""What the Creation Kit takes from a base model to combine it: per kept shape (not below a
+marker node, ck_rules.meshes) a geometry record and the material it is drawn with.
+
+A record holds the shape's vertices as the model stores them (the half-precision layouts the
+CK's records keep, CSG-NOTES: 0x1B00000430205 without colour, 0x3B00005430206 with), then its
+three LOD triangle lists: a BSTriShape's triangles are LOD0, LOD1 and LOD2 left empty (most of
+the corpus cell's records: (n, 0, 0)); a BSMeshLODTriShape's LOD k is the first ``lod_sizes[k]``
+of its triangles, as the game draws it. The shape's transform below the model's root is not
+applied to the vertices: it goes into each instance (``placements``), so the bytes are the
+model's own and the same record serves every reference and group.
+"""
+
+import numpy as np
+
+from ...nif.blocks.tri_shape import BSMeshLODTriShape
+from ...nif.scene_graph import parents
+from ...transforms import transform_matrix
+from ..ck_rules.meshes import Model
+from ..csg import record_bytes
+
+
+class ShapeRecord:
+    """One kept shape of a model: ``matrix`` (4x4, the shape in the model's root space, the root's
+    own transform left out), ``vertex_desc``, ``vertex_count``, ``lod_counts``, ``data`` (the
+    record's bytes: vertices, then the LODs' indices), ``bound`` (centre, radius in shape space),
+    ``material`` (a key) and ``shader``, ``textures``, ``alpha`` (the model's blocks, or None)."""
+
+    def __init__(self, nif, index, matrix):
+        shape = nif.blocks[index]
+        self.matrix = matrix
+        self.vertex_desc = int(shape.vertex_desc)
+        self.vertex_count = len(shape.vertex_data)
+        triangles = np.asarray(shape.triangles, np.uint16).reshape(-1, 3)
+        if isinstance(shape, BSMeshLODTriShape):
+            lods = [triangles[: min(int(size), len(triangles))] for size in shape.lod_sizes]
+        else:
+            lods = [triangles, triangles[:0], triangles[:0]]
+        self.lod_counts = tuple(len(lod) for lod in lods)
+        self.data = record_bytes(shape.vertex_data, np.concatenate(lods))
+        self.bound = (np.asarray(shape.bound_center, np.float64), float(shape.bound_radius))
+        blocks = nif.blocks
+        self.shader = blocks[shape.shader_property]
+        textures = getattr(self.shader, "texture_set", -1)
+        self.textures = blocks[textures] if 0 <= textures < len(blocks) else None
+        self.alpha = blocks[shape.alpha_property] if 0 <= shape.alpha_property < len(blocks) else None
+        self.material = material_key(self.shader, self.textures, self.alpha, self.vertex_desc)
+
+
+def material_key(shader, textures, alpha, vertex_desc):
+    """Shapes drawn alike share one combined shape: same shader (its name and flags), textures,
+    alpha and vertex layout."""
+    return (shader.type_name, (getattr(shader, "name", "") or "").lower(), getattr(shader, "shader_flags_1", 0),
+            getattr(shader, "shader_flags_2", 0), tuple(t.lower() for t in textures.textures) if textures else (),
+            (alpha.flags, alpha.threshold) if alpha is not None else None, vertex_desc)
+
+
+def model_records(nif):
+    """The ShapeRecords of a model that ck_rules.meshes judged combinable, in the order of its
+    blocks."""
+    model = Model(nif)
+    root = nif.roots[0] if nif.roots else None
+    parent_of = parents(nif)
+    records = []
+    for index, _ in model.kept:
+        matrix, at = np.eye(4), index
+        while at is not None and at != root:
+            node = nif.blocks[at]
+            matrix = transform_matrix(node.rotation, node.translation, node.scale) @ matrix
+            at = parent_of.get(at)
+        records.append(ShapeRecord(nif, index, matrix))
+    return records

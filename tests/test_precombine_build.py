@@ -1,0 +1,185 @@
+"""Precombines built without the Creation Kit (issue 40): a test plugin placing corpus Fallout 4
+statics (one shape and several, several materials, a BSMeshLODTriShape, with and without
+collision, a SCOL) in an interior, turned and scaled, built; every copy of the built ``_OC``
+files is checked against the model's vertices placed by its REFR, both computed here from the
+files' bytes (nif_rewriter, struct, plugin_writer), not by the product's reader of the model."""
+
+import math
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from nif_rewriter import RawNif
+from plugin_writer import cell_with_children, group, independent_records, interior_cells, plugin, record, xcri_pairs, zstring
+from raw_nodes import read_nodes, world_matrices
+from raw_tri_shape import shape_fields, vertex_buffer
+from support import ROOT
+from test_ck_rules import expected_bound, expected_group
+
+from precombined_nif.core.formats import read_file
+from precombined_nif.core.plugin.records import Plugin
+from precombined_nif.core.precombined.build.cell import Build
+from precombined_nif.core.precombined.csg import GeometryFile
+
+CELL = 0x1000
+HOME = "ck-precombined/Meshes/aloot/HomePlate/"
+MODELS = {  # base FormID: (EditorID, corpus model, what it brings)
+    0x800: ("Golden", "nifly/tests/input/TestNifFile_Static_FO4.nif", "two shapes, no collision"),
+    0x801: ("Poster", HOME + "ALOOT_HP_Poster01.nif", "two shapes with alpha, convex collision"),
+    0x802: ("Curtains", HOME + "ALOOT_HP_Curtains.nif", "a BSMeshLODTriShape"),
+    0x803: ("Shelf", HOME + "ALOOT_HP_ChemistryShelf.nif", "60 shapes, several materials, vertex colours"),
+}
+SCOL = 0x810
+PLACED = {  # REFR FormID: (base, position, rotation in radians, scale)
+    0x2000: (0x800, (100.0, 200.0, 50.0), (0.0, 0.0, 0.0), 1.0),
+    0x2001: (0x800, (-300.0, 40.0, 10.0), (0.3, -0.2, 1.2), 1.5),
+    0x2002: (0x801, (120.0, 210.0, 60.0), (0.0, 0.0, 2.5), 0.75),
+    0x2003: (0x802, (1800.0, -900.0, 0.0), (0.1, 0.2, 0.3), 1.0),
+    0x2004: (0x803, (600.0, 700.0, 0.0), (0.0, 0.0, -1.0), 1.25),
+    0x2005: (SCOL, (-1500.0, 1500.0, 100.0), (0.0, 0.0, 0.7), 1.1),
+}
+SCOL_PARTS = [(0x800, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 1.0), (0x800, (300.0, 0.0, 0.0), (0.0, 0.0, 1.5), 2.0),
+              (0x801, (0.0, 200.0, 50.0), (0.2, 0.0, 0.0), 1.0)]
+
+
+def refr(form_id, base, position, angles, scale):
+    fields = [("NAME", struct.pack("<I", base))]
+    if scale != 1.0:
+        fields.append(("XSCL", struct.pack("<f", scale)))
+    return record("REFR", form_id, fields + [("DATA", struct.pack("<6f", *position, *angles))])
+
+
+def write_load_order(corpus, folder):
+    """Fallout4.esm with the statics, the SCOL and the interior cell; the models loose."""
+    folder.mkdir(parents=True, exist_ok=True)
+    statics = []
+    for form_id, (name, model, _) in MODELS.items():
+        target = folder / "meshes" / "Test" / model.rsplit("/", 1)[-1]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((corpus / model).read_bytes())
+        statics.append(record("STAT", form_id, [("EDID", zstring(name)), ("OBND", bytes(12)),
+                                                ("MODL", zstring(f"Test\\{target.name}"))]))
+    onam = []
+    for base in dict.fromkeys(part[0] for part in SCOL_PARTS):
+        onam += [("ONAM", struct.pack("<I", base)),
+                 ("DATA", b"".join(struct.pack("<7f", *p, *a, s) for b, p, a, s in SCOL_PARTS if b == base))]
+    scol = record("SCOL", SCOL, [("EDID", zstring("Collection")), ("OBND", bytes(12)), *onam])
+    cell = record("CELL", CELL, [("EDID", zstring("BuildCell")), ("DATA", struct.pack("<H", 1))])
+    placed = [refr(form_id, *values) for form_id, values in PLACED.items()]
+    (folder / "Fallout4.esm").write_bytes(plugin([], [
+        group("STAT", statics), group("SCOL", [scol]), interior_cells(cell_with_children(cell, CELL, temporary=placed)),
+    ], flags=0x1))
+    return folder
+
+
+@pytest.fixture
+def load_order(corpus, tmp_path):
+    return write_load_order(corpus, tmp_path / "Data")
+
+
+def rotation(angles):
+    """A REFR's DATA rotation as the game applies it (xEdit, the CK wiki): Rx(-x) Ry(-y) Rz(-z)."""
+    x, y, z = (-a for a in angles)
+    rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
+    ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
+    rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
+    return rx @ ry @ rz
+
+
+def placement(position, angles, scale):
+    matrix = np.eye(4)
+    matrix[:3, :3] = rotation(angles) * scale
+    matrix[:3, 3] = position
+    return matrix
+
+
+def model_shapes(path):
+    """[(4x4 of the shape below the model's root, positions (n, 3))] of a model's shapes not
+    below a marker node, read with struct: the root's own transform is the REFR's to replace."""
+    nif = RawNif.read(path)
+    nodes, roots = read_nodes(path)
+    worlds = world_matrices(nodes, roots)
+    shapes = []
+    for index in sorted(worlds):
+        if nif.type_of(index) not in ("BSTriShape", "BSMeshLODTriShape"):
+            continue
+        fields, at = shape_fields(nif, index)
+        desc, (_, count) = fields["desc"], fields["counts"]
+        stride = (desc & 0xF) * 4
+        buffer = np.frombuffer(bytes(nif.blocks[index][at:at + stride * count]), np.uint8).reshape(count, stride)
+        positions = vertex_buffer(buffer, desc, False)["positions"]
+        shapes.append((np.linalg.inv(worlds[roots[0]]) @ worlds[index], positions))
+    return shapes
+
+
+def expected_copies(folder):
+    """Per REFR, the placed vertices of each of its model's shapes: [(REFR, (n, 3))]."""
+    copies = []
+    for form_id, (base, position, angles, scale) in PLACED.items():
+        placed = placement(position, angles, scale)
+        parts = [(b, placement(p, a, s)) for b, p, a, s in SCOL_PARTS] if base == SCOL else [(base, np.eye(4))]
+        for part, matrix in parts:
+            path = folder / "meshes" / "Test" / MODELS[part][1].rsplit("/", 1)[-1]
+            for shape, positions in model_shapes(path):
+                world = placed @ matrix @ shape
+                copies.append((form_id, positions @ world[:3, :3].T + world[:3, 3]))
+    return copies
+
+
+def built_copies(folder, layout):
+    """[(group, (n, 3) placed vertices)] of every instance of every record of the built files,
+    the geometry read from the .csg (shared) or the block (inline)."""
+    copies = []
+    csg = GeometryFile(folder / "Fallout4 - Precombined - Geometry.csg") if layout == "shared" else None
+    for path in sorted((folder / "meshes/precombined").glob("*_OC.nif")):
+        group = int(path.name.split("_")[1], 16)
+        nif = read_file(path)
+        for block in nif.blocks:
+            for at, record in enumerate(getattr(block, "records", ()) or ()):
+                if csg is not None:
+                    _, vertices, _ = csg.record_geometry(int(block.objects[at]["data_offset"]), record.vertex_desc,
+                                                         record.num_vertices, record.lod_counts)
+                else:
+                    vertices = record.vertex_data
+                positions = vertices["position"][:, :3].astype(np.float64)
+                for instance in record.instances:
+                    matrix = np.asarray(instance["rotation"], np.float64) * float(instance["scale"])
+                    copies.append((group, positions @ matrix.T + np.asarray(instance["translation"], np.float64)))
+    if csg is not None:
+        csg.close()
+    return copies
+
+
+def match(expected, built):
+    """For each expected copy, the groups of the built copies with the same vertices (1e-2 units:
+    float32 placements of half-float vertices)."""
+    found = []
+    for _, positions in expected:
+        found.append([group for group, vertices in built
+                      if vertices.shape == positions.shape and np.abs(vertices - positions).max() < 1e-2])
+    return found
+
+
+@pytest.mark.parametrize("layout", ["shared", "inline"])
+def test_every_copy_stands_where_its_reference_places_its_model(load_order, layout):
+    Build(load_order, f"{CELL:08X}", layout=layout).write()
+    expected, built = expected_copies(load_order), built_copies(load_order, layout)
+    found = match(expected, built)
+    assert len(expected) == len(built) == 2 * 2 + 2 + 1 + 60 + (2 + 2 + 2)
+    assert all(len(groups) == 1 for groups in found)
+    # every shape of one reference in one group: the reference's
+    by_reference = {}
+    for (form_id, _), groups in zip(expected, found):
+        by_reference.setdefault(form_id, set()).update(groups)
+    assert all(len(groups) == 1 for groups in by_reference.values())
+    patch = (load_order / "Fallout4 - Precombined.esp").read_bytes()
+    (cell,) = [r for r in independent_records(patch) if r["type"] == "CELL"]
+    meshes, pairs = xcri_pairs(cell["fields"]["XCRI"][0])
+    assert sorted(form_id for form_id, _ in pairs) == sorted(PLACED)  # each combined reference once
+    assert {form_id: mesh for form_id, mesh in pairs} == {f: next(iter(g)) for f, g in by_reference.items()}
+    assert sorted(meshes) == sorted({group for group, _ in built})
+    golden = load_order / "meshes/Test" / MODELS[0x800][1].rsplit("/", 1)[-1]
+    for form_id in (0x2000, 0x2001):  # the group of the bound's centre, computed here from the model's bytes
+        _, position, angles, scale = PLACED[form_id]
+        assert by_reference[form_id] == {expected_group(expected_bound(golden, position, angles, scale)[0])}
