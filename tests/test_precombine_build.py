@@ -4,9 +4,12 @@ collision, a SCOL) in an interior, turned and scaled, built; every copy of the b
 files is checked against the model's vertices placed by its REFR, both computed here from the
 files' bytes (nif_rewriter, struct, plugin_writer), not by the product's reader of the model."""
 
+import json
 import math
 import struct
-import zlib
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +17,8 @@ from nif_rewriter import RawNif
 from plugin_writer import cell_with_children, group, independent_records, interior_cells, plugin, record, xcri_pairs, zstring
 from raw_nodes import read_nodes, world_matrices
 from raw_tri_shape import shape_fields, vertex_buffer
-from support import ROOT
+import ck_meshes
+from support import ROOT, corpus_plugin_folder
 from test_ck_rules import expected_bound, expected_group
 
 from precombined_nif.core.formats import read_file
@@ -50,6 +54,14 @@ def refr(form_id, base, position, angles, scale):
     return record("REFR", form_id, fields + [("DATA", struct.pack("<6f", *position, *angles))])
 
 
+def scol_record():
+    onam = []
+    for base in dict.fromkeys(part[0] for part in SCOL_PARTS):
+        onam += [("ONAM", struct.pack("<I", base)),
+                 ("DATA", b"".join(struct.pack("<7f", *p, *a, s) for b, p, a, s in SCOL_PARTS if b == base))]
+    return record("SCOL", SCOL, [("EDID", zstring("Collection")), ("OBND", bytes(12)), *onam])
+
+
 def write_load_order(corpus, folder):
     """Fallout4.esm with the statics, the SCOL and the interior cell; the models loose."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -60,11 +72,7 @@ def write_load_order(corpus, folder):
         target.write_bytes((corpus / model).read_bytes())
         statics.append(record("STAT", form_id, [("EDID", zstring(name)), ("OBND", bytes(12)),
                                                 ("MODL", zstring(f"Test\\{target.name}"))]))
-    onam = []
-    for base in dict.fromkeys(part[0] for part in SCOL_PARTS):
-        onam += [("ONAM", struct.pack("<I", base)),
-                 ("DATA", b"".join(struct.pack("<7f", *p, *a, s) for b, p, a, s in SCOL_PARTS if b == base))]
-    scol = record("SCOL", SCOL, [("EDID", zstring("Collection")), ("OBND", bytes(12)), *onam])
+    scol = scol_record()
     cell = record("CELL", CELL, [("EDID", zstring("BuildCell")), ("DATA", struct.pack("<H", 1))])
     placed = [refr(form_id, *values) for form_id, values in PLACED.items()]
     (folder / "Fallout4.esm").write_bytes(plugin([], [
@@ -183,3 +191,94 @@ def test_every_copy_stands_where_its_reference_places_its_model(load_order, layo
     for form_id in (0x2000, 0x2001):  # the group of the bound's centre, computed here from the model's bytes
         _, position, angles, scale = PLACED[form_id]
         assert by_reference[form_id] == {expected_group(expected_bound(golden, position, angles, scale)[0])}
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_cli_dry_run_lists_the_files_and_writes_none_then_the_build_says_intact(load_order):
+    before = listing(load_order)
+    dry = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    listed = [line.split(" would write ", 1)[1].rsplit(" (", 1)[0] for line in dry.stdout.splitlines() if " would write " in line]
+    assert listing(load_order) == before and len(listed) == 5 + 3
+    done = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
+    assert done.returncode == 0, done.stderr
+    assert sorted(set(listing(load_order)) - set(before)) == sorted(str(Path(p).relative_to(load_order)) for p in listed)
+    report = json.loads(run("precombines", load_order, "--json").stdout)
+    (cell,) = report["cells"]
+    assert (cell["cell"], cell["status"], cell["references"], cell["plugin"]) == ("00001000", "intact", 6,
+                                                                                  "Fallout4 - Precombined.esp")
+    assert cell["previs_status"] == "disabled"  # the stale previs dropped: drawn without occlusion culling
+
+
+def test_a_cell_with_nothing_to_combine_writes_nothing_and_says_so(corpus, tmp_path):
+    """The corpus cell without Fallout4.esm: every reference the CK combined waits on it."""
+    folder = corpus_plugin_folder(corpus, tmp_path / "Data")
+    result = run("precombines", folder, "--cell", "Fallout4.esm:001E58", "--build")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "CELL Fallout4.esm:001E58: no reference to combine: nothing written"
+    assert "left out: 0000220A: needs: meshes\\SetDressing\\Signage\\BillboardSmSign02.nif" not in result.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["AlootHomePlate - Geometry.csg", "AlootHomePlate.esp", "Meshes"]
+
+
+def test_bad_models_are_left_out_and_named(corpus, load_order):
+    """A model the CK crashes on (full precision) is left out with its rule, a missing one named,
+    the others built."""
+    broken = ck_meshes.golden(corpus)
+    ck_meshes.full_precision(broken, ck_meshes.SHAPE)
+    ck_meshes.write(broken, load_order / "meshes/Test/Full.nif")
+    extra = [record("STAT", 0x820, [("EDID", zstring("Full")), ("MODL", zstring("Test\\Full.nif"))]),
+             record("STAT", 0x821, [("EDID", zstring("Gone")), ("MODL", zstring("Test\\Gone.nif"))])]
+    cell = record("CELL", CELL, [("EDID", zstring("BuildCell")), ("DATA", struct.pack("<H", 1))])
+    placed = [refr(form_id, *values) for form_id, values in PLACED.items()]
+    placed += [refr(0x2100, 0x820, (0, 0, 0), (0, 0, 0), 1.0), refr(0x2101, 0x821, (0, 0, 0), (0, 0, 0), 1.0)]
+    statics = [record("STAT", form_id, [("EDID", zstring(name)), ("MODL", zstring(f"Test\\{model.rsplit('/', 1)[-1]}"))])
+               for form_id, (name, model, _) in MODELS.items()]
+    (load_order / "Fallout4.esm").write_bytes(plugin([], [
+        group("STAT", statics + extra), group("SCOL", [scol_record()]),
+        interior_cells(cell_with_children(cell, CELL, temporary=placed))], flags=0x1))
+    result = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert ("  left out: 00002100: crashes the CK: its model Test\\Full.nif: full-precision vertices in BSTriShape "
+            "'cylinder_1' (block 3): the CK crashes on it") in lines
+    assert "  left out: 00002101: needs: meshes\\Test\\Gone.nif" in lines
+    assert "CELL 00001000: 6 references combined into 5 meshes" in lines
+
+
+def test_an_unreadable_model_leaves_its_references_out_named(load_order):
+    (load_order / "meshes/Test/TestNifFile_Static_FO4.nif").write_bytes(b"not a mesh")
+    result = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
+    assert result.returncode == 0, result.stderr
+    why = ("excluded: its model Test\\TestNifFile_Static_FO4.nif cannot be read (not a NIF file (no 'Gamebryo File "
+           "Format' header line))")
+    assert [line for line in result.stdout.splitlines() if "left out" in line] == [
+        f"  left out: {form_id}: {why}" for form_id in ("00002000", "00002001", "00002005")]  # the SCOL holds it too
+    assert "CELL 00001000: 3 references combined into 3 meshes" in result.stdout
+
+
+def test_an_unreadable_plugin_is_a_clear_error_and_nothing_is_written(load_order):
+    (load_order / "Fallout4.esm").write_bytes(b"TES4 cut")
+    before = listing(load_order)
+    result = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "Fallout4.esm: 8 bytes: not even a record header" in result.stderr
+    assert listing(load_order) == before
+
+
+def test_a_failed_write_leaves_no_file_in_place(load_order):
+    """All files or none: the last file cannot be staged (its name is too long for the file
+    system), so none of the others is put in place."""
+    build = Build(load_order, f"{CELL:08X}")
+    build.files[-1] = (load_order / ("x" * 300 + ".esp"), b"")
+    before = listing(load_order)
+    with pytest.raises(OSError):
+        build.write()
+    assert listing(load_order) == before

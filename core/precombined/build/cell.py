@@ -43,6 +43,7 @@ from .shapes import model_records
 from .sources import ModelSource
 
 PREVIS_FIELDS = ("VISI", "RVIS", "XPRI")
+BUILT_SUFFIX = " - Precombined.esp"  # the default patch: "<the plugin defining the cell> - Precombined.esp"
 LAYOUTS = ("shared", "inline")
 
 
@@ -68,11 +69,17 @@ class Build:
             raise FormatError(f"layout {layout!r}: choose shared or inline")
         self.order = LoadOrder(data_folder, plugins_txt)
         self.folder = self.order.data_folder
-        self.key = self.order.key_of_text(cell)
+        try:
+            self.key = self.order.key_of_text(cell)
+        except FormatError as error:  # a plugin the load order could not read is why, if any
+            raise FormatError("; ".join([error.message, *self.order.problems]), path=str(self.folder)) from None
         self.layout, self.stamp = layout, stamp or today_stamp()
         self.files, self.left_out, self.messages = [], [], []
         self.groups, self.pairs, self.physics_parts = {}, [], []
         records = LoadedRecords(self.order)
+        if records.problems:  # the winning records are not known: nothing is built on a guess
+            records.close()
+            raise FormatError(f"cannot build: {'; '.join(records.problems)}", path=str(self.folder))
         self.models = models or ModelSource([self.folder])
         try:
             self.plan = CellPlan(records, self.key, self.models)
@@ -90,7 +97,12 @@ class Build:
         if not plan.interior:
             raise FormatError(f"CELL {self.cell_name} is an exterior cell: the CK's exterior groups (by the parts of "
                               f"the cell a bound overlaps) are not known for certain, so it is not built")
-        cell_entry, cell_record = plan.cell_versions[-1]
+        self.into = into or f"{Path(self.order.names[self.key >> 24]).stem}{BUILT_SUFFIX}"
+        # The cell's plugin: the last one holding the CELL, but for the patch being rebuilt.
+        cell_entry = next((entry for entry, _ in reversed(plan.cell_versions) if entry.name.lower() != self.into.lower()),
+                          None)
+        if cell_entry is None:
+            raise FormatError(f"CELL {self.cell_name} is in no plugin but {self.into}: give the patch another name")
         self.cell_plugin = Plugin(cell_entry.path)
         try:
             self._plan_references(records, cell_entry)
@@ -106,8 +118,9 @@ class Build:
         shapes_of = {}
         for key, item in self.plan.judged():
             if item["verdict"] != rules.COMBINED:
-                if item["verdict"] in (rules.CRASHES, rules.NEEDS):
-                    self.left_out.append((item["reference"], item["verdict"], item["reasons"] + item["needs"]))
+                models = [reason for reason in item["reasons"] if reason.startswith("its model ")]
+                if item["verdict"] in (rules.CRASHES, rules.NEEDS) or models:
+                    self.left_out.append((item["reference"], item["verdict"], models or item["reasons"] + item["needs"]))
                 continue
             origin = self.order.names[key >> 24].lower()
             if origin not in names:
@@ -156,7 +169,7 @@ class Build:
 
     # -- the files ---------------------------------------------------------------------------
     def _write_files(self, cell_entry, into):
-        plugin_name = into or f"{Path(cell_entry.name).stem} - Precombined.esp"
+        plugin_name = self.into
         self.plugin_path = self.folder / plugin_name
         if self.plugin_path.resolve() == Path(cell_entry.path).resolve() or plugin_name.lower() in (
                 name.lower() for name in GAME_MASTERS):
