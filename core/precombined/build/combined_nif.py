@@ -1,11 +1,13 @@
 """A group's combined mesh, ``<cell>_<group>_OC.nif``, in the Creation Kit's structure (CSG-NOTES,
 the corpus cell's files): a BSFadeNode named after the file (flags 0x400E) holding one NiNode
 (flags 14); under it per material one BSTriShape (flags 526, no name, no geometry of its own:
-data size 0, its counts the sums of its records', its vertex descriptor the full-precision form
-of its records', its translation and radius the bound of its instances) whose extra data is one
+data size 0, its counts its records' times their instances (the corpus: 147 vertices and 100
+triangles placed 7 times, 1029 and 700), a BSMeshLODTriShape whose LOD sizes add up so when a
+record has LOD1 or LOD2 triangles, its vertex descriptor the full-precision form of its
+records', its translation and radius the bound of its instances) whose extra data is one
 BSPackedCombinedSharedGeomDataExtra "PCD" (per record its geometry file's hash and data offset,
 then the records and their instances), then the shape's shader, texture set and alpha property,
-copied from the model. A material whose records pass the 65535 vertices a BSTriShape counts
+copied from the model. A material whose placed vertices pass the 65535 a BSTriShape counts
 gets another shape. ``inline`` keeps each record's geometry in the block instead (hash and
 offset 0), as nifly-based tools write it."""
 
@@ -16,7 +18,7 @@ import numpy as np
 from ...nif import vertex_format as vf
 from ...nif.blocks.nodes import NiNode
 from ...nif.blocks.precombined import EXTERNAL, INLINE, BSPackedCombinedGeomDataExtra, PackedGeomRecord
-from ...nif.blocks.tri_shape import BSTriShape
+from ...nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...nif.file import NifFile
 from ...nif.header import Header
 from ..ck_rules.groups import merged_bound
@@ -60,15 +62,27 @@ def packed_record(group_record, inline):
     return record
 
 
+def placed_vertices(record):
+    return record.shape.vertex_count * len(record.instances)
+
+
 def split_by_vertices(records):
-    """Runs of records whose vertices a BSTriShape can count."""
-    runs, run, total = [], [], 0
+    """Runs of records whose placed vertices a BSTriShape can count (a record placed more often
+    than one shape can count is split between shapes, its instances shared out)."""
+    pieces = []
     for record in records:
-        if run and total + record.shape.vertex_count > MAX_SHAPE_VERTICES:
+        per_shape = max(1, MAX_SHAPE_VERTICES // max(record.shape.vertex_count, 1))
+        for start in range(0, len(record.instances), per_shape):
+            piece = GroupRecord(record.shape)
+            piece.instances, piece.offset = record.instances[start:start + per_shape], record.offset
+            pieces.append(piece)
+    runs, run, total = [], [], 0
+    for piece in pieces:
+        if run and total + placed_vertices(piece) > MAX_SHAPE_VERTICES:
             runs.append(run)
             run, total = [], 0
-        run.append(record)
-        total += record.shape.vertex_count
+        run.append(piece)
+        total += placed_vertices(piece)
     return runs + [run] if run else runs
 
 
@@ -83,15 +97,20 @@ def combined_nif(name, materials, filename_hash, inline=False):
             desc = block_desc(first.vertex_desc)
             packed = [packed_record(record, inline) for record in run]
             at = len(blocks)
+            lods = np.sum([np.array(r.lod_counts) * len(r.instances) for r in packed], axis=0)
             extra = BSPackedCombinedGeomDataExtra(
                 "BSPackedCombinedSharedGeomDataExtra", name="PCD", vertex_desc=desc,
-                num_vertices=sum(r.num_vertices for r in packed), num_triangles=sum(sum(r.lod_counts) for r in packed),
+                num_vertices=sum(r.num_vertices * len(r.instances) for r in packed), num_triangles=int(lods.sum()),
                 records=packed, layout=INLINE if inline else EXTERNAL)
             extra.objects = np.array([(0 if inline else filename_hash, 0 if inline else r.offset) for r in run], OBJECT)
-            shape = BSTriShape(flags=SHAPE_FLAGS, translation=tuple(map(float, center)), bound_radius=float(radius),
-                               vertex_desc=desc, num_vertices=extra.num_vertices, num_triangles=extra.num_triangles,
-                               extra_data=[at + 1], shader_property=at + 2)
+            kind = BSMeshLODTriShape if lods[1:].any() else BSTriShape
+            shape = kind(flags=SHAPE_FLAGS, translation=tuple(map(float, center)), bound_radius=float(radius),
+                         vertex_desc=desc, num_vertices=extra.num_vertices, num_triangles=extra.num_triangles,
+                         extra_data=[at + 1], shader_property=at + 2)
+            if kind is BSMeshLODTriShape:
+                shape.lod_sizes = tuple(int(n) for n in lods)
             shader = copy.copy(first.shader)
+            shader.extra_data, shader.controller = [], -1
             local = [shape, extra, shader]
             if first.textures is not None:
                 shader.texture_set = at + len(local)

@@ -3,9 +3,11 @@ marker node, ck_rules.meshes) a geometry record and the material it is drawn wit
 
 A record holds the shape's vertices as the model stores them (the half-precision layouts the
 CK's records keep, CSG-NOTES: 0x1B00000430205 without colour, 0x3B00005430206 with), then its
-three LOD triangle lists: a BSTriShape's triangles are LOD0, LOD1 and LOD2 left empty (most of
-the corpus cell's records: (n, 0, 0)); a BSMeshLODTriShape's LOD k is the first ``lod_sizes[k]``
-of its triangles, as the game draws it. The shape's transform below the model's root is not
+three LOD triangle lists: a BSTriShape's triangles are LOD0, LOD1 and LOD2 left empty (79 of the
+corpus cell's 86 records in its 11 files: (n, 0, 0)); a BSMeshLODTriShape's triangles are its LODs
+one after the other, ``lod_sizes`` long each (the CK's records of such shapes: (0, 0, 198),
+(16, 0, 96), (0, 12, 0): a LOD may be empty, and the combined shape it makes is a
+BSMeshLODTriShape whose sizes add its records' LODs up, instance by instance). The shape's transform below the model's root is not
 applied to the vertices: it goes into each instance (``placements``), so the bytes are the
 model's own and the same record serves every reference and group.
 """
@@ -32,7 +34,8 @@ class ShapeRecord:
         self.vertex_count = len(shape.vertex_data)
         triangles = np.asarray(shape.triangles, np.uint16).reshape(-1, 3)
         if isinstance(shape, BSMeshLODTriShape):
-            lods = [triangles[: min(int(size), len(triangles))] for size in shape.lod_sizes]
+            ends = np.minimum(np.cumsum([int(size) for size in shape.lod_sizes]), len(triangles))
+            lods = [triangles[start:end] for start, end in zip([0, *ends[:2]], ends)]
         else:
             lods = [triangles, triangles[:0], triangles[:0]]
         self.lod_counts = tuple(len(lod) for lod in lods)
