@@ -18,6 +18,7 @@ from plugin_writer import cell_with_children, group, independent_records, interi
 from raw_nodes import read_nodes, world_matrices
 from raw_tri_shape import shape_fields, vertex_buffer
 import ck_meshes
+from ck_cell_source import CkCell, write_stand_in
 from support import ROOT, corpus_plugin_folder
 from test_ck_rules import expected_bound, expected_group
 
@@ -282,3 +283,69 @@ def test_a_failed_write_leaves_no_file_in_place(load_order):
     with pytest.raises(OSError):
         build.write()
     assert listing(load_order) == before
+
+
+# -- the Creation Kit's own cell ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ck_rebuild(corpus, tmp_path_factory):
+    """The corpus cell rebuilt from its references, Fallout4.esm's part stood in for from the
+    CK's records (ck_cell_source says how)."""
+    ck = CkCell(corpus)
+    folder = tmp_path_factory.mktemp("ck") / "Data"
+    expected = write_stand_in(ck, folder)
+    build = Build(folder, "00001E58")
+    build.write()
+    yield ck, folder, expected, build
+    ck.close()
+
+
+def test_the_ck_cell_s_references_are_combined_again_in_the_same_groups(ck_rebuild):
+    ck, folder, expected, build = ck_rebuild
+    assert len(expected) == 141  # the plugin's REFRs among the copies of the corpus's 11 combined meshes
+    rebuilt = {form_id & 0xFFFFFF: group for form_id, group in build.pairs}
+    listed = {form_id & 0xFFFFFF: group for form_id, group in ck.xcri.items()}
+    assert all(rebuilt.get(form_id & 0xFFFFFF) == group for form_id, group in expected.items())
+    assert all(ck.xcri[form_id] == group for form_id, group in expected.items())  # and the CK's XCRI says so
+    # The stand-in bases place other references of theirs too, in meshes the corpus lacks: each
+    # is one the CK combined, in the group its XCRI names.
+    others = {form_id: group for form_id, group in rebuilt.items() if form_id not in {f & 0xFFFFFF for f in expected}}
+    assert len(others) == 307 and all(listed.get(form_id) == group for form_id, group in others.items())
+    assert set(ck.files) <= set(build.groups)
+
+
+def rebuilt_copies(build, group):
+    """[(record bytes, instance)] of the rebuilt file of ``group``."""
+    path, data = next((p, d) for p, d in build.files if p.name.upper() == f"00001E58_{group:08X}_OC.NIF")
+    nif = read_file(path)
+    csg = GeometryFile(next(p for p, _ in build.files if p.suffix == ".csg"))
+    out = []
+    for block in nif.blocks:
+        for at, rec in enumerate(getattr(block, "records", ()) or ()):
+            desc, vertices, triangles = csg.record_geometry(int(block.objects[at]["data_offset"]), rec.vertex_desc,
+                                                            rec.num_vertices, rec.lod_counts)
+            out += [(vertices.tobytes() + triangles.tobytes(), rec, instance) for instance in rec.instances]
+    csg.close()
+    return out
+
+
+def test_the_ck_cell_s_records_and_instances_are_the_ck_s(ck_rebuild):
+    """Each copy of a rebuilt reference: a record of the CK's geometry bytes (vertices and every
+    LOD's triangles) and LOD counts, its instance the CK's (rotation, translation and scale to
+    float32 rounding, the same grayscale scale and bound)."""
+    ck, folder, expected, build = ck_rebuild
+    checked = 0
+    for group_id, index, at, number, owner, rec, instance in ck.copies:
+        if owner is None:
+            continue
+        _, vertices, triangles = ck.geometry(ck.files[group_id], index, at)
+        ours = [(r, i) for data, r, i in rebuilt_copies(build, group_id) if data == vertices.tobytes() + triangles.tobytes()
+                and np.abs(i["translation"] - instance["translation"]).max() < 1e-3
+                and np.abs(i["rotation"] - instance["rotation"]).max() < 1e-5]
+        assert len(ours) == 1, (hex(owner.form_id), group_id)
+        (r, i), = ours
+        assert (r.num_vertices, r.lod_counts, r.vertex_desc) == (rec.num_vertices, rec.lod_counts, rec.vertex_desc)
+        assert i["scale"] == pytest.approx(instance["scale"], rel=1e-6) and i["grayscale_scale"] == instance["grayscale_scale"]
+        assert np.allclose(i["bound_center"], instance["bound_center"], atol=1e-2)
+        assert i["bound_radius"] == pytest.approx(instance["bound_radius"], rel=1e-5)
+        checked += 1
+    assert checked == sum(owner is not None for *_, owner, _, _ in ck.copies) == 178
