@@ -25,7 +25,11 @@ from test_ck_rules import expected_bound, expected_group
 from precombined_nif.core.formats import read_file
 from precombined_nif.core.plugin.records import Plugin
 from precombined_nif.core.precombined.build.cell import Build
+from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
+from precombined_nif.core.precombined.cdx import (COLOR_TEXTURE, DATA_TEXTURE, GEOMETRY, MATERIAL, MESH, NO_VISIBILITY,
+                                                  CdxFile)
 from precombined_nif.core.precombined.csg import GeometryFile
+from precombined_nif.core.precombined.names import geometry_hash
 
 CELL = 0x1000
 HOME = "ck-precombined/Meshes/aloot/HomePlate/"
@@ -349,3 +353,55 @@ def test_the_ck_cell_s_records_and_instances_are_the_ck_s(ck_rebuild):
         assert i["bound_radius"] == pytest.approx(instance["bound_radius"], rel=1e-5)
         checked += 1
     assert checked == sum(owner is not None for *_, owner, _, _ in ck.copies) == 178
+
+
+PLUGIN_ONLY = ("03EF817C", "3CE78DD2", "95ACA888", "995ED6C2", "9FD7982C")  # every copy a REFR the plugin holds
+
+
+@pytest.mark.parametrize("group", PLUGIN_ONLY)
+def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild, group):
+    """A rebuilt ``_OC`` file whose every copy the test can rebuild is the CK's file byte for
+    byte once these fields are taken from the CK's: the records' geometry file hash and data
+    offsets (the build writes the patch's own .csg, the CK wrote AlootHomePlate's), the
+    instances' rotations (the CK's sine and cosine are not the C library's: one float32 unit in
+    the last place), bound centres and radii and the combined shapes' translation and radius
+    (float32 sums in another order: within 2e-5 of the value). Everything else is the CK's:
+    header, block order, names, flags, materials, counts, LODs, record and instance order."""
+    ck, folder, expected, build = ck_rebuild
+    name = f"00001E58_{group}_OC.NIF"
+    theirs = (ck.root / "Meshes/PreCombined" / name).read_bytes()
+    path = next(p for p, _ in build.files if p.name.upper() == name)
+    ours = read_file(path)
+    assert len(ours.to_bytes()) == len(theirs) and ours.to_bytes() != theirs
+    reference = ck.files[int(group, 16)]
+    for mine, their in zip(ours.blocks, reference.blocks):
+        assert mine.type_name == their.type_name
+        if isinstance(mine, BSTriShape):
+            assert np.allclose(mine.translation, their.translation, rtol=2e-5, atol=1e-3)
+            assert mine.bound_radius == pytest.approx(their.bound_radius, rel=2e-5)
+            mine.translation, mine.bound_radius = their.translation, their.bound_radius
+        if getattr(mine, "records", None) is not None and len(mine.records):
+            assert (mine.objects["filename_hash"] == geometry_hash("Fallout4 - Precombined")).all()
+            mine.objects = their.objects
+            for r1, r2 in zip(mine.records, their.records):
+                assert np.allclose(r1.instances["rotation"], r2.instances["rotation"], atol=2 * 2.0 ** -24)
+                assert np.allclose(r1.instances["bound_center"], r2.instances["bound_center"], rtol=2e-5, atol=1e-3)
+                assert np.allclose(r1.instances["bound_radius"], r2.instances["bound_radius"], rtol=2e-5)
+                for field in ("rotation", "bound_center", "bound_radius"):
+                    r1.instances[field] = r2.instances[field]
+    assert ours.to_bytes() == theirs
+
+
+def test_the_ck_cell_s_cdx_rows_are_among_the_ck_s(ck_rebuild):
+    """The rebuilt .cdx: a row per combined mesh, material and texture the CK's own AlootHomePlate.cdx
+    has for the cell too (its meshes are a part of the CK's 38); geometry rows name the patch's
+    .csg; the previs row is the no-previs one (0x88: the stale previs dropped)."""
+    ck, folder, expected, build = ck_rebuild
+    ours = CdxFile.from_bytes(next(d for p, d in build.files if p.suffix == ".cdx")).rows
+    theirs = CdxFile.read(ck.root / "AlootHomePlate.cdx").rows
+    kinds = (MATERIAL, DATA_TEXTURE, COLOR_TEXTURE, MESH)
+    pick = lambda rows: {tuple(int(v) for v in row) for row in rows if row["kind"] in kinds}
+    assert pick(ours) <= pick(theirs) and len(pick(ours)) > 100
+    assert {int(v) for v in ours["value"][ours["kind"] == MESH]} == set(build.groups)
+    assert list(ours["kind"][ours["kind"] >= NO_VISIBILITY - 1]) == [NO_VISIBILITY]
+    assert set(ours["extra"][ours["kind"] == GEOMETRY]) == {geometry_hash("Fallout4 - Precombined")}

@@ -116,7 +116,9 @@ class Build:
         names = [name.lower() for name in [*cell_entry.masters, cell_entry.name]]
         self.patch_names = [*cell_entry.masters, cell_entry.name]
         shapes_of = {}
-        for key, item in self.plan.judged():
+        # The CK takes the references from the highest load-order FormID down: its files list
+        # materials and instances in that order (the corpus cell's 11 files).
+        for key, item in sorted(self.plan.judged(), key=lambda pair: -pair[0]):
             if item["verdict"] != rules.COMBINED:
                 models = [reason for reason in item["reasons"] if reason.startswith("its model ")]
                 if item["verdict"] in (rules.CRASHES, rules.NEEDS) or models:
@@ -135,7 +137,8 @@ class Build:
                 if model_key(model) not in shapes_of:
                     shapes_of[model_key(model)] = model_records(self.models.nif(model))
                 full = placed @ matrix
-                rows += [((model_key(model), index), shape, full @ shape.matrix)
+                rows += [((self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0]), model_key(model), index),
+                          shape, full @ shape.matrix)
                          for index, shape in enumerate(shapes_of[model_key(model)])]
                 self.physics_parts.append((key, self.models.nif(model), full))
             group = int(item["group"], 16) if item["group"] else self._scol_group(rows, base)
@@ -191,7 +194,10 @@ class Build:
         filename_hash = geometry_hash(stem)
         meshes = {}
         for group in sorted(self.groups):
-            materials = [list(records.values()) for records in self.groups[group].values()]
+            # Materials as the references bring them; in one, the records of the higher base
+            # FormID first, a model's shapes in their order (the corpus cell's files).
+            materials = [[records[key] for key in sorted(records, key=lambda k: (-k[0], k[1:]))]
+                         for records in self.groups[group].values()]
             if shared:
                 for records in materials:
                     for record in records:
@@ -248,6 +254,6 @@ class Build:
     def report(self):
         return {"cell": self.cell_name, "references": len(self.pairs), "groups": [f"{g:08X}" for g in sorted(self.groups)],
                 "files": [(str(path), len(data)) for path, data in self.files],
-                "left_out": [{"reference": r, "verdict": v, "why": w} for r, v, w in self.left_out],
+                "left_out": [{"reference": r, "verdict": v, "why": w} for r, v, w in sorted(self.left_out)],
                 "messages": self.messages}
 

@@ -4,7 +4,8 @@ the corpus cell's files): a BSFadeNode named after the file (flags 0x400E) holdi
 data size 0, its counts its records' times their instances (the corpus: 147 vertices and 100
 triangles placed 7 times, 1029 and 700), a BSMeshLODTriShape whose LOD sizes add up so when a
 record has LOD1 or LOD2 triangles, its vertex descriptor the full-precision form of its
-records', its translation and radius the bound of its instances) whose extra data is one
+records', its translation and radius the centre of its placed vertices' box and the farthest
+of them (checked on the corpus cell's shapes)) whose extra data is one
 BSPackedCombinedSharedGeomDataExtra "PCD" (per record its geometry file's hash and data offset,
 then the records and their instances), then the shape's shader, texture set and alpha property,
 copied from the model. A material whose placed vertices pass the 65535 a BSTriShape counts
@@ -21,7 +22,7 @@ from ...nif.blocks.precombined import EXTERNAL, INLINE, BSPackedCombinedGeomData
 from ...nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...nif.file import NifFile
 from ...nif.header import Header
-from ..ck_rules.groups import merged_bound
+from ...nif.packed_vertices import bounding_sphere
 
 FADE_FLAGS, NODE_FLAGS, SHAPE_FLAGS = 0x400E, 14, 526
 MAX_SHAPE_VERTICES = 0xFFFF
@@ -62,6 +63,12 @@ def packed_record(group_record, inline):
     return record
 
 
+def placed_positions(record):
+    """The record's vertices where its instances put them."""
+    positions = record.shape.positions
+    return np.concatenate([positions @ (np.asarray(row[1]) * row[3]).T + np.asarray(row[2]) for row in record.instances])
+
+
 def placed_vertices(record):
     return record.shape.vertex_count * len(record.instances)
 
@@ -88,12 +95,11 @@ def split_by_vertices(records):
 
 def combined_nif(name, materials, filename_hash, inline=False):
     """The NifFile of a group: ``materials`` is [[GroupRecord]] per material, in order."""
-    blocks = [NiNode("BSFadeNode", name=name, flags=FADE_FLAGS, children=[1]), NiNode(flags=NODE_FLAGS)]
+    blocks = [NiNode("BSFadeNode", name=name, flags=FADE_FLAGS, children=[1]), NiNode(name="", flags=NODE_FLAGS)]
     for records in materials:
         for run in split_by_vertices(records):
             first = run[0].shape
-            bounds = [(np.asarray(row[4], np.float64), float(row[5])) for record in run for row in record.instances]
-            center, radius = merged_bound(bounds)
+            center, radius = bounding_sphere(np.concatenate([placed_positions(record) for record in run]))
             desc = block_desc(first.vertex_desc)
             packed = [packed_record(record, inline) for record in run]
             at = len(blocks)
@@ -104,7 +110,7 @@ def combined_nif(name, materials, filename_hash, inline=False):
                 records=packed, layout=INLINE if inline else EXTERNAL)
             extra.objects = np.array([(0 if inline else filename_hash, 0 if inline else r.offset) for r in run], OBJECT)
             kind = BSMeshLODTriShape if lods[1:].any() else BSTriShape
-            shape = kind(flags=SHAPE_FLAGS, translation=tuple(map(float, center)), bound_radius=float(radius),
+            shape = kind(name="", flags=SHAPE_FLAGS, translation=tuple(map(float, center)), bound_radius=float(radius),
                          vertex_desc=desc, num_vertices=extra.num_vertices, num_triangles=extra.num_triangles,
                          extra_data=[at + 1], shader_property=at + 2)
             if kind is BSMeshLODTriShape:
@@ -120,4 +126,5 @@ def combined_nif(name, materials, filename_hash, inline=False):
                 local.append(copy.copy(first.alpha))
             blocks[1].children = [*blocks[1].children, at]
             blocks += local
-    return NifFile(Header(user_version=12, bs_version=130), blocks, roots=[0])
+    # The CK's header: empty export strings, and a max file path of one byte 0x01.
+    return NifFile(Header(user_version=12, bs_version=130, max_filepath="\x01"), blocks, roots=[0])

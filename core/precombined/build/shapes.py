@@ -25,7 +25,8 @@ class ShapeRecord:
     """One kept shape of a model: ``matrix`` (4x4, the shape in the model's root space, the root's
     own transform left out), ``vertex_desc``, ``vertex_count``, ``lod_counts``, ``data`` (the
     record's bytes: vertices, then the LODs' indices), ``bound`` (centre, radius in shape space),
-    ``material`` (a key) and ``shader``, ``textures``, ``alpha`` (the model's blocks, or None)."""
+    ``material`` (a key), ``shader``, ``textures``, ``alpha`` (the model's blocks, or None) and
+    ``positions`` (n, 3)."""
 
     def __init__(self, nif, index, matrix):
         shape = nif.blocks[index]
@@ -40,6 +41,7 @@ class ShapeRecord:
             lods = [triangles, triangles[:0], triangles[:0]]
         self.lod_counts = tuple(len(lod) for lod in lods)
         self.data = record_bytes(shape.vertex_data, np.concatenate(lods))
+        self.positions = shape.vertex_data["position"][:, :3].astype(np.float64)
         self.bound = (np.asarray(shape.bound_center, np.float64), float(shape.bound_radius))
         blocks = nif.blocks
         self.shader = blocks[shape.shader_property]
