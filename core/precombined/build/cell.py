@@ -38,7 +38,7 @@ from ..ck_rules.plan import CellPlan, LoadedRecords
 from ..csg import GeometryFile, GeometryWriter
 from ..names import geometry_hash
 from .combined_nif import GroupRecord, combined_nif
-from .placements import instance_row, reference_matrix, scol_parts
+from .placements import reference_matrix, scol_parts
 from .shapes import model_records
 from .sources import ModelSource
 
@@ -167,8 +167,7 @@ class Build:
         records = materials.setdefault(shape.material, {})
         if key not in records:
             records[key] = GroupRecord(shape)
-        grayscale = float(getattr(shape.shader, "grayscale_to_palette_scale", 1.0))
-        records[key].instances.append(instance_row(matrix, shape.bound, grayscale))
+        records[key].matrices.append(matrix)
 
     # -- the files ---------------------------------------------------------------------------
     def _write_files(self, cell_entry, into):

@@ -22,7 +22,7 @@ from ...nif.blocks.precombined import EXTERNAL, INLINE, BSPackedCombinedGeomData
 from ...nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...nif.file import NifFile
 from ...nif.header import Header
-from ...nif.packed_vertices import bounding_sphere
+from .placements import instance_rows
 
 FADE_FLAGS, NODE_FLAGS, SHAPE_FLAGS = 0x400E, 14, 526
 MAX_SHAPE_VERTICES = 0xFFFF
@@ -32,11 +32,23 @@ OBJECT = np.dtype([("filename_hash", "<u4"), ("data_offset", "<u4")])
 
 
 class GroupRecord:
-    """A record of a group: its ShapeRecord, its ``instances`` (rows of placements.instance_row)
-    and, in the shared layout, its data ``offset`` in the geometry file."""
+    """A record of a group: its ShapeRecord, the ``matrices`` placing it (4x4 each, in reference
+    order), its ``instances`` made of them (placements.instance_rows) and, in the shared layout,
+    its data ``offset`` in the geometry file."""
 
     def __init__(self, shape):
-        self.shape, self.instances, self.offset = shape, [], 0
+        self.shape, self.matrices, self.offset, self._instances = shape, [], 0, None
+
+    @property
+    def instances(self):
+        if self._instances is None:
+            grayscale = float(getattr(self.shape.shader, "grayscale_to_palette_scale", 1.0))
+            self._instances = instance_rows(np.array(self.matrices), self.shape.bound, grayscale, INSTANCE)
+        return self._instances
+
+    @instances.setter
+    def instances(self, rows):
+        self._instances = rows
 
 
 def block_desc(desc):
@@ -54,7 +66,7 @@ def packed_record(group_record, inline):
     record = PackedGeomRecord(inline)
     record.vertex_desc, record.num_vertices = shape.vertex_desc, shape.vertex_count
     record.lod_counts, record.lod_offsets = shape.lod_counts, lod_offsets(shape.lod_counts)
-    record.instances = np.array(group_record.instances, INSTANCE)
+    record.instances = group_record.instances
     if inline:
         dtype = vf.vertex_dtype(shape.vertex_desc, False)
         size = dtype.itemsize * shape.vertex_count
@@ -65,8 +77,16 @@ def packed_record(group_record, inline):
 
 def placed_positions(record):
     """The record's vertices where its instances put them."""
-    positions = record.shape.positions
-    return np.concatenate([positions @ (np.asarray(row[1]) * row[3]).T + np.asarray(row[2]) for row in record.instances])
+    rows = record.instances  # float32, as the CK computes
+    linear = rows["rotation"] * rows["scale"][:, None, None]
+    placed = record.shape.positions.astype(np.float32)[None] @ np.swapaxes(linear, 1, 2) + rows["translation"][:, None, :]
+    return placed.reshape(-1, 3)
+
+
+def bounding_sphere(points):
+    """The centre of the points' box and the distance to the farthest (float32)."""
+    center = (points.min(axis=0) + points.max(axis=0)) / np.float32(2)
+    return center, float(np.sqrt(np.square(points - center).sum(axis=1).max()))
 
 
 def placed_vertices(record):

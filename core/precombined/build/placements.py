@@ -49,10 +49,16 @@ def scol_parts(scol):
     return parts
 
 
-def instance_row(matrix, bound, grayscale):
-    """(grayscale, rotation 3x3, translation, scale, bound centre, bound radius) of a shape placed by
-    ``matrix`` (uniform scale)."""
-    linear = matrix[:3, :3]
-    scale = float(np.cbrt(abs(np.linalg.det(linear))))
-    center = linear @ bound[0] + matrix[:3, 3]
-    return (grayscale, linear / scale, matrix[:3, 3], scale, center, bound[1] * scale)
+def instance_rows(matrices, bound, grayscale, dtype):
+    """The instances (a ``dtype`` array: grayscale, rotation 3x3, translation, scale, bound centre,
+    bound radius) of a shape placed by each of ``matrices`` (k, 4, 4), uniform scales."""
+    linear = matrices[:, :3, :3]
+    scale = np.cbrt(np.abs(np.linalg.det(linear)))
+    out = np.zeros(len(matrices), dtype)
+    out["grayscale_scale"] = grayscale
+    out["rotation"] = linear / scale[:, None, None]
+    out["translation"] = matrices[:, :3, 3]
+    out["scale"] = scale
+    out["bound_center"] = linear @ bound[0] + matrices[:, :3, 3]
+    out["bound_radius"] = bound[1] * scale
+    return out
