@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nif_rewriter import RawNif
-from plugin_writer import cell_with_children, group, independent_records, interior_cells, plugin, record, xcri_pairs, zstring
+from plugin_writer import (cell_with_children, group, independent_records, interior_cells, plugin, record, worldspace,
+                           xcri_pairs, zstring)
 from raw_nodes import read_nodes, world_matrices
 from raw_tri_shape import shape_fields, vertex_buffer
 import ck_meshes
@@ -405,3 +406,18 @@ def test_the_ck_cell_s_cdx_rows_are_among_the_ck_s(ck_rebuild):
     assert {int(v) for v in ours["value"][ours["kind"] == MESH]} == set(build.groups)
     assert list(ours["kind"][ours["kind"] >= NO_VISIBILITY - 1]) == [NO_VISIBILITY]
     assert set(ours["extra"][ours["kind"] == GEOMETRY]) == {geometry_hash("Fallout4 - Precombined")}
+
+
+def test_an_exterior_cell_is_refused_by_name(load_order):
+    cell = record("CELL", 0x01001100, [("EDID", zstring("Outside")), ("DATA", struct.pack("<H", 0)),
+                                   ("XCLC", struct.pack("<iiI", 0, 0, 0))])
+    (load_order / "Outside.esp").write_bytes(plugin(["Fallout4.esm"], [
+        worldspace(0x0100003C, cell_with_children(cell, 0x01001100,
+                                                  temporary=[refr(0x01002000, 0x800, (1, 2, 3), (0, 0, 0), 1.0)]))]))
+    result = run("precombines", load_order, "--cell", "01001100", "--build")
+    assert result.returncode == 2 and "CELL 01001100 is an exterior cell" in result.stderr and "not built" in result.stderr
+
+
+def test_the_patch_is_never_the_cell_s_plugin_or_a_game_master(load_order):
+    result = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build", "--into", "Fallout4.esm")
+    assert result.returncode == 2 and "never the cell's plugin or the game's masters" in result.stderr

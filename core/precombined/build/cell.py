@@ -98,6 +98,9 @@ class Build:
             raise FormatError(f"CELL {self.cell_name} is an exterior cell: the CK's exterior groups (by the parts of "
                               f"the cell a bound overlaps) are not known for certain, so it is not built")
         self.into = into or f"{Path(self.order.names[self.key >> 24]).stem}{BUILT_SUFFIX}"
+        if self.into.lower() in (name.lower() for name in GAME_MASTERS):
+            raise FormatError(f"--into {self.into}: the build writes a patch plugin, never the cell's plugin or the "
+                              f"game's masters")
         # The cell's plugin: the last one holding the CELL, but for the patch being rebuilt.
         cell_entry = next((entry for entry, _ in reversed(plan.cell_versions) if entry.name.lower() != self.into.lower()),
                           None)
@@ -173,8 +176,7 @@ class Build:
     def _write_files(self, cell_entry, into):
         plugin_name = self.into
         self.plugin_path = self.folder / plugin_name
-        if self.plugin_path.resolve() == Path(cell_entry.path).resolve() or plugin_name.lower() in (
-                name.lower() for name in GAME_MASTERS):
+        if self.plugin_path.resolve() == Path(cell_entry.path).resolve():
             raise FormatError(f"--into {plugin_name}: the build writes a patch plugin, never the cell's plugin or the "
                               f"game's masters")
         stem = Path(plugin_name).stem
