@@ -10,10 +10,15 @@ record's three LOD sizes when LOD1 or LOD2 has triangles) holding the record's v
 the .csg and its triangles, its transform the instance's placement relative to the REFR's, its
 bounding sphere the instance's bound brought back into the shape, its shader, texture set and
 alpha the combined shape's. Bases the plugin defines itself (its wood basket, whose model is the
-game's) get their model at their MODL path. Fallout4.esm's own 164 references, which the corpus
-lacks, and the 27 combined meshes it lacks are out of this test: the Fallout4.esm written holds
-the cell (interior), those bases and a MultirefLOD keyword for each keyword the listed references
-link with (the CK combined them, so theirs is MultirefLOD)."""
+game's) get their model at their MODL path. Fallout4.esm's own references (164 in XCRI, whose
+records the corpus lacks): the copies no plugin REFR matches, taken together where they stand
+alike (translation, rotation, scale), are as many in each file as XCRI's Fallout4.esm references
+of its mesh (40 in 4 files), so each such placement becomes a REFR of the written Fallout4.esm
+(XCRI's FormIDs of that mesh, highest first, in the order the file meets the placements) with a
+base of its own made of its records. The 27 combined meshes the corpus lacks are out of this
+test. The Fallout4.esm written holds the cell (interior) with those REFRs, the bases and a
+MultirefLOD keyword for each keyword the listed references link with (the CK combined them, so
+theirs is MultirefLOD)."""
 
 import copy
 import struct
@@ -27,12 +32,18 @@ from precombined_nif.core.nif.blocks.tri_shape import BSMeshLODTriShape, BSTriSh
 from precombined_nif.core.nif.file import NifFile
 from precombined_nif.core.nif.header import Header
 from precombined_nif.core.plugin.records import Plugin
-from precombined_nif.core.plugin.references import CellReferences, match_instances
+from precombined_nif.core.plugin.references import CellReferences, Reference, match_instances, reference_angles
 from precombined_nif.core.precombined.cell_edits import placement_matrix
 from precombined_nif.core.precombined.csg import GeometryFile
 
 CELL = 0x1E58
 FOLDER = "ck-precombined"
+STAND_IN_BASES = 0x800000  # + the REFR's FormID: Fallout4.esm ids the game does not use
+
+
+def placement_key(instance):
+    return (tuple(np.round(instance["translation"], 2)), tuple(np.round(instance["rotation"].ravel(), 4)),
+            round(float(instance["scale"]), 4))
 
 
 class CkCell:
@@ -57,6 +68,7 @@ class CkCell:
                         found.append((group_id, index, at, number, rec, instance))
             matrices = [placement_matrix(instance) for *_, instance in found]
             owners = match_instances(self.cell.references, [m[:3, 3] for m in matrices], [m[:3, :3] for m in matrices])
+            owners = self._stand_in_references(group_id, found, owners)
             for (group_id, index, at, number, rec, instance), owner in zip(found, owners):
                 self.copies.append((group_id, index, at, number, owner, rec, instance))
         for group_id, index, at, number, owner, rec, instance in self.copies:
@@ -64,6 +76,22 @@ class CkCell:
                 continue
             shapes = self.bases.setdefault(owner.base_id, {}).setdefault(owner.form_id, [])
             shapes.append((group_id, self.files[group_id], index, at, rec, instance, owner))
+
+    def _stand_in_references(self, group_id, found, owners):
+        """The owners with a Reference standing in for each Fallout4.esm REFR of the mesh."""
+        places = {}
+        for (*_, instance), owner in zip(found, owners):
+            if owner is None:
+                places.setdefault(placement_key(instance), instance)
+        missing = sorted((f for f in self.cell.unresolved if self.xcri[f] == group_id), reverse=True)
+        assert len(missing) == len(places), (group_id, len(missing), len(places))
+        made = {}
+        for form_id, (key, instance) in zip(missing, places.items()):
+            angles = reference_angles(np.asarray(instance["rotation"], np.float64))
+            made[key] = Reference(form_id, self.plugin, instance["translation"].astype(np.float64), angles,
+                                  float(instance["scale"]), STAND_IN_BASES + form_id, None)
+        return [owner if owner is not None else made[placement_key(instance)]
+                for (*_, instance), owner in zip(found, owners)]
 
     def close(self):
         self.csg.close()
@@ -121,7 +149,7 @@ def write_stand_in(ck, folder):
     {reference FormID: group} of the references the test can rebuild."""
     folder.mkdir(parents=True)
     (folder / "AlootHomePlate.esp").symlink_to(ck.root / "AlootHomePlate.esp")
-    statics, expected, keywords = [], {}, set()
+    statics, expected, keywords, placed = [], {}, set(), []
     for base_id, references in sorted(ck.bases.items()):
         form_id, shapes = next(iter(references.items()))
         nif = ck.model(shapes)
@@ -137,9 +165,16 @@ def write_stand_in(ck, folder):
         for reference, copies in references.items():
             expected[reference] = copies[0][0]
             refr = ck.plugin.record(reference)
+            if refr is None:  # a Fallout4.esm REFR stood in for
+                owner = copies[0][-1]
+                placed.append(record("REFR", reference, [("NAME", struct.pack("<I", base_id)),
+                                                         ("XSCL", struct.pack("<f", owner.scale)),
+                                                         ("DATA", struct.pack("<6f", *owner.position, *owner.angles))]))
+                continue
             keywords |= {struct.unpack_from("<I", data)[0] for kind, data in refr.fields if kind == "XLKR"}
     words = [record("KYWD", k, [("EDID", zstring("MultirefLOD"))]) for k in sorted(keywords) if k >> 24 == 0]
     cell = record("CELL", CELL, [("EDID", zstring("DmndPlayerHouse01")), ("DATA", struct.pack("<H", 1))])
     (folder / "Fallout4.esm").write_bytes(plugin([], [group("KYWD", words), group("STAT", statics),
-                                                      interior_cells(cell_with_children(cell, CELL))], flags=0x1))
+                                                      interior_cells(cell_with_children(cell, CELL, temporary=placed))],
+                                               flags=0x1))
     return expected
