@@ -35,7 +35,7 @@ from precombined_nif.core.precombined.names import geometry_hash
 CELL = 0x1000
 HOME = "ck-precombined/Meshes/aloot/HomePlate/"
 MODELS = {  # base FormID: (EditorID, corpus model, what it brings)
-    0x800: ("Golden", "nifly/tests/input/TestNifFile_Static_FO4.nif", "two shapes, no collision"),
+    0x800: ("Golden", "nifly/tests/input/TestNifFile_Static_FO4.nif", "two shapes (one moved and scaled), no collision"),
     0x801: ("Poster", HOME + "ALOOT_HP_Poster01.nif", "two shapes with alpha, convex collision"),
     0x802: ("Curtains", HOME + "ALOOT_HP_Curtains.nif", "a BSMeshLODTriShape"),
     0x803: ("Shelf", HOME + "ALOOT_HP_ChemistryShelf.nif", "60 shapes, several materials, vertex colours"),
@@ -75,7 +75,12 @@ def write_load_order(corpus, folder):
     for form_id, (name, model, _) in MODELS.items():
         target = folder / "meshes" / "Test" / model.rsplit("/", 1)[-1]
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((corpus / model).read_bytes())
+        if form_id == 0x800:  # its second shape moved and scaled in the model: that goes into each copy
+            golden = ck_meshes.golden(corpus)
+            golden.set_transform(ck_meshes.OTHER_SHAPE, (0.0, 700.0, 50.0), ((1, 0, 0), (0, 1, 0), (0, 0, 1)), 2.0)
+            ck_meshes.write(golden, target)
+        else:
+            target.write_bytes((corpus / model).read_bytes())
         statics.append(record("STAT", form_id, [("EDID", zstring(name)), ("OBND", bytes(12)),
                                                 ("MODL", zstring(f"Test\\{target.name}"))]))
     scol = scol_record()
@@ -213,7 +218,7 @@ def test_cli_dry_run_lists_the_files_and_writes_none_then_the_build_says_intact(
     dry = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     listed = [line.split(" would write ", 1)[1].rsplit(" (", 1)[0] for line in dry.stdout.splitlines() if " would write " in line]
-    assert listing(load_order) == before and len(listed) == 5 + 3 + (physics_builder() is not None)  # _OC, csg, cdx, esp
+    assert listing(load_order) == before and len(listed) == 6 + 3 + (physics_builder() is not None)  # _OC, csg, cdx, esp
     done = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
     assert done.returncode == 0, done.stderr
     assert sorted(set(listing(load_order)) - set(before)) == sorted(str(Path(p).relative_to(load_order)) for p in listed)
@@ -256,7 +261,7 @@ def test_bad_models_are_left_out_and_named(corpus, load_order):
     assert ("  left out: 00002100: crashes the CK: its model Test\\Full.nif: full-precision vertices in BSTriShape "
             "'cylinder_1' (block 3): the CK crashes on it") in lines
     assert "  left out: 00002101: needs: meshes\\Test\\Gone.nif" in lines
-    assert "CELL 00001000: 6 references combined into 5 meshes" in lines
+    assert "CELL 00001000: 6 references combined into 6 meshes" in lines
 
 
 def test_an_unreadable_model_leaves_its_references_out_named(load_order):
