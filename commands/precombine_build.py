@@ -21,8 +21,14 @@ def command_build(args):
 
 def render_build(report, dry_run):
     lines = [f"problem: {line}" for line in report["messages"]]
+    waiting = {}  # references waiting on a plugin the Data folder lacks: one line per plugin
     for item in report["left_out"]:
+        if item["verdict"] == "needs" and not any(why.startswith("meshes\\") for why in item["why"]):
+            for why in dict.fromkeys(why.split(" ", 1)[0] for why in item["why"]):
+                waiting[why] = waiting.get(why, 0) + 1
+            continue
         lines.append(f"  left out: {item['reference']}: {item['verdict']}: {'; '.join(item['why'])}")
+    lines += [f"  left out: {count} references: they need {name}" for name, count in sorted(waiting.items())]
     if not report["files"]:
         lines.append(f"CELL {report['cell']}: no reference to combine: nothing written")
         return "\n".join(lines)
