@@ -134,15 +134,15 @@ class Build:
                 continue
             entry, record, _ = self.plan.references[key]
             base_entry, base = records.record(self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0]))
+            base_key = self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0])
             placed = reference_matrix(record)
-            rows = []
+            rows = []  # (record key, ShapeRecord, the placement of its model: the shape's own applied later)
             for model, matrix in self._parts(records, base_entry, base):
-                if model_key(model) not in shapes_of:
-                    shapes_of[model_key(model)] = model_records(self.models.nif(model))
+                name = model_key(model)
+                if name not in shapes_of:
+                    shapes_of[name] = model_records(self.models.nif(model))
                 full = placed @ matrix
-                rows += [((self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0]), model_key(model), index),
-                          shape, full @ shape.matrix)
-                         for index, shape in enumerate(shapes_of[model_key(model)])]
+                rows += [((base_key, name, index), shape, full) for index, shape in enumerate(shapes_of[name])]
                 self.physics_parts.append((key, self.models.nif(model), full))
             group = int(item["group"], 16) if item["group"] else self._scol_group(rows, base)
             for shape_key, shape, matrix in rows:
@@ -161,8 +161,11 @@ class Build:
     def _scol_group(rows, base):
         """The group of a reference whose base's own model gives no bound (a SCOL without one):
         its components' shapes' bounds, placed, merged in order."""
-        bounds = [(matrix[:3, :3] @ shape.bound[0] + matrix[:3, 3], shape.bound[1] * np.cbrt(abs(np.linalg.det(matrix[:3, :3]))))
-                  for _, shape, matrix in rows]
+        bounds = []
+        for _, shape, placed in rows:
+            matrix = placed @ shape.matrix
+            bounds.append((matrix[:3, :3] @ shape.bound[0] + matrix[:3, 3],
+                           shape.bound[1] * np.cbrt(abs(np.linalg.det(matrix[:3, :3])))))
         return interior_group(merged_bound(bounds)[0], bool(base.flags & BASE_NON_OCCLUDER))
 
     def _instance(self, group, key, shape, matrix):

@@ -32,9 +32,10 @@ OBJECT = np.dtype([("filename_hash", "<u4"), ("data_offset", "<u4")])
 
 
 class GroupRecord:
-    """A record of a group: its ShapeRecord, the ``matrices`` placing it (4x4 each, in reference
-    order), its ``instances`` made of them (placements.instance_rows) and, in the shared layout,
-    its data ``offset`` in the geometry file."""
+    """A record of a group: its ShapeRecord, the ``matrices`` placing its model (4x4 each, in
+    reference order; the shape's own transform is applied to them all at once), its ``instances``
+    made of them (placements.instance_rows) and, in the shared layout, its data ``offset`` in the
+    geometry file."""
 
     def __init__(self, shape):
         self.shape, self.matrices, self.offset, self._instances = shape, [], 0, None
@@ -43,7 +44,8 @@ class GroupRecord:
     def instances(self):
         if self._instances is None:
             grayscale = float(getattr(self.shape.shader, "grayscale_to_palette_scale", 1.0))
-            self._instances = instance_rows(np.array(self.matrices), self.shape.bound, grayscale, INSTANCE)
+            matrices = np.array(self.matrices) @ self.shape.matrix
+            self._instances = instance_rows(matrices, self.shape.bound, grayscale, INSTANCE)
         return self._instances
 
     @instances.setter
@@ -76,10 +78,10 @@ def packed_record(group_record, inline):
 
 
 def placed_positions(record):
-    """The record's vertices where its instances put them."""
+    """The record's distinct vertex positions where its instances put them (what a bound needs)."""
     rows = record.instances  # float32, as the CK computes
     linear = rows["rotation"] * rows["scale"][:, None, None]
-    placed = record.shape.positions.astype(np.float32)[None] @ np.swapaxes(linear, 1, 2) + rows["translation"][:, None, :]
+    placed = record.shape.distinct_positions[None] @ np.swapaxes(linear, 1, 2) + rows["translation"][:, None, :]
     return placed.reshape(-1, 3)
 
 

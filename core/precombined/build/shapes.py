@@ -26,7 +26,7 @@ class ShapeRecord:
     own transform left out), ``vertex_desc``, ``vertex_count``, ``lod_counts``, ``data`` (the
     record's bytes: vertices, then the LODs' indices), ``bound`` (centre, radius in shape space),
     ``material`` (a key), ``shader``, ``textures``, ``alpha`` (the model's blocks, or None) and
-    ``positions`` (n, 3)."""
+    ``distinct_positions`` (n, 3)."""
 
     def __init__(self, nif, index, matrix):
         shape = nif.blocks[index]
@@ -41,7 +41,8 @@ class ShapeRecord:
             lods = [triangles, triangles[:0], triangles[:0]]
         self.lod_counts = tuple(len(lod) for lod in lods)
         self.data = record_bytes(shape.vertex_data, np.concatenate(lods))
-        self.positions = shape.vertex_data["position"][:, :3].astype(np.float64)
+        # The distinct vertex positions: all a bound needs.
+        self.distinct_positions = np.unique(shape.vertex_data["position"][:, :3].astype(np.float32), axis=0)
         self.bound = (np.asarray(shape.bound_center, np.float64), float(shape.bound_radius))
         blocks = nif.blocks
         self.shader = blocks[shape.shader_property]
