@@ -110,6 +110,10 @@ def command_precombines(args):
         return command_meshes(args)
     if args.data_folder is None:
         raise UsageError("precombines: give the game's Data folder")
+    if args.build:
+        from .precombine_build import command_build
+
+        return command_build(args)
     if args.plan:
         from .creation_kit import command_plan
 

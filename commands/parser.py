@@ -114,6 +114,13 @@ def build_parser():
                              "geometry files (always done with --cell)")
     precombines.add_argument("--plan", action="store_true", help="with --cell: which references of the cell the "
                              "Creation Kit will combine, into which group, and the rule keeping each other one out")
+    precombines.add_argument("--build", action="store_true", help="with --cell: build the cell's precombines without "
+                             "the Creation Kit (its _OC meshes, geometry, .cdx, physics and the CELL's XCRI and PCMB)")
+    precombines.add_argument("--into", metavar="PLUGIN", help="--build: the patch plugin of the Data folder to write the "
+                             "CELL into (default: '<cell's plugin> - Precombined.esp'), updated when it exists")
+    precombines.add_argument("--layout", choices=("shared", "inline"), default="shared", help="--build: geometry in "
+                             "'<patch> - Geometry.csg' as the Creation Kit writes it (shared), or in the _OC files")
+    precombines.add_argument("--dry-run", action="store_true", help="--build: list the files, write none")
     precombines.add_argument("--meshes", nargs="*", metavar="NIF", help="whether the Creation Kit can combine each "
                              "model the load order's STAT and SCOL bases use (loose or archived), or each NIF given "
                              "(files, folders, archives; no Data folder needed): the rule and block when it cannot")

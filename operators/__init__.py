@@ -10,14 +10,15 @@ from . import (
     markers,
     nif_export,
     nif_import,
+    precombined_build,
     precombined_export,
     precombined_import,
     precombined_mark,
     tri,
 )
 
-_modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, bsm2, data_import, hkx,
-            collision, markers, tri)
+_modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, precombined_build, bsm2,
+            data_import, hkx, collision, markers, tri)
 
 
 def register():

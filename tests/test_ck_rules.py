@@ -24,6 +24,7 @@ from precombined_nif.core.plugin.references import cell_instances
 from precombined_nif.core.precombined.ck_rules import meshes
 from precombined_nif.core.precombined.ck_rules.groups import interior_group
 from precombined_nif.core.precombined.ck_rules.plan import cell_plan
+from precombined_nif.core.precombined.ck_rules.references import SCRAPPABLE
 from precombined_nif.core.formats import read_file
 
 
@@ -113,6 +114,27 @@ def test_a_shape_without_vertices_stays_uncombined_unless_below_a_marker(corpus)
     assert verdict(nif).notes == ["only marker geometry: nothing to combine"]
 
 
+def test_a_skinned_shape_or_a_controller_stays_uncombined(corpus):
+    """Neither is in the CK's output (none of the corpus cell's 110 records is skinned, no block
+    of its combined meshes has a controller), and bacup's baker takes neither."""
+    nif = ck_meshes.golden(corpus)
+    ck_meshes.set_link(nif, ck_meshes.SHAPE, 0, ck_meshes.SHADER)  # a skin link: any block will do for the rule
+    assert found(verdict(nif)) == [("skinned", "uncombined", 3, "BSTriShape", "cylinder_1")]
+    nif = ck_meshes.golden(corpus)
+    at = nif.av_offsets(ck_meshes.OTHER_SHAPE)["name"]
+    (extra,) = struct.unpack_from("<I", nif.blocks[ck_meshes.OTHER_SHAPE], at + 4)
+    struct.pack_into("<i", nif.blocks[ck_meshes.OTHER_SHAPE], at + 8 + 4 * extra, ck_meshes.SHADER)
+    assert found(verdict(nif)) == [("controller", "uncombined", 6, "BSTriShape", "cylinder_2")]
+
+
+def test_an_effect_shader_stays_uncombined(corpus):
+    """The CK's output holds lighting shaders only (and its .cdx no BGEM row): the plugin's own
+    cooking station, whose first shape has a BSEffectShaderProperty, is named for it."""
+    result = meshes.check_path(corpus / "ck-precombined/Meshes/aloot/HomePlate/ALOOT_HP_CookingStation.nif")
+    assert result.verdict == meshes.NOT_COMBINED
+    assert [(f.rule, f.block, f.what) for f in result.findings] == [("effect shader", 4, "an effect shader (block 5)")]
+
+
 def test_a_file_that_is_not_a_nif_is_unreadable_not_a_crash(tmp_path):
     result = meshes.check_bytes(b"TES4 not a mesh at all")
     assert result.verdict == meshes.UNREADABLE and result.error and result.findings == []
@@ -176,7 +198,10 @@ def tally(items):
 def test_the_corpus_cell_plan_agrees_with_its_xcri(corpus, tmp_path):
     """XCRI's 719 references: no rule whose data is here keeps one out (their bases and 164 of
     their records are Fallout4.esm's, which the corpus lacks). The 1788 others the plugin places:
-    each excluded with a reason, or waiting on Fallout4.esm or on a model the corpus lacks."""
+    each excluded with a reason, or waiting on Fallout4.esm or on a model the corpus lacks; none
+    combined. The 23 whose models the corpus holds (the plugin's posters, carpet runner,
+    chemistry shelf, tool racks) are out because the plugin's recipes make their bases
+    scrappable, while its wood basket, of no recipe, is in XCRI."""
     plan = cell_plan(corpus_data(corpus, tmp_path), "Fallout4.esm:001E58")
     assert plan["cell"] == "Fallout4.esm:001E58" and plan["interior"] and plan["xcri_plugin"] == "AlootHomePlate.esp"
     listed = [item for item in plan["references"] if item["xcri_group"]]
@@ -185,7 +210,16 @@ def test_the_corpus_cell_plan_agrees_with_its_xcri(corpus, tmp_path):
     absent = [item for item in listed if item["type"] is None]
     assert len(absent) == 164 and all(item["needs"] == ["Fallout4.esm"] for item in absent)
     assert sum(item["needs"] == ["meshes\\Props\\BucketsAndBaskets\\WoodBasket.nif"] for item in listed) == 1
-    assert len(others) == 1788 and tally(others) == {"excluded": 585, "needs": 1203}
+    assert len(others) == 1788 and tally(others) == {"excluded": 748, "needs": 1040}
+    # The plugin's own models are in the corpus: the 23 references the plan combined before the recipe rule (and
+    # three potted plants, whose links' keyword is Fallout4.esm's) have nothing else keeping them out.
+    own_models = [item for item in others if item["reasons"] == [SCRAPPABLE] and item["model"].lower().startswith("aloot\\")]
+    names = sorted(item["editor_id"] for item in own_models)
+    assert names == sorted(["ALOOT_Static_CarpetRunner", "ALOOT_Static_ChemistryShelf", "ALOOT_Static_ToolRack01",
+                            "ALOOT_Static_ToolRack02", "ALOOT_Static_Poster17", *["ALOOT_Static_Plant01"] * 3,
+                            *(f"ALOOT_Static_Poster{n:02}" for n in range(1, 19))])
+    (basket,) = [item for item in listed if item["editor_id"] == "ALOOT_Static_WoodBasket"]
+    assert basket["base"] == "000020E0" and not any(SCRAPPABLE in item["reasons"] for item in listed)
     assert all(item["reasons"] for item in others if item["verdict"] == "excluded")
     reasons = {reason for item in others for reason in item["reasons"]}
     assert {"initially disabled", "an enable parent (XESP)", "a primitive (XPRM)", "another reference links to it (XLKR)",
@@ -262,6 +296,8 @@ REFERENCES = {  # FormID: (base, flags, extra fields, verdict, what the reasons 
     0x2014: (0x80A, 0, (), "combined", None),
     0x2015: (0x807, 0, (), "combined", None),
     0x2016: (0x806, 0, (), "combined", None),
+    0x2018: (0x80B, 0, (), "excluded", "its base can be scrapped in the workshop"),  # a recipe creates it
+    0x2019: (0x80C, 0, (), "excluded", "its base can be scrapped in the workshop"),  # a recipe's form list holds it
 }
 LINKING = 0x2017  # links to 0x200C
 
@@ -300,7 +336,8 @@ def expected_group(center, non_occluder=False):
 @pytest.fixture
 def load_order(corpus, tmp_path):
     """Fallout4.esm with keywords, bases (good, full precision, animated, missing model, FTYP,
-    marker, non-occluder, base material swap, a CONT, a SCOL, an archived model) and an interior
+    marker, non-occluder, base material swap, a CONT, a SCOL, an archived model, two a recipe
+    makes scrappable: itself and through a form list) and an interior
     cell placing a reference for each rule; the good model moved off its origin so its bound
     is not trivial."""
     folder = tmp_path / "Data"
@@ -321,8 +358,12 @@ def load_order(corpus, tmp_path):
         stat(0x804, "Forced", "Test\\Good.nif", extra=[("FTYP", bytes(4))]),
         stat(0x805, "Marker", "Test\\Good.nif", flags=0x800000), stat(0x806, "NonOccluder", "Test\\Good.nif", flags=0x10),
         stat(0x807, "Swapped", "Test\\Good.nif", extra=[("MODS", bytes(4))]),
-        stat(0x80A, "Archived", "Test\\Archived.nif"),
+        stat(0x80A, "Archived", "Test\\Archived.nif"), stat(0x80B, "Scrappable", "Test\\Good.nif"),
+        stat(0x80C, "Listed", "Test\\Good.nif"),
     ]
+    form_list = record("FLST", 0x90A, [("EDID", zstring("ScrapList")), ("LNAM", struct.pack("<I", 0x80C))])
+    recipes = [record("COBJ", 0x90B, [("EDID", zstring("ScrapOne")), ("CNAM", struct.pack("<I", 0x80B))]),
+               record("COBJ", 0x90C, [("EDID", zstring("ScrapList")), ("CNAM", struct.pack("<I", 0x90A))])]
     scol = record("SCOL", 0x809, [("EDID", zstring("Collection")), ("MODL", zstring("Test\\Good.nif")),
                                   ("ONAM", struct.pack("<I", 0x800)), ("DATA", struct.pack("<7f", 0, 0, 0, 0, 0, 0, 1))])
     container = record("CONT", 0x808, [("EDID", zstring("Chest")), ("MODL", zstring("Test\\Good.nif"))])
@@ -331,6 +372,7 @@ def load_order(corpus, tmp_path):
     cell = record("CELL", CELL, [("EDID", zstring("TestCell")), ("DATA", struct.pack("<H", 1))])
     (folder / "Fallout4.esm").write_bytes(plugin([], [
         group("KYWD", keywords), group("STAT", statics), group("CONT", [container]), group("SCOL", [scol]),
+        group("FLST", [form_list]), group("COBJ", recipes),
         interior_cells(cell_with_children(cell, CELL, temporary=placed)),
     ], flags=0x1))
     return folder

@@ -142,8 +142,12 @@ def sandbox(tmp_path):
     if not CORPUS.is_dir():
         unavailable(f"corpus not found at {CORPUS}: the guide's commands use it")
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(
-        ".git", ".venv*", "build", "__pycache__", ".pytest_cache", "*.blend", "precombined_nif_sample.*"))
+    patterns = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", "*.blend", "precombined_nif_sample.*")
+
+    def ignore(folder, names):  # the extension's build/ output folder at the root, not a package named build
+        return set(patterns(folder, names)) | ({"build"} if Path(folder) == ROOT else set())
+
+    shutil.copytree(ROOT, repo, ignore=ignore)
     for venv in ROOT.glob(".venv*"):
         (repo / venv.name).symlink_to(venv.resolve())
     (tmp_path / "shared").mkdir()

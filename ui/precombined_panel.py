@@ -10,6 +10,7 @@ import bpy
 
 from ..io.precombined.creation_kit import verdict_lines
 from ..io.precombined.exporter import is_record_object
+from ..operators.precombined_build import OBJECT_OT_precombined_build
 from ..operators.precombined_export import OBJECT_OT_precombined_preview
 from ..operators.precombined_mark import OBJECT_OT_precombined_mark
 from .object_panel import ObjectPanel
@@ -34,6 +35,7 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
             draw_precombine_state(layout, obj)
             draw_lines(layout, verdict_lines(obj))
             draw_export_preview(layout, obj)
+            layout.operator(OBJECT_OT_precombined_build.bl_idname)
             return
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")

@@ -80,7 +80,7 @@ class CellPatch:
     ``existing`` a patch (PluginFile) written before for this cell, updated rather than replaced.
     FormIDs given and returned are as the cell plugin stores them."""
 
-    def __init__(self, cell_plugin, cell_id, masters=(), existing=None, light=False):
+    def __init__(self, cell_plugin, cell_id, masters=(), existing=None, light=False, need_xcri=True):
         self.names = [*cell_plugin.masters, cell_plugin.name]
         self.cell_plugin = cell_plugin
         self.sources = [Source(cell_plugin, self.names)] + [Source(plugin, self.names) for plugin in masters]
@@ -96,15 +96,26 @@ class CellPatch:
         source = cell if cell is not None else cell_plugin.record(cell_id)
         if source is None or source.type != "CELL":
             raise FormatError(f"holds no CELL {cell_id:08X}", path=cell_plugin.path)
-        if source.field("XCRI") is None:
+        if source.field("XCRI") is None and need_xcri:
             raise FormatError(f"CELL {cell_id:08X} has no XCRI: it has no precombined meshes", path=cell_plugin.path)
         pcmb = source.field("PCMB")
         self.stamp = int.from_bytes(pcmb[:2], "little") if pcmb and len(pcmb) >= 2 else 0
         self.cell = cell if cell is not None else self._place(source.copy(), cell_plugin, cell_id)
         self.cell.vci = self.stamp
         self.cell_id = cell_id
-        self.meshes, self.pairs = read_xcri(self.cell.field("XCRI"))
+        self.meshes, self.pairs = read_xcri(self.cell.field("XCRI")) if self.cell.field("XCRI") is not None else ([], [])
         self.done = []  # (what, record) of each edit, for the report
+
+    def rebuilt(self, meshes, pairs, stamp, dropped=()):
+        """The CELL's precombines replaced by new ones: its XCRI ``meshes`` and (reference, mesh)
+        ``pairs``, PCMB and every record of the patch dated ``stamp``, the fields ``dropped``
+        removed (a build's stale previs: VISI, RVIS, XPRI)."""
+        self.meshes, self.pairs, self.stamp = list(meshes), list(pairs), stamp
+        for name in dropped:
+            self.cell.remove_field(name)
+        self.cell.set_field("PCMB", struct.pack("<H", stamp), before="XCLL")
+        for record in [self.cell, *(record for _, record in self.done)]:
+            record.vci = stamp
 
     # -- records --------------------------------------------------------------------------
     def _source(self, form_id):

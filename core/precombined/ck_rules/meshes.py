@@ -19,6 +19,11 @@ It leaves the model uncombined, the references using it drawn on their own (the 
   vertices with 16 bits; a source instance holds 1..65534).
 Shapes below a node whose name holds a marker's (EditorMarker, LRTMarker,
 AnimInteractionMarker, FurnitureMarker) are not kept: the CK leaves them out (bacup group.rs).
+
+Three more leave it uncombined, settled from bacup's baker (``bake.rs`` takes neither) and the
+CK's own output (the corpus cell's 38 combined meshes: 110 records, none skinned, only
+BSLightingShaderProperty shaders and no BGEM row in its ``.cdx``, no controller): a skinned
+shape, a controller on any block, a shape whose shader is a BSEffectShaderProperty.
 """
 
 from typing import NamedTuple
@@ -161,7 +166,28 @@ def vertex_count(model):
             yield at("vertex count", UNCOMBINED, f"{count} vertices (1 to {MAX_SOURCE_VERTICES} combine)", index, shape)
 
 
-RULES = (full_precision, shader, broken_links, bsx_flags, unsupported_blocks, vertex_count)
+def skinned(model):
+    for index, shape in model.kept:
+        if shape.skinned:
+            yield at("skinned", UNCOMBINED, "a skinned shape", index, shape)
+
+
+def controllers(model):
+    for index, block in enumerate(model.nif.blocks):
+        if isinstance(block, NiObjectNET) and block.controller != -1:
+            yield at("controller", UNCOMBINED, f"a controller (block {block.controller})", index, block)
+
+
+def effect_shader(model):
+    blocks = model.nif.blocks
+    for index, shape in model.kept:
+        link = shape.shader_property
+        if 0 <= link < len(blocks) and blocks[link].type_name == "BSEffectShaderProperty":
+            yield at("effect shader", UNCOMBINED, f"an effect shader (block {link})", index, shape)
+
+
+RULES = (full_precision, shader, broken_links, bsx_flags, unsupported_blocks, vertex_count, skinned, controllers,
+         effect_shader)
 
 
 class MeshVerdict:
@@ -197,8 +223,6 @@ def check_nif(nif):
     model = Model(nif)
     findings = [finding for rule in RULES for finding in rule(model)]
     notes = []
-    if any(shape.skinned for _, shape in model.shapes):
-        notes.append("skinned shapes (an actor's or an armour's, not a static's): the sources say nothing of them")
     if not model.kept:
         notes.append("only marker geometry: nothing to combine" if model.shapes else "no shape: nothing to combine")
     return MeshVerdict(findings, notes=notes)

@@ -56,7 +56,11 @@ class Models:
         except (FormatError, OSError) as error:
             return ModelCheck(where, MeshVerdict(verdict=UNREADABLE, error=str(error)))
         nif, verdict = read_and_check(data, where)
+        self.keep(key, nif)
         return ModelCheck(where, verdict, shape_bounds(nif) if nif is not None else ())
+
+    def keep(self, key, nif):
+        """What a subclass keeps of a model read (the plan keeps only its verdict and bounds)."""
 
     def close(self):
         self.files.close()

@@ -95,6 +95,26 @@ class CellPlan:
         for entry, record, _ in self.references.values():
             linked.update(self.order.key(entry, target) for target in rules.linked_targets(record))
         self.linked_from = linked
+        self.scrappable = self._scrappable()
+
+    def _scrappable(self):
+        """Keys of the bases a winning constructible object (COBJ) creates, directly or as an
+        item of the form list it creates: the workshop can scrap them."""
+        recipes = dict.fromkeys(self.order.key(entry, form_id) for entry, plugin in self.records.plugins
+                                for form_id, (kind, *_) in plugin.records.items() if kind == "COBJ")
+        found = set()
+        for key in recipes:
+            entry, recipe = self.records.record(key)
+            created = rules.created_object(recipe)
+            if recipe.flags & rules.DELETED or created is None:
+                continue
+            target = self.order.key(entry, created)
+            form_list = self.records.record(target)
+            if form_list is not None and form_list[1].type == "FLST":
+                found.update(self.order.key(form_list[0], item) for item in rules.form_list_items(form_list[1]))
+            else:
+                found.add(target)
+        return found
 
     def _xcri(self):
         """({reference key: mesh id}, plugin) of the last whole CELL override holding XCRI."""
@@ -125,8 +145,12 @@ class CellPlan:
         return found
 
     # -- verdicts ------------------------------------------------------------------------------
+    def judged(self):
+        """(key, verdict item) of each reference some plugin puts in the cell."""
+        return [(key, self._verdict(key, *value)) for key, value in self.references.items()]
+
     def verdicts(self):
-        out = [self._verdict(key, *value) for key, value in self.references.items()]
+        out = [item for _, item in self.judged()]
         for key in self.xcri:
             if key not in self.references:  # listed, but no plugin loaded holds the reference
                 missing = self.records.missing_origin(key)
@@ -201,6 +225,10 @@ class CellPlan:
             return None
         base = found[1]
         item.update(base_type=base.type, editor_id=base.text("EDID"), model=base.text("MODL"))
+        if key in self.scrappable:
+            item["reasons"].append(rules.SCRAPPABLE)
+        elif self.records.missing_origin(key):  # the plugin defining the base may hold its recipes
+            item["needs"].append(f"{self.records.missing_origin(key)} (does a recipe of it make the base scrappable?)")
         return found
 
     def _model_verdict(self, item, record, base_entry, base):

@@ -13,8 +13,17 @@ or when its base has a forced location ref type (FTYP) (the deep dive) or is fla
 (record flag 0x800000, bacup records.rs), or its model crashes the CK or stays uncombined
 (``meshes``). Two things the CK gets wrong in what it does combine (the deep dive, "CK
 Precombine Generation Bugs"): it ignores a material swap set on the base only (MODS; the
-combined mesh shows the model's own textures) and the reference's alpha (XALP). Workshop
-recipes of settlement cells are not checked.
+combined mesh shows the model's own textures) and the reference's alpha (XALP).
+
+Nor when its base can be scrapped in the workshop: a constructible object (COBJ) creates it
+(CNAM), directly or through a form list (FLST) holding it (public notes on precombine
+exclusions: "If the created object of a scrap recipe is a formlist with the object in it, that
+counts, too. Regular recipes most certainly count, too"). The corpus cell shows it: the CK's
+XCRI lists none of the 23 references of AlootHomePlate.esp's own posters, carpet runner,
+chemistry shelf and tool racks, whose bases its scrap recipes create (through form lists but
+the shelf), while its wood basket, of no recipe, is combined; nothing else in their records,
+their models' blocks or collision sets them apart, and their records' stamps (2015-2016) are
+older than the CELL's PCMB (2021-08-02).
 """
 
 DELETED = 0x20
@@ -78,6 +87,20 @@ def base_reasons(base):
     if base.flags & BASE_MARKER:
         reasons.append("its base is flagged a marker")
     return reasons
+
+
+SCRAPPABLE = "its base can be scrapped in the workshop: a constructible object (COBJ) creates it"
+
+
+def created_object(recipe):
+    """The created object (CNAM, as stored) of a constructible object, or None."""
+    data = recipe.field("CNAM")
+    return None if data is None or len(data) < 4 else int.from_bytes(data[:4], "little")
+
+
+def form_list_items(form_list):
+    """The FormIDs (as stored) a form list holds (LNAM)."""
+    return [int.from_bytes(data[:4], "little") for kind, data in form_list.fields if kind == "LNAM" and len(data) >= 4]
 
 
 def reference_notes(record, base):
