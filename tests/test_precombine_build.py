@@ -25,7 +25,7 @@ from test_ck_rules import expected_bound, expected_group
 
 from precombined_nif.core.formats import read_file
 from precombined_nif.core.plugin.records import Plugin
-from precombined_nif.core.precombined.build.cell import Build, physics_builder
+from precombined_nif.core.precombined.build.cell import Build
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 from precombined_nif.core.precombined.cdx import (COLOR_TEXTURE, DATA_TEXTURE, GEOMETRY, MATERIAL, MESH, NO_VISIBILITY,
                                                   CdxFile)
@@ -218,7 +218,7 @@ def test_cli_dry_run_lists_the_files_and_writes_none_then_the_build_says_intact(
     dry = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     listed = [line.split(" would write ", 1)[1].rsplit(" (", 1)[0] for line in dry.stdout.splitlines() if " would write " in line]
-    assert listing(load_order) == before and len(listed) == 6 + 3 + (physics_builder() is not None)  # _OC, csg, cdx, esp
+    assert listing(load_order) == before and len(listed) == 6 + 4  # _OC, csg, cdx, physics, esp
     done = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build")
     assert done.returncode == 0, done.stderr
     assert sorted(set(listing(load_order)) - set(before)) == sorted(str(Path(p).relative_to(load_order)) for p in listed)
@@ -430,15 +430,10 @@ def test_the_patch_is_never_the_cell_s_plugin_or_a_game_master(load_order):
 
 
 def test_the_physics_of_the_combined_references_goes_beside_the_meshes(load_order):
-    """With the project's physics builder (core.precombined.build.physics, another part of issue
-    40) the build writes <cell>_Physics.nif from the combined references' collision; without it,
-    it says none was written. The poster and the shelf have collision, the golden static none."""
+    """The build writes <cell>_Physics.nif from the combined references' collision. The poster
+    and the shelf have collision, the golden static none."""
     build = Build(load_order, f"{CELL:08X}")
     names = [path.name for path, _ in build.files]
-    if physics_builder() is None:
-        assert "00001000_Physics.nif" not in names
-        assert any("no <cell>_Physics.nif written: the project has no physics builder" in m for m in build.messages)
-        return
     assert "00001000_Physics.nif" in names
     build.write()
     physics = read_file(next(path for path, _ in build.files if path.name == "00001000_Physics.nif"))

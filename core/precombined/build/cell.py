@@ -3,7 +3,7 @@ would combine (ck_rules.plan, on the load order's winning records) grouped as it
 each base model's shapes turned into records (shapes) placed once per reference (placements),
 one ``_OC`` file per group (combined_nif), the geometry into ``<Patch> - Geometry.csg`` (the
 shared layout, records already stored there reused) or into the ``_OC`` files (inline), the
-cell's ``.cdx`` rows, ``<cell>_Physics.nif`` (build.physics, when the project has it) and the CELL
+cell's ``.cdx`` rows, ``<cell>_Physics.nif`` (build.physics) and the CELL
 override with XCRI and PCMB in a patch plugin (plugin.patch.CellPatch) whose masters are the
 cell's plugin's and the cell's plugin. All files are written, or none (files.write_all).
 
@@ -17,7 +17,6 @@ the new PCMB, today's date, so the game keeps the precombines (core.precombined.
 """
 
 import datetime
-import importlib
 import struct
 from pathlib import Path
 
@@ -38,11 +37,12 @@ from ..ck_rules.plan import CellPlan, LoadedRecords
 from ..csg import GeometryFile, GeometryWriter
 from ..names import geometry_hash
 from .combined_nif import GroupRecord, combined_nif
+from .physics import cell_physics
 from .placements import reference_matrix, scol_parts
+from .previs import PREVIS_FIELDS
 from .shapes import model_records
 from .sources import ModelSource
 
-PREVIS_FIELDS = ("VISI", "RVIS", "XPRI")
 BUILT_SUFFIX = " - Precombined.esp"  # the default patch: "<the plugin defining the cell> - Precombined.esp"
 LAYOUTS = ("shared", "inline")
 
@@ -51,14 +51,6 @@ def today_stamp(day=None):
     """A date as PCMB codes it: day in bits 0-4, month in 5-8, year - 2000 in 9-15."""
     day = day or datetime.datetime.now(datetime.timezone.utc).date()
     return (day.year - 2000) << 9 | day.month << 5 | day.day
-
-
-def physics_builder():
-    """build.physics.cell_physics, or None while the project lacks it."""
-    try:
-        return importlib.import_module(f"{__package__}.physics").cell_physics
-    except ImportError:
-        return None
 
 
 class Build:
@@ -232,12 +224,7 @@ class Build:
         self.files.append((path, cdx.to_bytes()))
 
     def _physics(self, cell_id, folder):
-        build = physics_builder()
-        if build is None:
-            self.messages.append("no <cell>_Physics.nif written: the project has no physics builder yet "
-                                 "(core.precombined.build.physics)")
-            return
-        data, _ = build(self.physics_parts, cell_id & 0xFFFFFF, self.messages)
+        data, _ = cell_physics(self.physics_parts, cell_id & 0xFFFFFF, self.messages)
         if data is None:
             self.messages.append("no <cell>_Physics.nif written: no combined reference has collision to merge")
             return

@@ -30,8 +30,3 @@ also stop the CK, or PJM's scripts, from building the cell's previs later.
 
 PREVIS_FIELDS = ("VISI", "RVIS", "XPRI")
 
-
-def without_previs(fields):
-    """A CELL's fields ((kind, bytes) pairs) without its previs stamps, for precombines built
-    without a new previs file."""
-    return [(kind, data) for kind, data in fields if kind not in PREVIS_FIELDS]
