@@ -11,7 +11,7 @@ flags 0x20 deleted, 0x800 initially disabled. The game turns a reference by z fi
 then x, each angle clockwise (UESP's record notes; references.rotation_matrix, checked there on
 the corpus's precombined copies).
 
-Bases: EDID, OBND (six i16: the bound's corners), MODL; a LIGH's DATA (i32 time, u32 radius,
+Bases: EDID, OBND (six i16: the bound's corners), MODL (an ARMO's MOD2); a LIGH's DATA (i32 time, u32 radius,
 u8 r, g, b, unused); a SCOL's parts, ONAM (the part's STAT) followed by DATA, placements of 28
 bytes each (position, rotation in radians, scale: xEdit's wbStaticPartPlacements)."""
 
@@ -72,7 +72,8 @@ class Base:
     def __init__(self, key, entry, record, load_order):
         self.key, self.entry, self.form_id, self.type = key, entry, record.form_id, record.type
         self.editor_id = record.text("EDID")
-        self.model = (record.text("MODL") or None) if not record.flags & DELETED else None
+        # an ARMO's world model is MOD2 (its MODL-less record; the worn models are its ARMAs')
+        self.model = (record.text("MODL") or record.text("MOD2") or None) if not record.flags & DELETED else None
         bound = record.field("OBND")
         self.bounds = None
         if bound is not None and len(bound) == 12:
@@ -311,10 +312,10 @@ class CellContents:
 
     def _absent_master(self, key):
         """The game master's name for a FormID whose top byte is 00 when that master is not in
-        the Data folder (the slot went to another plugin)."""
+        the Data folder and a plugin that is no master took its slot."""
         names = {entry.name.lower() for entry in self.load_order.entries}
         entry = self.load_order.by_code.get(key >> 24)
-        if GAME_MASTERS[0].lower() in names or entry is None or entry.slot != 0 or entry.light:
+        if GAME_MASTERS[0].lower() in names or entry is None or entry.slot != 0 or entry.light or entry.master:
             return None
         return f"{GAME_MASTERS[0]}:{key & 0xFFFFFF:06X}"
 
@@ -340,7 +341,7 @@ class CellContents:
         """A line per enable-parent chain among the cell's references that comes back on itself."""
         parents = {r.key: r.parent[0] for r in self.references if r.parent is not None}
         problems, cleared = [], set()
-        for start in parents:
+        for start in list(parents):
             seen, at = [], start
             while at in parents and at not in cleared and at not in seen:
                 seen.append(at)
