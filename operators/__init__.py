@@ -4,6 +4,7 @@ import bpy
 
 from . import (
     bsm2,
+    cell_plugin,
     collision,
     data_import,
     hkx,
@@ -17,7 +18,7 @@ from . import (
 )
 
 _modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, bsm2, data_import, hkx,
-            collision, markers, tri)
+            collision, markers, tri, cell_plugin)
 
 
 def register():

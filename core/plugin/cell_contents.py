@@ -361,3 +361,40 @@ class CellContents:
 
     def form_id(self, key):
         return self.load_order.form_id(key)
+
+
+def find_base(load_order, editor_id=None, model=None):
+    """(key, Record) of the winning base of a drawn kind whose EditorID (else model) is the one
+    given, case-insensitively; None when no plugin has one. Reads the drawn kinds' top groups."""
+    wanted_id = editor_id.lower() if editor_id else None
+    wanted_model = model.replace("/", "\\").lower().lstrip("\\") if model else None
+    if wanted_model and wanted_model.startswith("meshes\\"):
+        wanted_model = wanted_model[len("meshes\\"):]
+    found = None
+    kinds = {kind.encode("ascii") for kind in DRAWN}
+    for entry in load_order.entries:
+        codes, masks = load_order.origins(entry)
+        data = _open(entry.path)
+        try:
+            at = HEADER_SIZE + struct.unpack_from("<I", data, 4)[0] if len(data) >= HEADER_SIZE else len(data)
+            while at < len(data):
+                kind, size, label, _ = _header(data, at, len(data))
+                if kind != b"GRUP" or size < HEADER_SIZE or at + size > len(data):
+                    raise FormatError(f"top group at {at} is damaged")
+                inner, end = at + HEADER_SIZE, at + size
+                while label.to_bytes(4, "little") in kinds and inner < end:
+                    kind, size_, _, form_id = _header(data, inner, end)
+                    if kind != b"GRUP":
+                        record = Record.decode(data, inner, end)
+                        stored = (record.text("MODL") or record.text("MOD2") or "").replace("/", "\\").lower()
+                        if wanted_id is not None and (record.text("EDID") or "").lower() == wanted_id or \
+                                wanted_id is None and wanted_model and stored.lstrip("\\") == wanted_model:
+                            found = (codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24], record)
+                    inner += HEADER_SIZE + size_ if kind != b"GRUP" else max(size_, HEADER_SIZE)
+                at += size
+        except FormatError as error:
+            raise error.located(path=str(entry.path)) from None
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+    return found

@@ -16,6 +16,7 @@ Collections under the cell's: References, Initially disabled, Deleted (hidden), 
 Enable parents one per parent holding the references it enables."""
 
 import re
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -35,6 +36,7 @@ PRECOMBINED = ("COPIES", "MODELS")  # combined references shown by the _OC files
 SCOL = ("PARTS", "OBJECT")
 DEFAULT_BOUNDS = ((-8, -8, -8), (8, 8, 8))  # a base the load order lacks: a 16-unit box
 BOX_FACES = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+BLENDER_SUFFIX = re.compile(r"\.\d{3}$")  # "References.001": a second cell's
 OC_NAME = re.compile(r"^[0-9A-Fa-f]{2}([0-9A-Fa-f]{6})_[0-9A-Fa-f]{8}_OC\.nif$", re.IGNORECASE)
 
 
@@ -242,18 +244,22 @@ class CellScene:
         return obj
 
     def _place(self):
-        """Every matrix in one foreach_set (a reference's world matrix, a part's basis under
-        its SCOL's empty, which has no parent inverse)."""
-        if not self.placed:
-            return
-        staging = bpy.data.collections.new("cell staging")
-        try:
-            for obj, _ in self.placed:
-                staging.objects.link(obj)
-            flat = np.array([m for _, m in self.placed], np.float32).transpose(0, 2, 1).ravel()
-            staging.objects.foreach_set("matrix_basis", flat)
-        finally:
-            bpy.data.collections.remove(staging)
+        """Every matrix in one foreach_set a kind, through a collection holding only those
+        objects: a reference's basis and world matrix (it reads right before the next scene
+        update), a SCOL part's basis under its SCOL's empty (which has no parent inverse)."""
+        for parented, fields in ((False, ("matrix_basis", "matrix_world")), (True, ("matrix_basis",))):
+            placed = [(obj, matrix) for obj, matrix in self.placed if (obj.parent is not None) == parented]
+            if not placed:
+                continue
+            staging = bpy.data.collections.new("cell staging")
+            try:
+                for obj, _ in placed:
+                    staging.objects.link(obj)
+                flat = np.array([m for _, m in placed], np.float32).transpose(0, 2, 1).ravel()
+                for name in fields:
+                    staging.objects.foreach_set(name, flat)
+            finally:
+                bpy.data.collections.remove(staging)
 
     def warnings(self):
         out = list(self.unreadable)
@@ -367,3 +373,58 @@ def _layer(layer, collection):
         if found is not None:
             return found
     return None
+
+
+def cell_of(context):
+    """The cell import holding the active object, else the only one of the file; None."""
+    cells = [c for c in bpy.data.collections if schema.CELL_KEY in c]
+    active = context.active_object
+    if active is not None:
+        holding = [c for c in cells if active.name in c.all_objects]
+        if holding:
+            return holding[0]
+    return cells[0] if len(cells) == 1 else None
+
+
+@rolled_back
+def add_game_reference(context, collection, editor_id="", model="", *, rollback):
+    """A new object in the cell's References collection at the 3D cursor, for a base of the load
+    order found by ``editor_id`` (else the first whose model is ``model``); only ``model`` when
+    no base has it (its export writes a new STAT). Returns (object, message)."""
+    from ...core.plugin.cell_contents import Base, find_base
+
+    load_order = LoadOrder(collection[schema.CELL_DATA_FOLDER], collection[schema.CELL_PLUGINS_TXT] or None)
+    found = find_base(load_order, editor_id or None, None if editor_id else model or None)
+    if found is None and (editor_id or not model):
+        raise FormatError(f"no base of the load order has the EditorID {editor_id!r}" if editor_id else
+                          "give a base's EditorID or a model")
+    base = Base(found[0], None, found[1], load_order) if found is not None else None
+    path = base.model if base is not None else model
+    files = DataFiles([collection[schema.CELL_DATA_FOLDER]])
+    try:
+        scene = CellScene(None, collection, files, rollback)
+        scene.groups = {(BLENDER_SUFFIX.sub("", child.name), None): child for child in collection.children}
+        held = scene.groups.get(("Models", None))
+        scene.models = {str(c[schema.BASE_MODEL]).replace("\\", "/").lower(): c
+                        for c in (held.children if held is not None else ()) if schema.BASE_MODEL in c}
+        target = scene._collection("References")
+        name = f"{base.editor_id or base.type} new" if base is not None else Path(path.replace("\\", "/")).stem
+        models = scene._model(path) if path else None
+        obj = scene._instance(name, models, target) if models is not None else scene._placeholder(name, base, target)
+        for datablock in scene.rollback.created:
+            if isinstance(datablock, bpy.types.Collection) and datablock.name.startswith("Models"):
+                _layer(context.view_layer.layer_collection, datablock).exclude = True
+    finally:
+        files.close()
+    obj.rotation_mode = "QUATERNION"
+    obj.location = context.scene.cursor.location
+    if base is not None:
+        obj[schema.CELL_BASE] = key_text(load_order, base.key)
+        obj[schema.BASE_FORM_ID] = load_order.form_id(base.key)
+        obj[schema.CELL_BASE_TYPE] = base.type
+        if base.editor_id:
+            obj[schema.BASE_EDITOR_ID] = base.editor_id
+    if path:
+        obj[schema.BASE_MODEL] = path
+    what = f"{base.type} {base.editor_id}" if base is not None else f"{path}, which no base has (its export adds a STAT)"
+    return obj, f"added {obj.name}: {what}" + ("" if models is not None else ": its model is not at hand, a placeholder")
