@@ -24,12 +24,14 @@ import numpy as np
 from ...core.archives.data import DataFiles
 from ...core.errors import FormatError
 from ...core.nif import NifFile
+from ...core.nif.materials import read_record
 from ...core.plugin.cell_contents import ACTORS, CellContents
 from ...core.plugin.load_order import LoadOrder
 from ...core.plugin.references import rotation_matrix
 from ..datablocks import rolled_back
 from ..integers import to_int32
 from ..nif.importer import SceneBuilder
+from ..nif.material_import import MaterialImport
 from .. import schema
 
 PRECOMBINED = ("COPIES", "MODELS")  # combined references shown by the _OC files, or by their own models
@@ -52,6 +54,22 @@ def placement_matrix(position, angles, scale):
     return out
 
 
+class SharedMaterials(MaterialImport):
+    """The NIF import's materials, one for every model whose shader blocks hold the same
+    values (a cell's models share their materials: building a node tree is most of a model's
+    import), looked up in the cell's Data folder."""
+
+    def __init__(self, builder, files, shared):
+        super().__init__(builder, files)
+        self.shared = shared
+
+    def _build(self, found, shape_block):
+        key = repr(read_record(self.nif, found))
+        if key not in self.shared:
+            self.shared[key] = super()._build(found, shape_block)
+        return self.shared[key]
+
+
 class CellScene:
     """Builds ``contents`` into ``collection``; ``files`` (DataFiles) finds the models. Every
     datablock made goes to ``rollback``."""
@@ -62,6 +80,7 @@ class CellScene:
         self.contents, self.collection, self.files, self.rollback = contents, collection, files, rollback
         self.precombined, self.scol = precombined, scol
         self.models = {}  # lower-case model path -> collection, or None when it is not at hand
+        self.materials = {}  # shader record -> material, shared by the models (SharedMaterials)
         self.boxes = {}  # base key -> placeholder mesh
         self.lights = {}  # (base key, radius) -> light data
         self.groups = {}
@@ -112,8 +131,10 @@ class CellScene:
             try:
                 nif = NifFile.from_bytes(bytearray(data), path=name)
                 found = self.rollback.add(bpy.data.collections.new(path.replace("\\", "/").rsplit("/", 1)[-1]))
-                SceneBuilder(nif, found, collision=False, data_folders=self.files.folders, rollback=self.rollback,
-                             cache_folder=self.files.cache_folder).build()
+                builder = SceneBuilder(nif, found, collision=False, data_folders=self.files.folders,
+                                       rollback=self.rollback, cache_folder=self.files.cache_folder)
+                builder.materials = SharedMaterials(builder, self.files, self.materials)
+                builder.build()
                 self._collection("Models").children.link(found)
                 found[schema.BASE_MODEL] = path
             except FormatError as error:
