@@ -12,6 +12,7 @@ from .blender import _blender_message, require_bpy
 def command_import_cell(args):
     bpy = require_bpy("import-cell")
     from ..core.errors import FormatError
+    from ..io import schema
     from ..io.plugin.cell_import import import_cell
 
     if Path(args.blend).suffix.lower() != ".blend":
@@ -31,7 +32,7 @@ def command_import_cell(args):
         bpy.ops.wm.save_as_mainfile(filepath=str(Path(args.blend).resolve()))
     except RuntimeError as error:
         raise CommandError(f"error: {args.blend}: cannot be saved ({_blender_message(error)})") from None
-    references = len(str(collection.get("cell_references", "")).splitlines())
+    references = len(str(collection.get(schema.CELL_REFERENCES, "")).splitlines())
     print(f"{args.blend}: cell {collection.name}: {references} references imported")
     return 0
 

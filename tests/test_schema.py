@@ -79,4 +79,8 @@ def test_the_new_keys_are_these():
         schema.SF_LOD_SLOT, schema.SF_MESH_LOD, schema.SF_MESH_FILE, schema.SF_SOURCE, schema.SF_LODS_KEPT,
         schema.SF_MAT_FILE, schema.SF_MAT_TEXTURE,
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
+        # issue 41: a whole cell's import
+        schema.CELL_DATA_FOLDER, schema.CELL_PLUGINS_TXT, schema.CELL_KEY, schema.CELL_REFERENCES,
+        schema.CELL_PRECOMBINED, schema.CELL_REFERENCE, schema.CELL_BASE, schema.CELL_BASE_TYPE, schema.CELL_FLAGS,
+        schema.CELL_PLACEMENT, schema.CELL_COMBINED, schema.CELL_NAME, schema.CELL_PART,
     }

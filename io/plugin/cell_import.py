@@ -39,6 +39,7 @@ SCOL = ("PARTS", "OBJECT")
 DEFAULT_BOUNDS = ((-8, -8, -8), (8, 8, 8))  # a base the load order lacks: a 16-unit box
 BOX_FACES = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
 BLENDER_SUFFIX = re.compile(r"\.\d{3}$")  # "References.001": a second cell's
+PRECOMBINED_FOLDER = "meshes/precombined"
 OC_NAME = re.compile(r"^[0-9A-Fa-f]{2}([0-9A-Fa-f]{6})_[0-9A-Fa-f]{8}_OC\.nif$", re.IGNORECASE)
 
 
@@ -302,8 +303,10 @@ def precombined_files(files, cell_key):
     object_id = f"{cell_key & 0xFFFFFF:06X}"
     found = {}
     for folder in files.folders:
-        for path in (p for located in _subfolders(_subfolders([folder], "meshes"), "precombined")
-                     for p in sorted(located.iterdir())):
+        located = [folder]
+        for part in PRECOMBINED_FOLDER.split("/"):
+            located = _subfolders(located, part)
+        for path in (p for found_folder in located for p in sorted(found_folder.iterdir())):
             match = OC_NAME.match(path.name)
             if match and match.group(1).upper() == object_id:
                 found.setdefault(path.name.lower(), str(path))
