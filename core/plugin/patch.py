@@ -229,7 +229,8 @@ class CellPatch:
     def place_base(self, base_id, position, angles, scale):
         """A new REFR of the base ``base_id`` (as the patch stores FormIDs) in the cell's
         temporary children group; its FormID."""
-        record = Record("REFR", self._new_form_id(), 0, [("NAME", struct.pack("<I", base_id))])
+        record = Record("REFR", self._new_form_id(), 0, [("NAME", struct.pack("<I", base_id))],
+                        form_version=self.cell.form_version)  # the game's (Skyrim SE's 44, Fallout 4's 131)
         set_placement(record, position, angles, scale)
         record.vci = self.stamp
         cell = self.cell_plugin.group_path(local_id(self.cell_plugin, self.cell_id))
@@ -254,7 +255,7 @@ class CellPatch:
         fields = [("EDID", encode_text(editor_id) + b"\0"),
                   ("OBND", struct.pack("<6h", *(int(round(v)) for corner in bounds for v in corner))),
                   ("MODL", encode_text(model) + b"\0")]
-        record = Record("STAT", self._new_form_id(), 0, fields)
+        record = Record("STAT", self._new_form_id(), 0, fields, form_version=self.cell.form_version)
         record.vci = self.stamp
         group = next((g for g in self.file.groups if g.label == b"STAT" and g.group_type == TOP), None)
         if group is None:

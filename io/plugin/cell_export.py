@@ -146,6 +146,7 @@ def export_cell(collection, output, light=False):
         patch = CellPatch(plugins[0], contents.cell.form_id, plugins[1:], light=light, precombined=False)
         messages += _apply(patch, plugins[0], load_order, contents, edits)
         written = patch.finish()
+        game_version(written, plugins[0])
     finally:
         for plugin in plugins:
             plugin.close()
@@ -201,6 +202,15 @@ def _apply(patch, cell_plugin, load_order, contents, edits):
                         f"precombined meshes (first: {combined[0]}), which still show them as they were: run Build "
                         f"Precombines for the cell")
     return messages
+
+
+def game_version(written, cell_plugin):
+    """The patch's HEDR version and header form version as the cell's plugin has them (Skyrim SE
+    1.7 and 44, Fallout 4 1.0 and 131)."""
+    source, hedr = cell_plugin.header.field("HEDR"), written.header.field("HEDR")
+    if source is not None and len(source) >= 4 and hedr is not None:
+        written.header.set_field("HEDR", source[:4] + hedr[4:])
+    written.header.form_version = cell_plugin.header.form_version
 
 
 def _editor_id(obj):

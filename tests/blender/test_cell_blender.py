@@ -32,6 +32,20 @@ def game_matrix(position, angles, scale):
     return out
 
 
+def form_versions(data):
+    """{FormID: form version} of every record (header: type, size, flags, FormID, VCI, form
+    version u16, VCI2; a group's size covers its header)."""
+    out, at = {}, 24 + struct.unpack_from("<I", data, 4)[0]
+    while at < len(data):
+        kind, size, _, form_id, _, version = struct.unpack_from("<4sIIIIH", data, at)
+        if kind == b"GRUP":
+            at += 24  # into the group: its records follow
+            continue
+        out[form_id] = version
+        at += 24 + size
+    return out
+
+
 def references(collection):
     return {o["reference_form_id"]: o for o in collection.all_objects if "cell_reference" in o}
 
@@ -137,7 +151,11 @@ def test_move_delete_duplicate_add_written_back(clean_scene, written_cell, tmp_p
     bpy.context.view_layer.objects.active = moved
     assert bpy.ops.export_scene.cell_plugin(filepath=str(output)) == {"FINISHED"}
 
-    records = independent_records(output.read_bytes())
+    written = output.read_bytes()
+    source = next(data.glob("*.esm")).read_bytes()
+    # the game's header: HEDR version and form version as its master has them (SSE 1.7 and 44)
+    assert written[30:34] == source[30:34] and written[20:22] == source[20:22]
+    records = independent_records(written)
     originals = {r["form_id"]: r for r in independent_records((data / "Mod.esp").read_bytes())
                  + independent_records(next(data.glob("*.esm")).read_bytes())}
     by_type = {}
@@ -162,6 +180,9 @@ def test_move_delete_duplicate_add_written_back(clean_scene, written_cell, tmp_p
     assert stat["fields"]["MODL"][0].rstrip(b"\0").decode() == "aloot\\HomePlate\\ALOOT_HP_Poster07.nif"
     bases = sorted(struct.unpack("<I", r["fields"]["NAME"][0])[0] for r in new)
     assert bases == sorted([0x104, stat["form_id"]])
+    form_version = struct.unpack_from("<H", source, 20)[0]
+    versions = form_versions(written)
+    assert {versions[r["form_id"]] for r in new + [stat]} == {form_version}
 
     # the plugin in the load order: every edit where it was left
     plugins = tmp_path / "plugins.txt"
@@ -249,3 +270,32 @@ def test_corpus_cell_with_precombined_copies(clean_scene, corpus):
     assert len(found) == 2343 - 555 and not any(o["cell_combined"] for o in found.values())
     copies = [o for o in cell.all_objects if "precombined_instance" in o]
     assert copies and {o["reference_form_id"] for o in copies if "reference_form_id" in o}.isdisjoint(set(found))
+
+
+def test_corpus_moved_combined_reference_breaks_the_precombines(clean_scene, corpus, tmp_path):
+    """A reference of 00001E58's precombines moved: its override differs from the plugin's REFR
+    in DATA alone (both read by the test's reader), and the export says the precombines broke."""
+    import bpy
+
+    folder = corpus / "ck-precombined"
+    module = __import__(next(m for m in __import__("sys").modules if m.endswith(".io.plugin.cell_export")),
+                        fromlist=["export_cell"])
+    cell = import_cell(folder, CORPUS_CELL, precombined="MODELS")
+    combined = next(o for o in references(cell).values() if o["cell_combined"] and ":" not in o["reference_form_id"])
+    combined.location.y -= 64.0
+    bpy.context.view_layer.update()
+    output = tmp_path / "Moved.esp"
+    written, messages = module.export_cell(cell, output)
+    assert written and any("the precombines are broken" in m and "Build Precombines" in m for m in messages)
+    stored = 0x01000000 | int(combined["reference_form_id"], 16) & 0xFFFFFF
+    original = next(r for r in independent_records((folder / "AlootHomePlate.esp").read_bytes())
+                    if r["form_id"] == stored)
+    records = independent_records(output.read_bytes())
+    assert sorted(r["type"] for r in records) == ["CELL", "REFR"]
+    override = next(r for r in records if r["type"] == "REFR")
+    assert override["form_id"] == stored and override["flags"] == original["flags"]
+    assert {k: v for k, v in override["fields"].items() if k != "DATA"} == \
+        {k: v for k, v in original["fields"].items() if k != "DATA"}
+    x, y, z, *angles = struct.unpack("<6f", override["fields"]["DATA"][0])
+    ox, oy, oz, *old = struct.unpack("<6f", original["fields"]["DATA"][0])
+    assert (x, y, z) == pytest.approx((ox, oy - 64.0, oz), abs=1e-3) and angles == old
