@@ -105,7 +105,7 @@ def test_model_vertices_land_where_the_game_draws_them(clean_scene, written_cell
 
     data, expected = written_cell
     cell = import_cell(data, f"{CELL:08X}", precombined="MODELS")
-    obj = references(cell)["00000800"]  # Mod.esp's override: a STAT of MODELS[0]
+    obj = references(cell)["0000080D"]  # an ARMO (its world model), turned about three axes, scaled 1.5
     model = obj.instance_collection
     local = []
     for part in model.all_objects:
@@ -113,7 +113,7 @@ def test_model_vertices_land_where_the_game_draws_them(clean_scene, written_cell
             vertices = np.array([part.matrix_world @ v.co for v in part.data.vertices])
             local.append(vertices)
     local = np.concatenate(local)
-    drawn = game_matrix(*expected[0x800][:3])
+    drawn = game_matrix(*expected[0x80D][:3])
     wanted = local @ drawn[:3, :3].T + drawn[:3, 3]
     depsgraph = bpy.context.evaluated_depsgraph_get()
     placed = []
@@ -299,3 +299,13 @@ def test_corpus_moved_combined_reference_breaks_the_precombines(clean_scene, cor
     x, y, z, *angles = struct.unpack("<6f", override["fields"]["DATA"][0])
     ox, oy, oz, *old = struct.unpack("<6f", original["fields"]["DATA"][0])
     assert (x, y, z) == pytest.approx((ox, oy - 64.0, oz), abs=1e-3) and angles == old
+
+
+def test_scol_as_one_object(clean_scene, written_cell):
+    """SCOL option One Object: the SCOL's own model, no parts."""
+    data, expected = written_cell
+    cell = import_cell(data, f"{CELL:08X}", precombined="MODELS", scol="OBJECT")
+    scol = references(cell)["00000801"]
+    assert scol.instance_type == "COLLECTION" and not scol.children
+    assert scol.instance_collection["base_model"] == MODELS[1]
+    assert np.allclose(np.array(scol.matrix_world), game_matrix(*expected[0x801][:3]), atol=1e-4)
