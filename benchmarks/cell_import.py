@@ -57,10 +57,10 @@ references = bpy.data.collections.new("References")
 cell.children.link(references)
 for number, model in enumerate(data["uses"]):
     obj = bpy.data.objects.new(f"r{number}", None)
+    references.objects.link(obj)
     obj.instance_type = "COLLECTION"
     obj.instance_collection = collections[model]
     obj.rotation_mode = "QUATERNION"
-    references.objects.link(obj)
 references.objects.foreach_set("matrix_basis", data["matrices"].transpose(0, 2, 1).ravel())
 bpy.ops.wm.save_as_mainfile(filepath=sys.argv[2])
 """

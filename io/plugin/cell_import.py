@@ -170,10 +170,10 @@ class CellScene:
 
     def _instance(self, name, collection, target):
         obj = self.rollback.add(bpy.data.objects.new(name, None))
+        target.objects.link(obj)  # before it instances: linking an instancer into a scene's collection is slower
         obj.instance_type = "COLLECTION"
         obj.instance_collection = collection
         obj.empty_display_size = 8.0
-        target.objects.link(obj)
         return obj
 
     # -- references -----------------------------------------------------------------------
