@@ -11,6 +11,14 @@ from ..io.plugin.cell_export import export_cell
 from ..io.plugin.cell_import import add_game_reference, cell_of, import_cell
 
 
+def active_cell(operator, context):
+    """The cell import the operator works on, or None (reported)."""
+    collection = cell_of(context)
+    if collection is None:
+        operator.report({"ERROR"}, "no cell's import holds the active object (File > Import > Cell (Plugin))")
+    return collection
+
+
 class IMPORT_SCENE_OT_cell_plugin(bpy.types.Operator):
     """Import every reference of a cell of the load order: each placed from its plugin record"""
 
@@ -67,9 +75,8 @@ class EXPORT_SCENE_OT_cell_plugin(bpy.types.Operator, ExportHelper):
     light: bpy.props.BoolProperty(name="Light Plugin (ESL)", description="Flag the plugin as a light plugin")
 
     def execute(self, context):
-        collection = cell_of(context)
+        collection = active_cell(self, context)
         if collection is None:
-            self.report({"ERROR"}, "no cell's import holds the active object (File > Import > Cell (Plugin))")
             return {"CANCELLED"}
         try:
             written, messages = export_cell(collection, self.filepath, light=self.light or
@@ -97,9 +104,8 @@ class OBJECT_OT_add_game_reference(bpy.types.Operator):
         return context.window_manager.invoke_props_dialog(self, width=420)
 
     def execute(self, context):
-        collection = cell_of(context)
+        collection = active_cell(self, context)
         if collection is None:
-            self.report({"ERROR"}, "no cell's import holds the active object (File > Import > Cell (Plugin))")
             return {"CANCELLED"}
         try:
             with Rollback() as rollback:

@@ -196,10 +196,10 @@ class _PluginWalk:
             at += HEADER_SIZE + size
 
 
-def _base_records(load_order, wanted):
-    """{base key: (entry, Record)} of the winning record of each key of ``wanted``, reading the
-    top groups that may hold bases (their records' headers only, but for those wanted)."""
-    found = {}
+def _top_records(load_order, take):
+    """Each plugin's records lying straight in a top group ``take(label)`` accepts (subgroups
+    skipped by their size): yields (entry, key, data, offset, end of its group) in load order,
+    ``data`` open while it is handled."""
     for entry in load_order.entries:
         codes, masks = load_order.origins(entry)
         data = _open(entry.path)
@@ -209,24 +209,26 @@ def _base_records(load_order, wanted):
                 kind, size, label, _ = _header(data, at, len(data))
                 if kind != b"GRUP" or size < HEADER_SIZE or at + size > len(data):
                     raise FormatError(f"top group at {at} is damaged")
-                if label.to_bytes(4, "little") not in SKIPPED_TOP:
-                    inner, end = at + HEADER_SIZE, at + size
-                    while inner < end:
-                        kind, size_, _, form_id = _header(data, inner, end)
-                        if kind != b"GRUP":
-                            key = codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24]
-                            if key in wanted:
-                                found[key] = (entry, Record.decode(data, inner, end))
-                            inner += HEADER_SIZE + size_
-                        else:
-                            inner += max(size_, HEADER_SIZE)
+                inner, end = at + HEADER_SIZE, at + size
+                while take(label.to_bytes(4, "little")) and inner < end:
+                    kind, record_size, _, form_id = _header(data, inner, end)
+                    if kind != b"GRUP":
+                        yield entry, codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24], data, inner, end
+                    inner += HEADER_SIZE + record_size if kind != b"GRUP" else max(record_size, HEADER_SIZE)
                 at += size
         except FormatError as error:
             raise error.located(path=str(entry.path)) from None
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
-    return found
+
+
+def _base_records(load_order, wanted):
+    """{base key: (entry, Record)} of the winning record of each key of ``wanted``, reading the
+    top groups that may hold bases (their records' headers only, but for those wanted)."""
+    return {key: (entry, Record.decode(data, at, end))
+            for entry, key, data, at, end in _top_records(load_order, lambda label: label not in SKIPPED_TOP)
+            if key in wanted}
 
 
 def _reference(load_order, entry, record):
@@ -370,31 +372,15 @@ def find_base(load_order, editor_id=None, model=None):
     wanted_model = model.replace("/", "\\").lower().lstrip("\\") if model else None
     if wanted_model and wanted_model.startswith("meshes\\"):
         wanted_model = wanted_model[len("meshes\\"):]
-    found = None
     kinds = {kind.encode("ascii") for kind in DRAWN}
-    for entry in load_order.entries:
-        codes, masks = load_order.origins(entry)
-        data = _open(entry.path)
-        try:
-            at = HEADER_SIZE + struct.unpack_from("<I", data, 4)[0] if len(data) >= HEADER_SIZE else len(data)
-            while at < len(data):
-                kind, size, label, _ = _header(data, at, len(data))
-                if kind != b"GRUP" or size < HEADER_SIZE or at + size > len(data):
-                    raise FormatError(f"top group at {at} is damaged")
-                inner, end = at + HEADER_SIZE, at + size
-                while label.to_bytes(4, "little") in kinds and inner < end:
-                    kind, size_, _, form_id = _header(data, inner, end)
-                    if kind != b"GRUP":
-                        record = Record.decode(data, inner, end)
-                        stored = (record.text("MODL") or record.text("MOD2") or "").replace("/", "\\").lower()
-                        if wanted_id is not None and (record.text("EDID") or "").lower() == wanted_id or \
-                                wanted_id is None and wanted_model and stored.lstrip("\\") == wanted_model:
-                            found = (codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24], record)
-                    inner += HEADER_SIZE + size_ if kind != b"GRUP" else max(size_, HEADER_SIZE)
-                at += size
-        except FormatError as error:
-            raise error.located(path=str(entry.path)) from None
-        finally:
-            if isinstance(data, mmap.mmap):
-                data.close()
+    found = None
+    for _, key, data, at, end in _top_records(load_order, kinds.__contains__):
+        record = Record.decode(data, at, end)
+        if wanted_id is not None:
+            if (record.text("EDID") or "").lower() == wanted_id:
+                found = key, record
+        elif wanted_model:
+            stored = (record.text("MODL") or record.text("MOD2") or "").replace("/", "\\").lower().lstrip("\\")
+            if stored == wanted_model:
+                found = key, record
     return found
