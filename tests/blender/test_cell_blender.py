@@ -309,3 +309,58 @@ def test_scol_as_one_object(clean_scene, written_cell):
     assert scol.instance_type == "COLLECTION" and not scol.children
     assert scol.instance_collection["base_model"] == MODELS[1]
     assert np.allclose(np.array(scol.matrix_world), game_matrix(*expected[0x801][:3]), atol=1e-4)
+
+
+def test_corpus_cell_four_edits_written_and_reimported(clean_scene, corpus, tmp_path):
+    """00001E58: one reference moved, one deleted, one duplicated and one added from a corpus
+    model (Add > Game Reference finds its base): the plugin holds those four records' changes
+    (and the CELL they go under), read by the test's reader; with it in the load order the
+    cell's import has all four where they were left."""
+    import bpy
+
+    source = corpus / "ck-precombined"
+    data = tmp_path / "Data"
+    data.mkdir()
+    for name in ("AlootHomePlate.esp", "Meshes", "meshes"):
+        (data / name).symlink_to(source / name)
+    cell = import_cell(data, CORPUS_CELL, precombined="MODELS")
+    own = [o for o in references(cell).values() if not o["cell_combined"] and ":" not in o["reference_form_id"]
+           and o.parent is None and o.instance_type == "COLLECTION"]
+    moved, deleted, original = own[0], own[1], own[2]
+    names = {"moved": moved["reference_form_id"], "deleted": deleted["reference_form_id"]}
+    moved.location.x -= 32.0
+    bpy.data.objects.remove(deleted)
+    copy = original.copy()
+    original.users_collection[0].objects.link(copy)
+    copy.location.y += 48.0
+    bpy.context.view_layer.objects.active = moved
+    bpy.context.scene.cursor.location = (100.0, 200.0, 10.0)
+    assert bpy.ops.object.add_game_reference(model="aloot\\HomePlate\\ALOOT_HP_DogBed.nif") == {"FINISHED"}
+    added = bpy.context.active_object
+    assert added["base_editor_id"] == "ALOOT_HP_DogBed"
+    bpy.context.view_layer.update()
+    left = [np.array(o.matrix_world) for o in (moved, copy, added)]
+    bpy.context.view_layer.objects.active = moved
+    assert bpy.ops.export_scene.cell_plugin(filepath=str(data / "CellEdits.esp")) == {"FINISHED"}
+
+    records = independent_records((data / "CellEdits.esp").read_bytes())
+    assert sorted(r["type"] for r in records) == ["CELL", "REFR", "REFR", "REFR", "REFR"]
+    refrs = [r for r in records if r["type"] == "REFR"]
+    stored = {key: 0x01000000 | int(value, 16) & 0xFFFFFF for key, value in names.items()}
+    assert {r["form_id"] for r in refrs if r["form_id"] >> 24 == 1} == set(stored.values())
+    assert [r["flags"] & 0x800 for r in refrs if r["form_id"] == stored["deleted"]] == [0x800]
+    new = [r for r in refrs if r["form_id"] >> 24 == 2]
+    base = int(added["base_form_id"], 16) & 0xFFFFFF | 0x01000000
+    assert sorted(struct.unpack("<I", r["fields"]["NAME"][0])[0] for r in new) == sorted(
+        [base, 0x01000000 | int(original["base_form_id"], 16) & 0xFFFFFF])
+
+    (tmp_path / "plugins.txt").write_text("*AlootHomePlate.esp\n*CellEdits.esp\n")
+    again = import_cell(data, CORPUS_CELL, precombined="MODELS", plugins_txt=str(tmp_path / "plugins.txt"))
+    found = references(again)
+    assert np.allclose(np.array(found[names["moved"]].matrix_world), left[0], atol=1e-3)
+    assert found[names["deleted"]]["cell_flags"] & 0x800
+    fresh = [o for o in found.values() if o["reference_plugin"] == "CellEdits.esp" and int(o["reference_form_id"], 16) >> 24 == 1]
+    assert len(fresh) == 2
+    for obj in fresh:
+        wanted = left[2] if obj["base_form_id"] == added["base_form_id"] else left[1]
+        assert np.allclose(np.array(obj.matrix_world), wanted, atol=1e-3)
