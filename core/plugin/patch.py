@@ -9,7 +9,9 @@ agree with the combined meshes written for it.
   that is not persistent (0x400) sunk to z = -30000), and its pair dropped from XCRI;
 - a copy duplicated from one whose REFR is known: a new REFR of the same base (NAME, XSCL,
   DATA), paired in XCRI with the combined mesh holding it;
-- the CELL override: the cell plugin's CELL with its XCRI so edited.
+- the CELL override: the cell plugin's CELL with its XCRI so edited;
+- for a whole cell's edits (io.plugin.cell_export; ``precombined=False`` takes cells without
+  XCRI too): a new REFR of a base (``place_base``) and a new STAT for a model (``new_static``).
 Every record is dated (Version Control Info 1) with the CELL's PCMB date: not after it, so the
 game keeps the precombines (core.precombined.status applies the same rules). The masters are
 the cell's plugin's masters, then the cell's plugin: FormIDs of both read the same in the patch.
