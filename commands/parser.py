@@ -5,6 +5,7 @@ import argparse
 from ..io.precombined import INSTANCING  # names only: no Blender code
 from . import ENTRY, UsageError
 from .blender import command_export, command_import
+from .cell import command_export_cell, command_import_cell
 from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
                     command_sample)
 
@@ -151,6 +152,25 @@ def build_parser():
     load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
                       "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
     load.set_defaults(run=command_import)
+
+    cell = commands.add_parser("import-cell", help="import every reference of a cell of a load order into a new "
+                               ".blend (needs Blender)")
+    cell.add_argument("data", help="the game's Data folder (its plugins, models and archives)")
+    cell.add_argument("--cell", required=True, help="the cell: its FormID (00001E58, Plugin.esm:XXXXXX) or EditorID")
+    cell.add_argument("--plugins", metavar="plugins.txt", help="the active plugins, in order (default: every plugin "
+                      "of the Data folder, masters first)")
+    cell.add_argument("--blend", required=True, help="the .blend file to write")
+    cell.add_argument("--models", action="store_true", help="show precombined references by their own models "
+                      "(default: by the cell's _OC files)")
+    cell.add_argument("--scol-object", action="store_true", help="a SCOL as one object (its own model), not its parts")
+    cell.set_defaults(run=command_import_cell)
+
+    cell_out = commands.add_parser("export-cell", help="write the edits of a cell's import as a plugin (needs Blender)")
+    cell_out.add_argument("input", help="the .blend file")
+    cell_out.add_argument("output", help="the plugin to write (.esp; .esl: flagged light)")
+    cell_out.add_argument("--cell", help="the cell's collection (default: the only one)")
+    cell_out.add_argument("--esl", action="store_true", help="flag the plugin as a light plugin (ESL)")
+    cell_out.set_defaults(run=command_export_cell)
 
     save = commands.add_parser(
         "export",

@@ -116,6 +116,21 @@ REFERENCE_PLUGIN = "reference_plugin"  # str: the plugin holding the REFR
 BASE_FORM_ID = "base_form_id"  # str: its base record's FormID, hex
 BASE_EDITOR_ID = "base_editor_id"  # str: its base's EditorID
 BASE_MODEL = "base_model"  # str: its base's model path
+# A whole cell's import (io/plugin/cell_import.py). On its collection:
+CELL_DATA_FOLDER = "cell_data_folder"  # str: the Data folder whose load order it was read from
+CELL_PLUGINS_TXT = "cell_plugins_txt"  # str: the plugins.txt giving that load order ("": every plugin there)
+CELL_KEY = "cell_key"  # str: the CELL, Origin.esm:XXXXXX (the plugin defining it, its object id)
+CELL_REFERENCES = "cell_references"  # str: every reference imported, Origin.esm:XXXXXX, one a line
+CELL_PRECOMBINED = "cell_precombined"  # str: COPIES (combined references shown by the _OC files) or MODELS
+# On each reference's object (with REFERENCE_FORM_ID: its load-order FormID, and the BASE_ keys):
+CELL_REFERENCE = "cell_reference"  # str: the REFR/ACHR, Origin.esm:XXXXXX
+CELL_BASE = "cell_base"  # str: its base, Origin.esm:XXXXXX (Add > Game Reference sets it, or BASE_MODEL alone)
+CELL_BASE_TYPE = "cell_base_type"  # str: the base's record type (STAT, LIGH, SCOL...)
+CELL_FLAGS = "cell_flags"  # int: the reference's record flags (int32 bit pattern)
+CELL_PLACEMENT = "cell_placement"  # 7 floats: DATA (position, rotation in radians) and XSCL as read
+CELL_COMBINED = "cell_combined"  # bool: the cell's XCRI lists it (in its precombined meshes)
+CELL_NAME = "cell_name"  # str: the object's name as imported (a copy of it, renamed by Blender, is a duplicate)
+CELL_PART = "cell_part"  # int: on a SCOL part's object (its parent the SCOL's): the part's number
 PRECOMBINE_BREAKER = "precombine_breaker"  # str: the plugin overriding the copy's REFR after the precombines
 PRECOMBINE_OVERRIDE = "precombine_override"  # str: what the game does with that override
 

@@ -4,6 +4,7 @@ import bpy
 
 from . import (
     bsm2,
+    cell_plugin,
     collision,
     data_import,
     hkx,
@@ -18,7 +19,7 @@ from . import (
 )
 
 _modules = (nif_import, nif_export, precombined_import, precombined_export, precombined_mark, precombined_build, bsm2,
-            data_import, hkx, collision, markers, tri)
+            data_import, hkx, collision, markers, tri, cell_plugin)
 
 
 def register():

@@ -81,4 +81,8 @@ def test_the_new_keys_are_these():
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
         schema.SF_VERTEX, schema.SF_LOD_SOURCE,  # issue 45: Starfield mesh LODs keep the slot's vertices
         schema.SF_MESH_BESIDE,  # a .mesh found beside its NIF is written beside the exported NIF
+        # issue 41: a whole cell's import
+        schema.CELL_DATA_FOLDER, schema.CELL_PLUGINS_TXT, schema.CELL_KEY, schema.CELL_REFERENCES,
+        schema.CELL_PRECOMBINED, schema.CELL_REFERENCE, schema.CELL_BASE, schema.CELL_BASE_TYPE, schema.CELL_FLAGS,
+        schema.CELL_PLACEMENT, schema.CELL_COMBINED, schema.CELL_NAME, schema.CELL_PART,
     }

@@ -3,6 +3,7 @@
 import bpy
 
 from ..operators.bsm2 import EXPORT_SCENE_OT_bsm2, IMPORT_SCENE_OT_bsm2
+from ..operators.cell_plugin import EXPORT_SCENE_OT_cell_plugin, IMPORT_SCENE_OT_cell_plugin, draw_add
 from ..operators.data_import import IMPORT_SCENE_OT_nif_from_data
 from ..operators.hkx import EXPORT_SCENE_OT_hkx, IMPORT_SCENE_OT_hkx
 from ..operators.nif_export import EXPORT_SCENE_OT_nif
@@ -21,6 +22,7 @@ IMPORTS = (
     (IMPORT_SCENE_OT_nif_from_data.bl_idname, "NIF from Data (archives)"),
     (IMPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
     (IMPORT_SCENE_OT_tri.bl_idname, TRI_LABEL),
+    (IMPORT_SCENE_OT_cell_plugin.bl_idname, "Cell (Plugin)"),
 )
 EXPORTS = (
     (EXPORT_SCENE_OT_nif.bl_idname, "NIF (.nif)"),
@@ -28,6 +30,7 @@ EXPORTS = (
     (EXPORT_SCENE_OT_bsm2.bl_idname, BSM2_LABEL),
     (EXPORT_SCENE_OT_hkx.bl_idname, HKX_LABEL),
     (EXPORT_SCENE_OT_tri.bl_idname, TRI_LABEL),
+    (EXPORT_SCENE_OT_cell_plugin.bl_idname, "Cell (Plugin)"),
 )
 
 
@@ -44,8 +47,10 @@ def draw_export(self, context):
 def register():
     bpy.types.TOPBAR_MT_file_import.append(draw_import)
     bpy.types.TOPBAR_MT_file_export.append(draw_export)
+    bpy.types.VIEW3D_MT_add.append(draw_add)
 
 
 def unregister():
+    bpy.types.VIEW3D_MT_add.remove(draw_add)
     bpy.types.TOPBAR_MT_file_export.remove(draw_export)
     bpy.types.TOPBAR_MT_file_import.remove(draw_import)

@@ -9,7 +9,9 @@ agree with the combined meshes written for it.
   that is not persistent (0x400) sunk to z = -30000), and its pair dropped from XCRI;
 - a copy duplicated from one whose REFR is known: a new REFR of the same base (NAME, XSCL,
   DATA), paired in XCRI with the combined mesh holding it;
-- the CELL override: the cell plugin's CELL with its XCRI so edited.
+- the CELL override: the cell plugin's CELL with its XCRI so edited;
+- for a whole cell's edits (io.plugin.cell_export; ``precombined=False`` takes cells without
+  XCRI too): a new REFR of a base (``place_base``) and a new STAT for a model (``new_static``).
 Every record is dated (Version Control Info 1) with the CELL's PCMB date: not after it, so the
 game keeps the precombines (core.precombined.status applies the same rules). The masters are
 the cell's plugin's masters, then the cell's plugin: FormIDs of both read the same in the patch.
@@ -20,8 +22,9 @@ of the plugin they are copied from.
 import struct
 
 from ..errors import FormatError
-from .file import FIRST_OBJECT_ID, Group, PluginFile, new_header
-from .records import DELETED
+from ..stream import encode_text
+from .file import FIRST_OBJECT_ID, GROUP_HEADER, TOP, Group, PluginFile, new_header
+from .records import DELETED, Record
 
 PLAYER = 0x14
 DISABLED_Z = -30000.0
@@ -78,9 +81,11 @@ class CellPatch:
     """The patch of one cell: ``cell_plugin`` (records.Plugin) holds the CELL whose XCRI the
     combined meshes follow, ``masters`` any of its masters (Plugins) for references they define,
     ``existing`` a patch (PluginFile) written before for this cell, updated rather than replaced.
-    FormIDs given and returned are as the cell plugin stores them."""
+    FormIDs given and returned are as the cell plugin stores them. ``precombined``: the cell
+    must list its combined references (XCRI); False lets a cell without precombines take
+    overrides too (io.plugin.cell_export: a whole cell's edits), its XCRI then left as it is."""
 
-    def __init__(self, cell_plugin, cell_id, masters=(), existing=None, light=False, need_xcri=True):
+    def __init__(self, cell_plugin, cell_id, masters=(), existing=None, light=False, precombined=True):
         self.names = [*cell_plugin.masters, cell_plugin.name]
         self.cell_plugin = cell_plugin
         self.sources = [Source(cell_plugin, self.names)] + [Source(plugin, self.names) for plugin in masters]
@@ -96,14 +101,15 @@ class CellPatch:
         source = cell if cell is not None else cell_plugin.record(cell_id)
         if source is None or source.type != "CELL":
             raise FormatError(f"holds no CELL {cell_id:08X}", path=cell_plugin.path)
-        if source.field("XCRI") is None and need_xcri:
+        if source.field("XCRI") is None and precombined:
             raise FormatError(f"CELL {cell_id:08X} has no XCRI: it has no precombined meshes", path=cell_plugin.path)
         pcmb = source.field("PCMB")
         self.stamp = int.from_bytes(pcmb[:2], "little") if pcmb and len(pcmb) >= 2 else 0
         self.cell = cell if cell is not None else self._place(source.copy(), cell_plugin, cell_id)
         self.cell.vci = self.stamp
         self.cell_id = cell_id
-        self.meshes, self.pairs = read_xcri(self.cell.field("XCRI")) if self.cell.field("XCRI") is not None else ([], [])
+        xcri = self.cell.field("XCRI")
+        self.meshes, self.pairs = read_xcri(xcri) if xcri is not None else (None, None)
         self.done = []  # (what, record) of each edit, for the report
 
     def rebuilt(self, meshes, pairs, stamp, dropped=()):
@@ -206,12 +212,14 @@ class CellPatch:
         record.remove_field("XTEL")
         record.remove_field("XESP")
         record.set_field("XESP", struct.pack("<IB3x", PLAYER, OPPOSITE_OF_PARENT), before="DATA")
-        self.pairs = [pair for pair in self.pairs if pair[0] != form_id]
+        if self.pairs is not None:
+            self.pairs = [pair for pair in self.pairs if pair[0] != form_id]
         return True
 
     def add(self, source_id, mesh, position, angles, scale):
-        """A new REFR of the base of ``source_id`` at a placement, paired with ``mesh``; its
-        FormID, or None when no plugin given has the source."""
+        """A new REFR of the base of ``source_id`` at a placement, paired with ``mesh`` (None:
+        in no combined mesh, not listed in XCRI); its FormID, or None when no plugin given has
+        the source."""
         source, plugin = self._source(source_id)
         if source is None:
             return None
@@ -226,9 +234,50 @@ class CellPatch:
         else:
             self._place(record, plugin, source_id)
         record.vci = self.stamp
-        self.pairs.append((form_id, mesh))
+        if mesh is not None and self.pairs is not None:
+            self.pairs.append((form_id, mesh))
         self.done.append(("new", record))
         return form_id
+
+    def place_base(self, base_id, position, angles, scale):
+        """A new REFR of the base ``base_id`` (as the patch stores FormIDs) in the cell's
+        temporary children group; its FormID."""
+        record = Record("REFR", self._new_form_id(), 0, [("NAME", struct.pack("<I", base_id))],
+                        form_version=self.cell.form_version)  # the game's (Skyrim SE's 44, Fallout 4's 131)
+        set_placement(record, position, angles, scale)
+        record.vci = self.stamp
+        cell = self.cell_plugin.group_path(local_id(self.cell_plugin, self.cell_id))
+        label = struct.pack("<I", self.cell_id)
+        path = [*cell, GROUP_HEADER.pack(b"GRUP", 0, label, 6, 0, 0, 0), GROUP_HEADER.pack(b"GRUP", 0, label, 9, 0, 0, 0)]
+        level = self.file.groups
+        for head in path:
+            wanted = Group.from_header(head)
+            group = next((g for g in level if isinstance(g, Group) and g.same(wanted)), None)
+            if group is None:
+                at = self._parent_at(level, wanted.label_id, self.cell_plugin) if wanted.group_type == 6 else len(level)
+                level.insert(at, wanted)
+                group = wanted
+            level = group.children
+        level.append(record)
+        self.done.append(("new", record))
+        return record.form_id
+
+    def new_static(self, editor_id, model, bounds):
+        """A new STAT (EDID, OBND ``bounds`` ((min x, y, z), (max x, y, z)), MODL) in the
+        patch's STAT group, before its CELL group; its FormID."""
+        fields = [("EDID", encode_text(editor_id) + b"\0"),
+                  ("OBND", struct.pack("<6h", *(int(round(v)) for corner in bounds for v in corner))),
+                  ("MODL", encode_text(model) + b"\0")]
+        record = Record("STAT", self._new_form_id(), 0, fields, form_version=self.cell.form_version)
+        record.vci = self.stamp
+        group = next((g for g in self.file.groups if g.label == b"STAT" and g.group_type == TOP), None)
+        if group is None:
+            group = Group(b"STAT", TOP)
+            cells = next((i for i, g in enumerate(self.file.groups) if g.label in (b"CELL", b"WRLD")), len(self.file.groups))
+            self.file.groups.insert(cells, group)
+        group.children.append(record)
+        self.done.append(("new", record))
+        return record.form_id
 
     def _insert_beside(self, source, record):
         for group in self.file.groups:
@@ -254,7 +303,8 @@ class CellPatch:
 
     def finish(self):
         """The patch as a PluginFile, XCRI and the header brought up to date."""
-        self.cell.set_field("XCRI", xcri_bytes(self.meshes, self.pairs))
+        if self.meshes is not None:
+            self.cell.set_field("XCRI", xcri_bytes(self.meshes, self.pairs))
         self.file.update_header(self.next_id)
         return self.file
 

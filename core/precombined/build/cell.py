@@ -232,7 +232,7 @@ class Build:
 
     def _plugin(self, cell_id):
         existing = PluginFile.read(self.plugin_path) if self.plugin_path.is_file() else None
-        patch = CellPatch(self.cell_plugin, cell_id, existing=existing, need_xcri=False)
+        patch = CellPatch(self.cell_plugin, cell_id, existing=existing, precombined=False)
         patch.rebuilt(sorted(self.groups), self.pairs, self.stamp, dropped=PREVIS_FIELDS)
         self.files.append((self.plugin_path, patch.finish().to_bytes()))
 
