@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from ..archives.data import opened_archive, path_in_folder, read_path, split_archive_path
 from ..errors import FormatError
 
+FOLDER = "precombined"  # meshes\precombined\[<master>\]: where the game looks for a cell's files
 OC_NAME = re.compile(r"^([0-9a-f]{8})_([0-9a-f]{8})_oc\.nif$", re.IGNORECASE)
 
 

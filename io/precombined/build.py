@@ -7,7 +7,7 @@ from pathlib import Path
 from ...core.errors import FormatError
 from ...core.plugin.load_order import GAME_MASTERS
 from ...core.precombined.build.cell import Build
-from ...core.precombined.cell_files import cell_file_ids, data_folder
+from ...core.precombined.cell_files import FOLDER, cell_file_ids, data_folder
 from .. import schema
 
 
@@ -18,7 +18,7 @@ def cell_of(obj):
     if ids is None:
         return None
     parent = Path(str(path)).parent
-    master = parent.name if parent.name.lower() != "precombined" else GAME_MASTERS[0]
+    master = parent.name if parent.name.lower() != FOLDER else GAME_MASTERS[0]
     return data_folder(path), f"{master}:{ids[0] & 0xFFFFFF:06X}"
 
 

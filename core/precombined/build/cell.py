@@ -29,7 +29,7 @@ from ...plugin.load_order import GAME_MASTERS, LoadOrder
 from ...plugin.patch import CellPatch
 from ...plugin.records import Plugin
 from ..cdx import CdxFile, no_visibility_row, rebuild_cell
-from ..cell_files import mesh_file_name, physics_file_name
+from ..cell_files import FOLDER, mesh_file_name, physics_file_name
 from ..ck_rules import references as rules
 from ..ck_rules.groups import BASE_NON_OCCLUDER, interior_group, merged_bound
 from ..ck_rules.models import model_key
@@ -203,7 +203,7 @@ class Build:
             name = mesh_file_name(cell_id, group)
             nif = combined_nif(name[:-4], materials, filename_hash, inline=not shared)
             meshes[group] = nif
-            self.files.append((self.folder / "meshes" / "precombined" / folder / name, nif.to_bytes()))
+            self.files.append((self.folder / "meshes" / FOLDER / folder / name, nif.to_bytes()))
         if shared:
             self.files.append((csg_path, writer.to_bytes()))
         self._cdx(stem, cell_id, meshes)
@@ -228,7 +228,7 @@ class Build:
         if data is None:
             self.messages.append("no <cell>_Physics.nif written: no combined reference has collision to merge")
             return
-        self.files.append((self.folder / "meshes" / "precombined" / folder / physics_file_name(cell_id), data))
+        self.files.append((self.folder / "meshes" / FOLDER / folder / physics_file_name(cell_id), data))
 
     def _plugin(self, cell_id):
         existing = PluginFile.read(self.plugin_path) if self.plugin_path.is_file() else None
