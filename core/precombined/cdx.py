@@ -144,6 +144,11 @@ class CdxFile:
         found = self.rows[mesh]
         return cell_key(found["cell"][0], found["kind"][0]) if len(found) else None
 
+    def has_previs(self, key):
+        """Whether the cell ``key`` has its previs row (0x87, or 0x88: none)."""
+        kinds = self.rows["kind"][self.cell_mask(key)] & 0x7F | INTERIOR
+        return bool(np.isin(kinds, (VISIBILITY, NO_VISIBILITY)).any())
+
     def meshes_of(self, key):
         rows = self.rows[self.cell_mask(key)]
         return sorted(int(v) for v in rows["value"][(rows["kind"] & 0x7F | INTERIOR) == MESH])
