@@ -54,6 +54,7 @@ def arguments(argv):
     parser.add_argument("--sample", type=int, default=20, help="mutants drawn at random (0: all of them)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the sample")
     parser.add_argument("--marks", help="pytest -m expression, e.g. 'not slow'")
+    parser.add_argument("--deselect", nargs="+", default=[], help="test node ids left out (a test failing already)")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 times the unmutated run, at least 60)")
     return parser.parse_args(argv)
 
@@ -111,10 +112,12 @@ def copy_repository(into):
     return repo
 
 
-def test_command(tests, marks):
+def test_command(tests, marks, deselect):
     command = [str(TESTS_PYTHON), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header"]
     if marks:
         command += ["-m", marks]
+    for node in deselect:
+        command += ["--deselect", node]
     return command + tests
 
 
@@ -135,7 +138,7 @@ def main(argv):
         temporary = Path(temporary)
         repo = copy_repository(temporary)
         environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")  # a mutant's .pyc never outlives it
-        command = test_command(tests, args.marks)
+        command = test_command(tests, args.marks, args.deselect)
         print(f"tests: {' '.join(tests)}", flush=True)
         start = time.monotonic()
         clean = subprocess.run(command, cwd=repo, env=environment, capture_output=True, text=True)
