@@ -1,5 +1,5 @@
 """A cell's previs file ``vis\\<master>\\<cell>.uvd`` found as the game finds it: loose in a Data
-folder whatever the case, else in its archives; the master is the file defining the cell, as the
+folder whatever the case, else in its archives (not texture archives); the master is the file defining the cell, as the
 cell's plugin stores the CELL (corpus ck-precombined: Fallout4.esm's cell 00001E58, overridden by
 AlootHomePlate.esp, whose previs file is ``Vis/Fallout4.esm/00001E58.uvd``)."""
 
@@ -9,7 +9,6 @@ import zlib
 from archive_writer import write_ba2_gnrl
 from plugin_writer import interior_cells, plugin, precombined_cell
 
-from precombined_nif.core.archives.data import DataFiles
 from precombined_nif.core.plugin import Plugin
 from precombined_nif.core.precombined.previs import defining_file, find_previs
 
@@ -22,13 +21,13 @@ def test_the_corpus_cells_previs_is_found_under_its_defining_master(corpus):
         # The CELL's FormID as AlootHomePlate stores it: master index 0, its first MAST.
         assert aloot.masters[0] == "Fallout4.esm"
         assert defining_file(aloot, 0x1E58) == "Fallout4.esm"
-    found = find_previs(DataFiles([data]), 0x1E58, "Fallout4.esm")
+    found = find_previs([data], 0x1E58, "Fallout4.esm")
     assert found is not None and found[0] == "Fallout4.esm"
     assert found[1].replace("\\", "/").endswith("Vis/Fallout4.esm/00001E58.uvd")
     # Master unknown: the only master folder holding the cell's file.
-    assert find_previs(DataFiles([data]), 0x1E58)[0] == "Fallout4.esm"
-    assert find_previs(DataFiles([data]), 0x1E59) is None
-    assert find_previs(DataFiles([data]), 0x1E58, "DLCCoast.esm") is None
+    assert find_previs([data], 0x1E58)[0] == "Fallout4.esm"
+    assert find_previs([data], 0x1E59) is None
+    assert find_previs([data], 0x1E58, "DLCCoast.esm") is None
 
 
 def test_a_cell_defined_by_the_plugin_itself_or_by_its_second_master(tmp_path):
@@ -44,22 +43,32 @@ def test_loose_previs_files_are_found_whatever_the_case(tmp_path):
     folder = tmp_path / "VIS" / "fallout4.ESM"
     folder.mkdir(parents=True)
     (folder / "00001e58.UVD").write_bytes(UVD)
-    files = DataFiles([tmp_path])
+    files = [tmp_path]
     assert find_previs(files, 0x1E58, "Fallout4.esm")[0] == "Fallout4.esm"
     assert find_previs(files, 0x1E58) == ("fallout4.ESM", str(folder / "00001e58.UVD"))
 
 
 def test_archived_previs_files_are_found_and_loose_ones_win(tmp_path):
     write_ba2_gnrl(tmp_path / "Patch - Main.ba2", {"Vis\\DLCCoast.esm\\00001E58.uvd": UVD})
-    files = DataFiles([tmp_path])
+    files = [tmp_path]
     master, where = find_previs(files, 0x1E58, "dlccoast.esm")
     assert where.replace("\\", "/").endswith("Patch - Main.ba2:Vis/DLCCoast.esm/00001E58.uvd") and master == "dlccoast.esm"
     assert find_previs(files, 0x1E58)[0].lower() == "dlccoast.esm"
     (tmp_path / "vis" / "fallout4.esm").mkdir(parents=True)
     (tmp_path / "vis" / "fallout4.esm" / "00001E58.uvd").write_bytes(UVD)
     # Two masters hold one: without the defining file known, neither is taken.
-    assert find_previs(DataFiles([tmp_path]), 0x1E58) is None
-    assert find_previs(DataFiles([tmp_path]), 0x1E58, "Fallout4.esm")[1] == str(tmp_path / "vis/fallout4.esm/00001E58.uvd")
+    assert find_previs([tmp_path], 0x1E58) is None
+    assert find_previs([tmp_path], 0x1E58, "Fallout4.esm")[1] == str(tmp_path / "vis/fallout4.esm/00001E58.uvd")
+    (tmp_path / "vis" / "DLCCoast.esm").mkdir()
+    (tmp_path / "vis" / "DLCCoast.esm" / "00001E58.uvd").write_bytes(UVD)  # loose beside the archived one: it wins
+    assert find_previs([tmp_path], 0x1E58, "DLCCoast.esm")[1] == str(tmp_path / "vis/DLCCoast.esm/00001E58.uvd")
+
+
+def test_texture_archives_are_not_searched(tmp_path):
+    write_ba2_gnrl(tmp_path / "Patch - Textures.ba2", {"vis/fallout4.esm/00001E58.uvd": UVD})
+    assert find_previs([tmp_path], 0x1E58, "Fallout4.esm") is None
+    write_ba2_gnrl(tmp_path / "Patch - Main.ba2", {"vis/fallout4.esm/00001E58.uvd": UVD})
+    assert find_previs([tmp_path], 0x1E58, "Fallout4.esm")[1] == f"{tmp_path / 'Patch - Main.ba2'}:vis/fallout4.esm/00001E58.uvd"
 
 
 def test_the_visibility_row_is_the_ck_rows_values(corpus):

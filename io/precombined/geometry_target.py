@@ -9,7 +9,6 @@ from ...core.errors import FormatError
 from ...core.nif import NifFile
 from ...core.plugin.load_order import GAME_MASTERS
 from ...core.precombined import cdx
-from ...core.archives.data import DataFiles
 from ...core.plugin import Plugin
 from ...core.plugin.references import find_cell_plugin, geometry_hashes
 from ...core.precombined.cell_files import data_folder, mesh_file_name, read_sibling
@@ -129,7 +128,7 @@ class IndexTarget:
         if plugin_path is not None:
             with Plugin(plugin_path) as plugin:
                 master = defining_file(plugin, cell_id)
-        found = find_previs(DataFiles(folders), cell_id, master)
+        found = find_previs(folders, cell_id, master)
         return cdx.visibility_row(key, cell_id, found[0]) if found is not None else None
 
 
