@@ -6,6 +6,7 @@ archived, whatever the case; the 0x88 row when it is nowhere."""
 import importlib
 import os
 import struct
+import zlib
 
 import pytest
 from archive_writer import write_ba2_gnrl
@@ -20,6 +21,11 @@ UVD = CK / "Vis/Fallout4.esm/00001E58.uvd"
 def rows(data):
     assert data[:4] == b"bcdx" and len(data) == 8 + 16 * struct.unpack_from("<I", data, 4)[0]
     return [struct.unpack_from("<4I", data, 8 + 16 * k) for k in range(struct.unpack_from("<I", data, 4)[0])]
+
+
+def crc(text):
+    """BSCRC32 of lower-case bytes: zlib's CRC-32 continued from 0xFFFFFFFF, inverted."""
+    return zlib.crc32(text, 0xFFFFFFFF) ^ 0xFFFFFFFF
 
 
 def data_folder(tmp_path, previs):
@@ -79,7 +85,6 @@ def test_a_fresh_cdx_without_a_previs_file_has_the_no_visibility_row(clean_scene
     messages = export_all(addon, folder, tmp_path / "out")
     written = rows((tmp_path / "out" / "AlootHomePlate.cdx").read_bytes())
     ck = rows((CK / "AlootHomePlate.cdx").read_bytes())
-    crc = lambda text: __import__("zlib").crc32(text, 0xFFFFFFFF) ^ 0xFFFFFFFF  # noqa: E731
     assert [r for r in written if r[0] & 0xFF in (0x87, 0x88)] == [(0x88, 0x1E58, crc(b""), crc(b"vis"))]
     assert set(r for r in written if r[0] != 0x88) < set(r for r in ck if r[0] != 0x87)
     assert sum("no previs file of cell 00001E58" in m for m in messages) == 1  # said once, for the first cell

@@ -7,8 +7,8 @@ import struct
 
 import numpy as np
 from nif_rewriter import RawNif
-from raw_starfield import SF, geometry_slots, mesh_file, read_mesh, write_mesh
-from test_starfield_blender import BODY, data_folder, export, faces, import_nif, shape_object
+from raw_starfield import geometry_slots, mesh_file, read_mesh, write_mesh
+from test_starfield_blender import data_folder, export, faces, import_nif, shape_object
 
 
 def second_uvs(uvs):
