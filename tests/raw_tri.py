@@ -30,7 +30,8 @@ class Reader:
 
 
 def facegen(data):
-    """{'counts': header counts, 'vertices': [(x, y, z)], 'morphs': {name: [(dx, dy, dz)] per vertex},
+    """{'counts': header counts, 'vertices': [(x, y, z)], 'triangles', 'quads', 'uvs' (None without),
+    'uv_triangles', 'uv_quads' (None when per vertex), 'morphs': {name: [(dx, dy, dz)] per vertex},
     'modifiers': {name: {index: (dx, dy, dz)}}} with offsets in float32 as the game computes them."""
     r = Reader(data)
     assert r.data[:8] == b"FRTRI003"
@@ -39,17 +40,18 @@ def facegen(data):
     r.pos += 16
     vertices = np.array(r.take(f"{3 * v}f"), np.float32).reshape(-1, 3)
     targets = np.array(r.take(f"{3 * k}f"), np.float32).reshape(-1, 3)
-    r.take(f"{3 * t}I")
-    r.take(f"{4 * q}I")
+    triangles = np.array(r.take(f"{3 * t}I"), np.int64).reshape(-1, 3)
+    quads = np.array(r.take(f"{4 * q}I"), np.int64).reshape(-1, 4)
     width = 2 if ext & 2 else 1
     labelled = [(r.take("I")[0], r.label(width)) for _ in range(lv)]
     points = [(r.take("I3f"), r.label(width)) for _ in range(ls)]
+    uvs = uv_triangles = uv_quads = None
     if x:
-        r.take(f"{2 * x}f")
-        r.take(f"{3 * t}I")
-        r.take(f"{4 * q}I")
+        uvs = np.array(r.take(f"{2 * x}f"), np.float32).reshape(-1, 2)
+        uv_triangles = np.array(r.take(f"{3 * t}I"), np.int64).reshape(-1, 3)
+        uv_quads = np.array(r.take(f"{4 * q}I"), np.int64).reshape(-1, 4)
     elif ext & 1:
-        r.take(f"{2 * v}f")
+        uvs = np.array(r.take(f"{2 * v}f"), np.float32).reshape(-1, 2)
     morphs = {}
     for _ in range(md):
         name = r.label(width)
@@ -64,7 +66,8 @@ def facegen(data):
         modifiers[name] = {i: targets[used + n] - vertices[i] for n, i in enumerate(indices)}
         used += count
     return {"counts": (v, t, q, lv, ls, x, ext, md, ms, k), "vertices": vertices, "morphs": morphs,
-            "modifiers": modifiers, "labelled": labelled, "points": points, "end": r.pos}
+            "modifiers": modifiers, "labelled": labelled, "points": points, "end": r.pos, "triangles": triangles,
+            "quads": quads, "uvs": uvs, "uv_triangles": uv_triangles, "uv_quads": uv_quads}
 
 
 def bodyslide(data):

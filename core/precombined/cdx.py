@@ -17,7 +17,7 @@ own ``AlootHomePlate.cdx``; Bryant-21/bacup ``previs/src/cdx.rs``):
 Interior cells' rows have the cell's FormID as CELL and the kind as above. An exterior cell's
 rows are keyed by its world: CELL holds the WRLD and the kind carries the grid (x in bits 20-31,
 y in bits 8-19) over the kind without its 0x80 bit. A cell's key is therefore (CELL, the kind's
-bits above the low byte).
+bits above the low byte), marked EXTERIOR for an exterior cell (the cell at 0, 0 has no grid bits).
 """
 
 
@@ -36,6 +36,7 @@ MESH, VISIBILITY, NO_VISIBILITY = 0x86, 0x87, 0x88
 KIND_NAMES = {GEOMETRY: "geometry", MATERIAL: "material", EFFECT_MATERIAL: "effect material", DATA_TEXTURE: "data texture",
               COLOR_TEXTURE: "colour texture", MESH: "combined mesh", VISIBILITY: "visibility", NO_VISIBILITY: "no visibility"}
 INTERIOR = 0x80  # the kind bit of interior rows
+EXTERIOR = 1 << 32  # a key's mark of an exterior cell, above the 32 bits of its grid and kind
 COLOR_SLOTS = (0, 3, 4)  # texture set slots whose textures are colour data; slots 1, 2, 5, 6, 7 are data
 TEXTURE_SLOTS = 8  # the CK indexes no slot past 7
 EFFECT_TEXTURES = (("source_texture", COLOR_TEXTURE), ("greyscale_texture", COLOR_TEXTURE),
@@ -48,8 +49,9 @@ def resource_kind(kind):
 
 
 def cell_key(cell, kind):
-    """(CELL word, grid bits) of a row: the cell it belongs to."""
-    return int(cell), int(kind) & 0xFFFFFF00
+    """(CELL word, grid bits, marked EXTERIOR for an exterior row) of a row: the cell it belongs to."""
+    kind = int(kind)
+    return int(cell), kind & 0xFFFFFF00 | (0 if kind & INTERIOR else EXTERIOR)
 
 
 def grid_of(kind):
@@ -59,12 +61,12 @@ def grid_of(kind):
 
 
 def exterior_key(world, x, y):
-    return world, (x & 0xFFF) << 20 | (y & 0xFFF) << 8
+    return world, (x & 0xFFF) << 20 | (y & 0xFFF) << 8 | EXTERIOR
 
 
 def stored_kind(key, kind):
     """The kind a row of the cell ``key`` stores for a resource kind."""
-    return kind if not key[1] else key[1] | kind & 0x7F
+    return kind if not key[1] else key[1] & 0xFFFFFF00 | kind & 0x7F
 
 
 def sort_order(rows):
@@ -135,7 +137,9 @@ class CdxFile:
 
     # -- cells ------------------------------------------------------------------------------
     def cell_mask(self, key):
-        return (self.rows["cell"] == key[0]) & (self.rows["kind"] & 0xFFFFFF00 == key[1])
+        kinds = self.rows["kind"]
+        exterior = (kinds & INTERIOR) == 0
+        return (self.rows["cell"] == key[0]) & (kinds & 0xFFFFFF00 == key[1] & 0xFFFFFF00) & (exterior == bool(key[1] & EXTERIOR))
 
     def key_of_mesh(self, cell_id, mesh_id):
         """The key of the cell listing ``mesh_id`` (its 0x86 row names the cell), or None."""
@@ -143,6 +147,11 @@ class CdxFile:
         mesh &= (self.rows["kind"] & 0xFF | INTERIOR) == MESH
         found = self.rows[mesh]
         return cell_key(found["cell"][0], found["kind"][0]) if len(found) else None
+
+    def has_previs(self, key):
+        """Whether the cell ``key`` has its previs row (0x87, or 0x88: none)."""
+        kinds = self.rows["kind"][self.cell_mask(key)] & 0x7F | INTERIOR
+        return bool(np.isin(kinds, (VISIBILITY, NO_VISIBILITY)).any())
 
     def meshes_of(self, key):
         rows = self.rows[self.cell_mask(key)]

@@ -9,9 +9,12 @@ from ...core.errors import FormatError
 from ...core.nif import NifFile
 from ...core.plugin.load_order import GAME_MASTERS
 from ...core.precombined import cdx
-from ...core.precombined.cell_files import mesh_file_name, read_sibling
+from ...core.plugin import Plugin
+from ...core.plugin.references import find_cell_plugin, geometry_hashes
+from ...core.precombined.cell_files import data_folder, mesh_file_name, read_sibling
 from ...core.precombined.csg import GeometryFile, GeometryWriter, record_bytes
 from ...core.precombined.names import KNOWN_PLUGINS, bscrc32, geometry_hash
+from ...core.precombined.previs import defining_file, find_previs
 from .instancing import instancer_source
 from .. import schema
 
@@ -99,7 +102,13 @@ class IndexTarget:
                 data, where = read_sibling(places, mesh_file_name(cell_id, mesh))
                 meshes[mesh] = NifFile.from_bytes(bytearray(data), path=where) if data is not None else None
         meshes[mesh_id] = nif
-        rebuilt = cdx.rebuild_cell(found, key, cell_id & 0xFFFFFF, meshes)
+        visibility = None
+        if not found.has_previs(key):
+            visibility = self._visibility(key, cell_id, nif, places)
+            if visibility is None:
+                messages.append(f"{self.path.name}: no previs file of cell {cell_id & 0xFFFFFF:08X} "
+                                f"(vis\\<master>\\{cell_id & 0xFFFFFF:08X}.uvd) was found: its row says it has none")
+        rebuilt = cdx.rebuild_cell(found, key, cell_id & 0xFFFFFF, meshes, visibility)
         if rebuilt.missing:
             names = ", ".join(mesh_file_name(cell_id, m) for m in rebuilt.missing[:3])
             more = f" and {len(rebuilt.missing) - 3} more" if len(rebuilt.missing) > 3 else ""
@@ -107,6 +116,20 @@ class IndexTarget:
                             f"their rows are kept, {rebuilt.kept} rows the written mesh may no longer need with them")
         found.replace_cell(key, rebuilt.rows)
         return found.to_bytes(), messages
+
+    def _visibility(self, key, cell_id, nif, places):
+        """The 0x87 row of a cell whose index has no previs row yet, when its previs file is in
+        the Data folders of the written file and of ``places``, loose or archived; else None.
+        The master is the file defining the cell, as the cell's plugin (found there) says."""
+        folders = list(dict.fromkeys(data_folder(p) for p in [self.path, *places] if p))
+        hashes = geometry_hashes(nif)
+        plugin_path = next(filter(None, (find_cell_plugin(p, hashes) for p in places if p)), None)
+        master = None
+        if plugin_path is not None:
+            with Plugin(plugin_path) as plugin:
+                master = defining_file(plugin, cell_id)
+        found = find_previs(folders, cell_id, master)
+        return cdx.visibility_row(key, cell_id, found[0]) if found is not None else None
 
 
 def to_external(exported, geometry):
