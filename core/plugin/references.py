@@ -37,6 +37,14 @@ def rotation_matrix(angles):
     return about_x @ about_y @ about_z
 
 
+def reference_placement(position, angles, scale):
+    """The 4x4 matrix placing a model at a reference's DATA position and rotation and its scale."""
+    matrix = np.eye(4)
+    matrix[:3, :3] = rotation_matrix(angles) * scale
+    matrix[:3, 3] = position
+    return matrix
+
+
 def reference_angles(matrix):
     """The DATA rotation (radians about x, y, z) whose rotation_matrix is ``matrix`` (a pure
     rotation): its transpose is Rz(z) Ry(y) Rx(x), decomposed as such; at gimbal lock (y at

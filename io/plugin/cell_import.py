@@ -27,7 +27,7 @@ from ...core.nif import NifFile
 from ...core.nif.materials import read_record
 from ...core.plugin.cell_contents import ACTORS, CellContents
 from ...core.plugin.load_order import LoadOrder
-from ...core.plugin.references import rotation_matrix
+from ...core.plugin.references import reference_placement
 from ..datablocks import rolled_back
 from ..integers import to_int32
 from ..nif.importer import SceneBuilder
@@ -46,13 +46,6 @@ OC_NAME = re.compile(r"^[0-9A-Fa-f]{2}([0-9A-Fa-f]{6})_[0-9A-Fa-f]{8}_OC\.nif$",
 def key_text(load_order, key):
     """A key as the .blend keeps it: ``Origin.esm:XXXXXX`` (stable whatever the load order)."""
     return f"{load_order.origin_name(key)}:{key & 0xFFFFFF:06X}"
-
-
-def placement_matrix(position, angles, scale):
-    out = np.eye(4)
-    out[:3, :3] = rotation_matrix(angles) * scale
-    out[:3, 3] = position
-    return out
 
 
 class SharedMaterials(MaterialImport):
@@ -261,7 +254,7 @@ class CellScene:
                 child.parent = obj
                 child.rotation_mode = "QUATERNION"
                 child[schema.CELL_PART] = number
-                self.placed.append((child, placement_matrix(placement["position"], placement["angles"],
+                self.placed.append((child, reference_placement(placement["position"], placement["angles"],
                                                             float(placement["scale"]))))
         return obj
 

@@ -14,16 +14,9 @@ import struct
 import numpy as np
 
 from ...errors import FormatError
-from ...plugin.references import rotation_matrix
+from ...plugin.references import reference_placement
 
 PLACEMENT = struct.Struct("<7f")  # a SCOL component placement: position, rotation (radians), scale
-
-
-def placement(position, angles, scale):
-    matrix = np.eye(4)
-    matrix[:3, :3] = rotation_matrix(angles) * scale
-    matrix[:3, 3] = position
-    return matrix
 
 
 def reference_matrix(record):
@@ -33,7 +26,7 @@ def reference_matrix(record):
         raise FormatError(f"REFR {record.form_id:08X} has no placement (DATA)")
     values = struct.unpack_from("<6f", data)
     scale = record.field("XSCL")
-    return placement(values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0)
+    return reference_placement(values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0)
 
 
 def scol_parts(scol):
@@ -45,7 +38,7 @@ def scol_parts(scol):
         elif kind == "DATA" and component is not None:
             for at in range(0, len(data) - PLACEMENT.size + 1, PLACEMENT.size):
                 values = PLACEMENT.unpack_from(data, at)
-                parts.append((component, placement(values[:3], values[3:6], values[6])))
+                parts.append((component, reference_placement(values[:3], values[3:6], values[6])))
     return parts
 
 
