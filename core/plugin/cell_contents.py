@@ -21,7 +21,6 @@ import struct
 import numpy as np
 
 from ..errors import FormatError
-from .load_order import GAME_MASTERS
 from .records import HEADER_SIZE, Record
 from .references import combined_references, rotation_matrix
 
@@ -317,9 +316,10 @@ class CellContents:
         the Data folder and a plugin that is no master took its slot."""
         names = {entry.name.lower() for entry in self.load_order.entries}
         entry = self.load_order.by_code.get(key >> 24)
-        if GAME_MASTERS[0].lower() in names or entry is None or entry.slot != 0 or entry.light or entry.master:
+        master = self.load_order.masters[0]
+        if master.lower() in names or entry is None or entry.slot != 0 or entry.light or entry.master:
             return None
-        return f"{GAME_MASTERS[0]}:{key & 0xFFFFFF:06X}"
+        return f"{master}:{key & 0xFFFFFF:06X}"
 
     def _cell_key(self, text):
         text = str(text).strip()
