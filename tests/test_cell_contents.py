@@ -141,3 +141,29 @@ def test_skyrim_le_loads_its_two_masters(tmp_path):
     (tmp_path / "plugins.txt").write_text("*Dawnguard.esm\n")
     assert [e.name for e in LoadOrder(tmp_path, tmp_path / "plugins.txt").entries] == [
         "Skyrim.esm", "Update.esm", "Dawnguard.esm"]
+
+
+def test_references_moved_between_cells_follow_their_winning_override(tmp_path, corpus):
+    """Later.esp moves the master's reference 00000801 into Other.esm's cell and Other.esm's
+    reference 850 into the test cell: 801 leaves the cell, 850 joins it where Later.esp puts it;
+    Other.esm's own cell sees the reverse."""
+    expected = write_cell(tmp_path, corpus, "FO4")
+    from cell_plugins import interior, placed
+
+    other_cell = 0x01000A01
+    stand = placed("REFR", 0x01000850, 0x100, (9.0, 8.0, 7.0), (0.0, 0.0, 0.0), "FO4")
+    (tmp_path / "Other.esm").write_bytes(_versioned_plugin(
+        ["Fallout4.esm"], [interior(other_cell, "OtherCell", [stand], "FO4")], "FO4", flags=1))
+    into = placed("REFR", 0x01000850, 0x100, (-4.0, 3.0, 2.0), (0.0, 0.0, 0.5), "FO4")  # 850, Other.esm's
+    out = placed("REFR", 0x00000801, 0x101, (60.0, 0.0, 0.0), (0.0, 0.0, 0.0), "FO4")
+    cells = interior(CELL, "TestCell", [into], "FO4") + interior(other_cell, "OtherCell", [out], "FO4")
+    (tmp_path / "Later.esp").write_bytes(_versioned_plugin(["Fallout4.esm", "Other.esm"], [cells], "FO4"))
+    (tmp_path / "plugins.txt").write_text("*Other.esm\n*Mod.esp\n*Later.esp\n")
+    order = LoadOrder(tmp_path, tmp_path / "plugins.txt")
+    contents = CellContents(order, "TestCell")
+    found = {contents.form_id(r.key): r for r in contents.references}
+    assert "00000801" not in found and "00000800" in found  # Mod.esp's move within the cell stays
+    assert np.allclose(found["01000850"].position, (-4.0, 3.0, 2.0)) and found["01000850"].entry.name == "Later.esp"
+    assert len(found) == len(expected)  # one out, one in
+    other = {contents.form_id(r.key): r for r in CellContents(order, "OtherCell").references}
+    assert set(other) == {"00000801"} and np.allclose(other["00000801"].position, (60.0, 0.0, 0.0))
