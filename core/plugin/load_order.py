@@ -129,9 +129,11 @@ def read_plugins_txt(path):
 class LoadOrder:
     """The plugins of ``data_folder`` the game loads, in order (``entries``), ``game`` (GAMES'
     key) and its ``masters``, and ``problems``: one line per plugin named but missing,
-    unreadable or lacking a master (each skipped)."""
+    unreadable or lacking a master (each skipped). ``last``: plugins of the Data folder loaded
+    after all the others, listed or not (a patch being built on); ``without``: plugins left out
+    (a patch about to be rewritten)."""
 
-    def __init__(self, data_folder, plugins_txt=None):
+    def __init__(self, data_folder, plugins_txt=None, last=(), without=()):
         self.data_folder = Path(data_folder)
         self.problems = []
         try:
@@ -156,6 +158,9 @@ class LoadOrder:
                 wanted.append(files[name.lower()])
         else:
             wanted += sorted((name for key, name in files.items() if key not in official), key=str.lower)
+        last = [files[name.lower()] for name in last if name.lower() in files and name.lower() not in official]
+        moved = {name.lower() for name in [*last, *without]}
+        wanted = [name for name in wanted if name.lower() not in moved] + last
         self.entries = []
         self._codes = {}  # lower-case plugin name -> origin code
         self.names = []  # origin code -> plugin name as first seen
