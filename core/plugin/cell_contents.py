@@ -170,7 +170,7 @@ class _PluginWalk:
                     if self.load_order.key(self.entry, flags) == self.cell_key:
                         self._children(at + HEADER_SIZE, at + size)
                     elif self.entry.masters:  # a plugin without masters overrides nothing
-                        self._overrides(at + HEADER_SIZE, at + size)
+                        self._children(at + HEADER_SIZE, at + size, here=False)
                 elif group_type in (2, 3, 4, 5):
                     self._walk(at + HEADER_SIZE, at + size, world)
                 at += size
@@ -187,37 +187,24 @@ class _PluginWalk:
                     self.cells.append((key, Record.decode(data, at, end), world))
             at += HEADER_SIZE + size
 
-    def _children(self, at, end):
+    def _children(self, at, end, here=True):
+        """The references of a cell's children group: this cell's (``here``) as Records, another
+        cell's that override a master's as keys into ``elsewhere``."""
         data = self.data
+        codes, masks = self.load_order.origins(self.entry)
         while at < end:
             kind, size, _, form_id = _header(data, at, end)
             if kind == b"GRUP":
                 if size < HEADER_SIZE or at + size > end:
                     raise FormatError(f"group at {at} of {size} bytes does not fit its parent (ends at {end})")
-                self._children(at + HEADER_SIZE, at + size)
+                self._children(at + HEADER_SIZE, at + size, here)
                 at += size
                 continue
             if kind in REFERENCE_TYPES:
-                self.references.append(Record.decode(data, at, end))
-            at += HEADER_SIZE + size
-
-
-    def _overrides(self, at, end):
-        """Into ``elsewhere``, the keys of another cell's references that override a master's."""
-        data = self.data
-        codes, masks = self.load_order.origins(self.entry)
-        own = self.entry.code
-        while at < end:
-            kind, size, _, form_id = _header(data, at, end)
-            if kind == b"GRUP":
-                if size < HEADER_SIZE or at + size > end:
-                    raise FormatError(f"group at {at} of {size} bytes does not fit its parent (ends at {end})")
-                self._overrides(at + HEADER_SIZE, at + size)
-                at += size
-                continue
-            index = form_id >> 24
-            if kind in REFERENCE_TYPES and codes[index] != own:
-                self.elsewhere.add(codes[index] << 24 | form_id & masks[index])
+                if here:
+                    self.references.append(Record.decode(data, at, end))
+                elif codes[form_id >> 24] != self.entry.code:
+                    self.elsewhere.add(codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24])
             at += HEADER_SIZE + size
 
 
