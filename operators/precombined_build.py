@@ -1,15 +1,18 @@
 """Object properties > Precombined's Build Precombines: the active copy's cell rebuilt from its
-load order's references without the Creation Kit (io.precombined.build)."""
+load order's references without the Creation Kit, or the cell import holding the active object
+built on its edits (io.precombined.build)."""
 
 import bpy
 
 from ..core.errors import FormatError
-from ..io.precombined.build import build_cell, cell_of
+from ..io.plugin import cell_import
+from ..io.precombined.build import build_cell, build_cell_import, cell_of
 
 
 class OBJECT_OT_precombined_build(bpy.types.Operator):
     """Build the precombines of the active copy's cell from the references of its Data folder's
-    load order, as the Creation Kit would (every file written or none)"""
+    load order, as the Creation Kit would (every file written or none); for an imported cell,
+    its edits written into the patch first"""
 
     bl_idname = "object.precombined_build"
     bl_label = "Build Precombines"
@@ -24,11 +27,15 @@ class OBJECT_OT_precombined_build(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return cell_of(context.object) is not None
+        return cell_of(context.object) is not None or cell_import.cell_of(context) is not None
 
     def execute(self, context):
+        imported = cell_import.cell_of(context)
         try:
-            lines, _ = build_cell(context.object, self.layout, self.into, self.dry_run)
+            if imported is not None and (context.object is None or context.object.name in imported.all_objects):
+                lines, _ = build_cell_import(imported, self.layout, self.into, self.dry_run)
+            else:
+                lines, _ = build_cell(context.object, self.layout, self.into, self.dry_run)
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}

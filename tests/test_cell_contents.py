@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 import pytest
-from cell_plugins import CELL, KINDS, write_cell
+from cell_plugins import CELL, KINDS, MASTER, _versioned_plugin, write_cell
 from plugin_writer import group, plugin, record, zstring
 
 from precombined_nif.core.errors import FormatError
@@ -105,3 +105,65 @@ def test_cyclic_enable_parent_is_named(tmp_path):
     assert [line for line in contents.problems if "circle" in line] == [
         "enable parents go round in a circle: 00000800 > 00000801 > 00000802 > 00000800: each shown as enabled by none"]
     assert len(contents.references) == 3 and all(r.parent is None for r in contents.references)
+
+
+@pytest.mark.parametrize("game", ["FO4", "SSE"])
+def test_the_games_own_masters_load_unlisted(tmp_path, corpus, game):
+    """plugins.txt names only Mod.esp: the game's own masters load first all the same (Skyrim
+    SE: Skyrim.esm, Update.esm, Dawnguard.esm; libloadorder's list), no line names another
+    game's master, and the cell stands as written."""
+    expected = write_cell(tmp_path, corpus, game)
+    dlc = {"FO4": ("DLCRobot.esm", "DLCCoast.esm"), "SSE": ("Update.esm", "Dawnguard.esm")}[game]
+    for name in reversed(dlc):  # written in the other order: the game's order wins
+        (tmp_path / name).write_bytes(_versioned_plugin([], [], game, flags=1))
+    (tmp_path / "plugins.txt").write_text("# only the mod\n*Mod.esp\n")
+    order = LoadOrder(tmp_path, tmp_path / "plugins.txt")
+    assert order.game == game
+    assert [e.name for e in order.entries] == [MASTER[game], *dlc, "Mod.esp"]
+    assert order.problems == []
+    contents = CellContents(order, f"{CELL:08X}")
+    slot = len(dlc) + 1  # Mod.esp's own records: its slot after the DLCs
+    assert {int(contents.form_id(r.key), 16) for r in contents.references} == {
+        f if f >> 24 == 0 else slot << 24 | f & 0xFFFFFF for f in expected}
+    assert not [line for line in contents.problems if "Fallout4.esm" in line or "Skyrim.esm" in line]
+
+
+def test_skyrim_le_loads_its_two_masters(tmp_path):
+    """HEDR 0.94 with form version 43 is Skyrim LE: Skyrim.esm and Update.esm load unlisted,
+    Dawnguard.esm only when plugins.txt names it."""
+    header = record("TES4", 0, [("HEDR", struct.pack("<fiI", 0.94, 0, 0x800))], flags=1)
+    header = header[:20] + struct.pack("<H", 43) + header[22:]
+    for name in ("Skyrim.esm", "Update.esm", "Dawnguard.esm"):
+        (tmp_path / name).write_bytes(header)
+    (tmp_path / "plugins.txt").write_text("")
+    order = LoadOrder(tmp_path, tmp_path / "plugins.txt")
+    assert order.game == "TES5" and [e.name for e in order.entries] == ["Skyrim.esm", "Update.esm"]
+    (tmp_path / "plugins.txt").write_text("*Dawnguard.esm\n")
+    assert [e.name for e in LoadOrder(tmp_path, tmp_path / "plugins.txt").entries] == [
+        "Skyrim.esm", "Update.esm", "Dawnguard.esm"]
+
+
+def test_references_moved_between_cells_follow_their_winning_override(tmp_path, corpus):
+    """Later.esp moves the master's reference 00000801 into Other.esm's cell and Other.esm's
+    reference 850 into the test cell: 801 leaves the cell, 850 joins it where Later.esp puts it;
+    Other.esm's own cell sees the reverse."""
+    expected = write_cell(tmp_path, corpus, "FO4")
+    from cell_plugins import interior, placed
+
+    other_cell = 0x01000A01
+    stand = placed("REFR", 0x01000850, 0x100, (9.0, 8.0, 7.0), (0.0, 0.0, 0.0), "FO4")
+    (tmp_path / "Other.esm").write_bytes(_versioned_plugin(
+        ["Fallout4.esm"], [interior(other_cell, "OtherCell", [stand], "FO4")], "FO4", flags=1))
+    into = placed("REFR", 0x01000850, 0x100, (-4.0, 3.0, 2.0), (0.0, 0.0, 0.5), "FO4")  # 850, Other.esm's
+    out = placed("REFR", 0x00000801, 0x101, (60.0, 0.0, 0.0), (0.0, 0.0, 0.0), "FO4")
+    cells = interior(CELL, "TestCell", [into], "FO4") + interior(other_cell, "OtherCell", [out], "FO4")
+    (tmp_path / "Later.esp").write_bytes(_versioned_plugin(["Fallout4.esm", "Other.esm"], [cells], "FO4"))
+    (tmp_path / "plugins.txt").write_text("*Other.esm\n*Mod.esp\n*Later.esp\n")
+    order = LoadOrder(tmp_path, tmp_path / "plugins.txt")
+    contents = CellContents(order, "TestCell")
+    found = {contents.form_id(r.key): r for r in contents.references}
+    assert "00000801" not in found and "00000800" in found  # Mod.esp's move within the cell stays
+    assert np.allclose(found["01000850"].position, (-4.0, 3.0, 2.0)) and found["01000850"].entry.name == "Later.esp"
+    assert len(found) == len(expected)  # one out, one in
+    other = {contents.form_id(r.key): r for r in CellContents(order, "OtherCell").references}
+    assert set(other) == {"00000801"} and np.allclose(other["00000801"].position, (60.0, 0.0, 0.0))

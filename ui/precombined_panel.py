@@ -37,6 +37,8 @@ class OBJECT_PT_precombined(ObjectPanel, bpy.types.Panel):
             draw_export_preview(layout, obj)
             layout.operator(OBJECT_OT_precombined_build.bl_idname)
             return
+        if schema.CELL_REFERENCE in obj:  # a whole cell's import: built on its edits
+            layout.operator(OBJECT_OT_precombined_build.bl_idname)
         if is_record_object(obj):
             layout.label(text="Marked: exported as a record of a new or imported cell")
             layout.operator(OBJECT_OT_precombined_mark.bl_idname, text="Clear Mark").clear = True

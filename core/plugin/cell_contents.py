@@ -3,8 +3,10 @@
 The plugins are walked in load order (load_order.LoadOrder); a record another plugin holds
 later wins (its override). The cell is found by its FormID or EditorID among the CELL records of
 the CELL and WRLD top groups; its references are the REFR and ACHR records of its children group
-(type 6, labelled by the CELL) in every plugin, the last plugin's copy of each winning. Fields
-(xEdit's wbDefinitionsFO4.pas / wbDefinitionsTES5.pas, the same for both games): NAME the base,
+(type 6, labelled by the CELL) in every plugin, the last plugin's copy of each winning. A
+reference whose winning override sits in another cell's group has moved there, as the game
+places it: it leaves this cell, and one a later plugin moves into this cell's group joins it.
+Fields (xEdit's wbDefinitionsFO4.pas / wbDefinitionsTES5.pas, the same for both games): NAME the base,
 DATA position and rotation in radians (x, y, z), XSCL the scale, XESP the enable parent (u32
 FormID, u8 flags: 1 "set enable state to opposite of parent"), XRDS a light's radius; header
 flags 0x20 deleted, 0x800 initially disabled. The game turns a reference by z first, then y,
@@ -21,7 +23,6 @@ import struct
 import numpy as np
 
 from ..errors import FormatError
-from .load_order import GAME_MASTERS
 from .records import HEADER_SIZE, Record
 from .references import combined_references, rotation_matrix
 
@@ -125,13 +126,16 @@ def _header(data, at, end):
 
 
 class _PluginWalk:
-    """One plugin's records for the cell: CELL records (key, Record) and its references."""
+    """One plugin's records for the cell: CELL records (key, Record), its references, and the
+    keys of the overrides it places in other cells (``elsewhere``: references it moves out of
+    the cells of their plugins, headers only)."""
 
     def __init__(self, load_order, entry, cell_key, editor_id):
         self.load_order, self.entry = load_order, entry
         self.cell_key, self.editor_id = cell_key, editor_id
         self.cells = []  # (key, Record, world key)
         self.references = []  # Records
+        self.elsewhere = set()
         data = _open(entry.path)
         try:
             self.data = data
@@ -162,9 +166,11 @@ class _PluginWalk:
                 group_type = struct.unpack_from("<i", data, at + 12)[0]
                 if group_type == 1:
                     self._walk(at + HEADER_SIZE, at + size, self.load_order.key(self.entry, flags))
-                elif group_type == 6:
+                elif group_type == 6 and self.cell_key is not None:
                     if self.load_order.key(self.entry, flags) == self.cell_key:
                         self._children(at + HEADER_SIZE, at + size)
+                    elif self.entry.masters:  # a plugin without masters overrides nothing
+                        self._children(at + HEADER_SIZE, at + size, here=False)
                 elif group_type in (2, 3, 4, 5):
                     self._walk(at + HEADER_SIZE, at + size, world)
                 at += size
@@ -181,18 +187,24 @@ class _PluginWalk:
                     self.cells.append((key, Record.decode(data, at, end), world))
             at += HEADER_SIZE + size
 
-    def _children(self, at, end):
+    def _children(self, at, end, here=True):
+        """The references of a cell's children group: this cell's (``here``) as Records, another
+        cell's that override a master's as keys into ``elsewhere``."""
         data = self.data
+        codes, masks = self.load_order.origins(self.entry)
         while at < end:
             kind, size, _, form_id = _header(data, at, end)
             if kind == b"GRUP":
                 if size < HEADER_SIZE or at + size > end:
                     raise FormatError(f"group at {at} of {size} bytes does not fit its parent (ends at {end})")
-                self._children(at + HEADER_SIZE, at + size)
+                self._children(at + HEADER_SIZE, at + size, here)
                 at += size
                 continue
             if kind in REFERENCE_TYPES:
-                self.references.append(Record.decode(data, at, end))
+                if here:
+                    self.references.append(Record.decode(data, at, end))
+                elif codes[form_id >> 24] != self.entry.code:
+                    self.elsewhere.add(codes[form_id >> 24] << 24 | form_id & masks[form_id >> 24])
             at += HEADER_SIZE + size
 
 
@@ -279,6 +291,8 @@ class CellContents:
                 key = walk.cells[0][0]  # the first plugin naming a cell so defines which it is
                 walk = _PluginWalk(load_order, entry, key, editor_id)
             found += [(entry, record, world) for cell_key, record, world in walk.cells if cell_key == key]
+            for moved in walk.elsewhere:  # its override stands in another cell: the reference left this one
+                references.pop(moved, None)
             for record in walk.references:
                 reference = _reference(load_order, entry, record)
                 if isinstance(reference, str):
@@ -317,9 +331,10 @@ class CellContents:
         the Data folder and a plugin that is no master took its slot."""
         names = {entry.name.lower() for entry in self.load_order.entries}
         entry = self.load_order.by_code.get(key >> 24)
-        if GAME_MASTERS[0].lower() in names or entry is None or entry.slot != 0 or entry.light or entry.master:
+        master = self.load_order.masters[0]
+        if master.lower() in names or entry is None or entry.slot != 0 or entry.light or entry.master:
             return None
-        return f"{GAME_MASTERS[0]}:{key & 0xFFFFFF:06X}"
+        return f"{master}:{key & 0xFFFFFF:06X}"
 
     def _cell_key(self, text):
         text = str(text).strip()

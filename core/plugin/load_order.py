@@ -1,11 +1,18 @@
-"""A Fallout 4 load order as the game builds it, and FormIDs as the game numbers them.
+"""A load order as the game builds it (Fallout 4, Skyrim SE and LE), and FormIDs as the game
+numbers them.
 
-The game's own masters load first (Fallout4.esm, then the DLCs in the game's order); then the
-active plugins (``*Name.esp`` lines) of ``plugins.txt``, else every other plugin of the Data
+The game's own masters load first, listed in plugins.txt or not (libloadorder's hardcoded and
+implicitly active plugins: Fallout4.esm then its DLCs; Skyrim.esm, Update.esm, then SE's
+Dawnguard, HearthFires and Dragonborn); then the active plugins (``*Name.esp`` lines) of ``plugins.txt``, else every other plugin of the Data
 folder by name. ESM-flagged plugins (the header flag 0x1, or an .esm/.esl name) load before the
 others whatever their line. A light plugin (header flag 0x200, or an .esl name; fopdoc's
 Fallout 4 record header and xEdit's TES4 flags) takes no slot of its own: its records live in
 the 0xFE space, ``FE`` + 12-bit light index + 12-bit object id; the others take slots 00..FD.
+
+The game is told by the plugins' TES4 header: its HEDR version (Fallout 4 0.95 and 1.0, Skyrim
+SE 1.7 and 1.71, Skyrim LE 0.94 with a form version from 40 to 43; xEdit's and the CKs' values),
+the Data folder's own game master's first, else the first plugin's that says; Fallout 4 when
+none does.
 
 A record is keyed by the plugin that defines it (its origin, the master its FormID's top byte
 indexes, or the plugin itself) and its object id, so FormIDs stored in different plugins
@@ -19,8 +26,15 @@ from pathlib import Path
 from ..errors import FormatError
 from ..stream import decode_text
 
-GAME_MASTERS = ("Fallout4.esm", "DLCRobot.esm", "DLCworkshop01.esm", "DLCCoast.esm", "DLCworkshop02.esm",
-                "DLCworkshop03.esm", "DLCNukaWorld.esm", "DLCUltraHighResolution.esm")
+GAMES = {  # each game's own masters, in the order it loads them
+    "FO4": ("Fallout4.esm", "DLCRobot.esm", "DLCworkshop01.esm", "DLCCoast.esm", "DLCworkshop02.esm",
+            "DLCworkshop03.esm", "DLCNukaWorld.esm", "DLCUltraHighResolution.esm"),
+    "SSE": ("Skyrim.esm", "Update.esm", "Dawnguard.esm", "HearthFires.esm", "Dragonborn.esm"),
+    "TES5": ("Skyrim.esm", "Update.esm"),
+}
+GAME_MASTERS = GAMES["FO4"]  # precombines are Fallout 4's alone
+HEDR_VERSIONS = {0.95: "FO4", 1.0: "FO4", 1.7: "SSE", 1.71: "SSE", 0.94: "TES5"}
+SKYRIM_LE_FORM_VERSIONS = range(40, 44)  # Fallout 3 and New Vegas share HEDR 0.94 with lower ones
 SUFFIXES = (".esm", ".esl", ".esp")
 MASTER_FLAG = 0x1
 LIGHT_FLAG = 0x200
@@ -56,13 +70,14 @@ class Entry:
 
 
 def read_header(path):
-    """(flags, [master names]) of a plugin, reading its TES4 record only."""
+    """(flags, [master names], game or None) of a plugin, reading its TES4 record only."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(24)
             if len(head) < 24:
                 raise FormatError(f"{len(head)} bytes: not even a record header", path=str(path))
             kind, size, flags, _ = HEADER.unpack_from(head)
+            form_version = struct.unpack_from("<H", head, 20)[0]
             if kind != b"TES4":
                 raise FormatError(f"not a plugin (first record {kind!r}, not TES4)", path=str(path))
             body = handle.read(size)
@@ -70,13 +85,31 @@ def read_header(path):
         raise FormatError(f"cannot be read: {error.strerror}", path=str(path)) from None
     if len(body) != size:
         raise FormatError(f"its header record of {size} bytes runs past the end of the file", path=str(path))
-    masters, at = [], 0
+    masters, game, at = [], None, 0
     while at + 6 <= len(body):
         field, length = struct.unpack_from("<4sH", body, at)
         if field == b"MAST":
             masters.append(decode_text(body[at + 6:at + 6 + length].split(b"\0", 1)[0]))
+        elif field == b"HEDR" and length >= 4 and at + 10 <= len(body):
+            game = HEDR_VERSIONS.get(round(struct.unpack_from("<f", body, at + 6)[0], 2))
+            if game == "TES5" and form_version not in SKYRIM_LE_FORM_VERSIONS:
+                game = None
         at += 6 + length
-    return flags, masters
+    return flags, masters, game
+
+
+def game_of(data_folder, files, names):
+    """The game of a Data folder whose plugin files are ``files`` (lower-case name -> name):
+    the one its own game master's header says, else the first of ``names`` whose header says."""
+    own = [files[game[0].lower()] for game in GAMES.values() if game[0].lower() in files]
+    for name in dict.fromkeys(own + [files[n.lower()] for n in names if n.lower() in files]):
+        try:
+            game = read_header(Path(data_folder) / name)[2]
+        except FormatError:
+            continue  # named among the load order's problems when it is read there
+        if game is not None:
+            return game
+    return "FO4"
 
 
 def read_plugins_txt(path):
@@ -94,23 +127,29 @@ def read_plugins_txt(path):
 
 
 class LoadOrder:
-    """The plugins of ``data_folder`` the game loads, in order (``entries``), and ``problems``:
-    one line per plugin named but missing, unreadable or lacking a master (each skipped)."""
+    """The plugins of ``data_folder`` the game loads, in order (``entries``), ``game`` (GAMES'
+    key) and its ``masters``, and ``problems``: one line per plugin named but missing,
+    unreadable or lacking a master (each skipped). ``last``: plugins of the Data folder loaded
+    after all the others, listed or not (a patch being built on); ``without``: plugins left out
+    (a patch about to be rewritten)."""
 
-    def __init__(self, data_folder, plugins_txt=None):
+    def __init__(self, data_folder, plugins_txt=None, last=(), without=()):
         self.data_folder = Path(data_folder)
         self.problems = []
         try:
             files = {name.lower(): name for name in os.listdir(self.data_folder) if name.lower().endswith(SUFFIXES)}
         except OSError as error:
             raise FormatError(f"cannot be listed: {error.strerror}", path=str(data_folder)) from None
-        official = {name.lower() for name in GAME_MASTERS}
-        wanted = [name for name in GAME_MASTERS if name.lower() in files]
-        if GAME_MASTERS[0].lower() not in files:
-            self.problems.append(f"{self.data_folder}: holds no {GAME_MASTERS[0]}: the cells and references it "
+        listed = read_plugins_txt(plugins_txt) if plugins_txt else None
+        self.game = game_of(self.data_folder, files, sorted(files.values(), key=str.lower) if listed is None else listed)
+        self.masters = GAMES[self.game]
+        official = {name.lower() for name in self.masters}
+        wanted = [files[name.lower()] for name in self.masters if name.lower() in files]
+        if self.masters[0].lower() not in files:
+            self.problems.append(f"{self.data_folder}: holds no {self.masters[0]}: the cells and references it "
                                  f"defines are unknown")
-        if plugins_txt:
-            for name in read_plugins_txt(plugins_txt):
+        if listed is not None:
+            for name in listed:
                 if name.lower() in official:
                     continue  # the game loads its own masters first whatever the list says
                 if name.lower() not in files:
@@ -119,6 +158,9 @@ class LoadOrder:
                 wanted.append(files[name.lower()])
         else:
             wanted += sorted((name for key, name in files.items() if key not in official), key=str.lower)
+        last = [files[name.lower()] for name in last if name.lower() in files and name.lower() not in official]
+        moved = {name.lower() for name in [*last, *without]}
+        wanted = [name for name in wanted if name.lower() not in moved] + last
         self.entries = []
         self._codes = {}  # lower-case plugin name -> origin code
         self.names = []  # origin code -> plugin name as first seen
@@ -129,7 +171,7 @@ class LoadOrder:
                 continue
             seen.add(name.lower())
             try:
-                flags, masters = read_header(self.data_folder / name)
+                flags, masters, _ = read_header(self.data_folder / name)
             except FormatError as error:
                 self.problems.append(f"{error}: skipped")
                 continue
@@ -139,7 +181,7 @@ class LoadOrder:
         full = light = 0
         for entry in read:
             missing = [m for m in entry.masters if m.lower() not in {e.name.lower() for e in self.entries}
-                       and not (m.lower() == GAME_MASTERS[0].lower() and GAME_MASTERS[0].lower() not in files)]
+                       and not (m.lower() == self.masters[0].lower() and self.masters[0].lower() not in files)]
             if missing:
                 self.problems.append(f"{entry.path}: needs {', '.join(missing)}, not loaded before it: skipped")
                 continue
@@ -228,9 +270,9 @@ class LoadOrder:
         """The error for a record no plugin holds; when the game's master is not in the Data
         folder, how to name its records instead (the slot it would take is another plugin's)."""
         message = f"no plugin of the load order holds {kind} {self.form_id(key)}"
-        if GAME_MASTERS[0].lower() not in {entry.name.lower() for entry in self.entries} and key >> 24 in self.by_code:
-            message += (f" ({GAME_MASTERS[0]} is not in the Data folder: a record it defines is named "
-                        f"{GAME_MASTERS[0]}:{key & 0xFFFFFF:06X})")
+        master = self.masters[0]
+        if master.lower() not in {entry.name.lower() for entry in self.entries} and key >> 24 in self.by_code:
+            message += f" ({master} is not in the Data folder: a record it defines is named {master}:{key & 0xFFFFFF:06X})"
         return FormatError(message, path=str(self.data_folder))
 
     def origin_name(self, key):

@@ -137,7 +137,10 @@ def export_cell(collection, output, light=False):
         return False, messages + [f"{collection.name}: no reference moved, deleted, duplicated or added "
                                   f"({edits.untouched} left alone): no plugin written"]
     data_folder = collection[schema.CELL_DATA_FOLDER]
-    load_order = LoadOrder(data_folder, collection[schema.CELL_PLUGINS_TXT] or None)
+    # an output in the Data folder is rewritten whole: what it holds now is no part of the load order it patches
+    inside = Path(output).resolve().parent == Path(data_folder).resolve()
+    load_order = LoadOrder(data_folder, collection[schema.CELL_PLUGINS_TXT] or None,
+                           without=(Path(output).name,) if inside else ())
     contents = CellContents(load_order, collection[schema.CELL_KEY])
     winner = contents.cell_entry
     later = [e for e in reversed(load_order.entries[:load_order.entries.index(winner)])]

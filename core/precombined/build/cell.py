@@ -59,7 +59,8 @@ class Build:
     def __init__(self, data_folder, cell, into=None, layout="shared", plugins_txt=None, models=None, stamp=None):
         if layout not in LAYOUTS:
             raise FormatError(f"layout {layout!r}: choose shared or inline")
-        self.order = LoadOrder(data_folder, plugins_txt)
+        # the patch named is built on: its references' overrides (a cell's edits) win
+        self.order = LoadOrder(data_folder, plugins_txt, last=(into,) if into else ())
         self.folder = self.order.data_folder
         try:
             self.key = self.order.key_of_text(cell)
