@@ -53,7 +53,9 @@ def command_import(args):
                 objects, warnings = apply_file(context, path, meshes, rollback=rollback)
                 return (built[-1] if meshes else objects[0]), warnings
             havok = Path(path).suffix.lower() == ".hkx"
-            importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
+            if havok:  # root motion as the armature object's motion
+                return import_hkx(context, path, progress, rollback=rollback, root_motion=True)
+            importer = import_bsm2 if is_bsm2(path) else import_nif
             return importer(context, path, progress, rollback=rollback)
 
         for imported, messages in each_file(bpy.context, paths, import_one):

@@ -163,6 +163,7 @@ HKX_FPS = "hkx_fps"  # float: an action's frame rate
 HKX_BINDING = "hkx_binding"  # JSON: skeleton name, track bones and indices, blend hint, float tracks
 HKX_ANNOTATIONS = "hkx_annotations"  # JSON: [time, text]
 HKX_ROOT_AXES = "hkx_root_axes"  # 6 floats: root motion up and forward
+HKX_ROOT_MOTION = "hkx_root_motion"  # JSON: root motion not keyed on import (samples, duration, up, forward), written back as read
 
 # -- Banuba .bsm2 (io/bsm2/mapping.py) -------------------------------------------------------------
 BSM2_NORMAL = "bsm2_normal"  # FLOAT_VECTOR point attribute: the file's normals

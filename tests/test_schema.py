@@ -79,4 +79,5 @@ def test_the_new_keys_are_these():
         schema.SF_LOD_SLOT, schema.SF_MESH_LOD, schema.SF_MESH_FILE, schema.SF_SOURCE, schema.SF_LODS_KEPT,
         schema.SF_MAT_FILE, schema.SF_MAT_TEXTURE,
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
+        schema.HKX_ROOT_MOTION,  # issue 44: root motion kept on the action as read
     }

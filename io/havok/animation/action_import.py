@@ -10,7 +10,8 @@ rotation).
 
 Annotations become pose markers. Root motion (hkaDefaultAnimatedReferenceFrame: a translation
 and an angle about the up axis per sample) keys the armature object's location and quaternion
-rotation, in the same slot, when asked for.
+rotation, in the same slot, when asked for; either way it is kept on the action as read
+(``hkx_root_motion``): written back so when not keyed, or keyed and left as imported.
 
 What export needs is kept on the action: ``hkx_fps``, ``hkx_game``, ``hkx_binding`` (JSON:
 skeleton name, each track's bone name and skeleton index, blend hint, float tracks),
@@ -89,6 +90,8 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
                 sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
     if root_motion and animation.root_motion is not None:
         _root_motion(action, slot, armature, animation)
+    if animation.root_motion is not None:  # not lost when not shown, exact when shown and untouched
+        _keep_root_motion(action, animation.root_motion)
     _describe(action, animation, bones, kept, game)
     for pose_bone in (armature.pose.bones[bone] for bone in bones):
         pose_bone.rotation_mode = "QUATERNION"
@@ -125,6 +128,15 @@ def _root_motion(action, slot, armature, animation):
     for axis in range(4):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "rotation_quaternion", axis, group), frames, quaternions[:, axis])
     action[schema.HKX_ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
+
+
+def _keep_root_motion(action, motion):
+    action[schema.HKX_ROOT_MOTION] = json.dumps({
+        "samples": np.asarray(motion.samples, np.float32).ravel().tolist(),  # float32 values held exactly by doubles
+        "duration": float(motion.duration),
+        "up": [float(v) for v in motion.up],
+        "forward": [float(v) for v in motion.forward],
+    })
 
 
 def _describe(action, animation, bones, kept, game):
