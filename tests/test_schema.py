@@ -80,4 +80,5 @@ def test_the_new_keys_are_these():
         schema.SF_MAT_FILE, schema.SF_MAT_TEXTURE,
         schema.TRI_SOURCES, schema.TRI_MORPHS, schema.TRI_NEW_MORPHS,
         schema.HKX_ROOT_MOTION,  # issue 44: root motion kept on the action as read
+        schema.BSM2_KEYS, schema.BSM2_INVERSE_BIND,  # issue 44: .bsm2 keys and inverse binds as the file had them
     }
