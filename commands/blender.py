@@ -2,11 +2,13 @@
 bpy and the add-on's Blender side are imported when a command runs."""
 
 import argparse
-import errno
+import contextlib
+import os
 import sys
 from pathlib import Path
 
 from . import ENTRY, CommandError, UsageError
+from .outputs import check_output_file, check_output_folder
 
 
 def require_bpy(command):
@@ -33,6 +35,7 @@ def command_import(args):
 
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
+    check_output_file("import", args.blend, args.files)
     # A folder's .tri files come with the NIFs they belong to; those named go onto the file before them.
     paths = [str(path) for path, relative in expand(args.files) if relative is None or not is_tri(path)]
     if not paths:
@@ -135,14 +138,19 @@ def command_export(args):
             raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
+    source = Path(args.input)
+    if not source.is_file():
+        raise UsageError(f"export: {args.input}: the input .blend file does not exist")
+    if args.each:
+        check_output_folder(args.output, [source])
+    else:
+        check_output_file("export", args.output, [source])
     bpy = require_bpy("export")
     from ..io.bsm2.exporter import export_file
 
-    source = Path(args.input)
-    if not source.is_file():
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", args.input)
     try:
-        bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+        with silenced():  # Blender prints its own line for a file it cannot read: the error below says it
+            bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
     except RuntimeError as error:
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if args.each:
@@ -309,6 +317,25 @@ def _export_in_process(args, collection, target):
         lines = [line.removeprefix("error: ") for line in result.stderr.splitlines() if line.startswith("error: ")]
         return False, lines[0] if lines else f"{target}: the export process failed ({result.returncode})"
     return True, result.stdout.strip()
+
+
+@contextlib.contextmanager
+def silenced():
+    """Blender's own prints (its C code writes to the process's stdout and stderr) go nowhere."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    kept = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "wb") as nothing:
+            os.dup2(nothing.fileno(), 1)
+            os.dup2(nothing.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), kept):
+            os.dup2(saved, fd)
+            os.close(saved)
 
 
 def _blender_message(error):

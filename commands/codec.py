@@ -15,7 +15,17 @@ def command_info(args):
             raise UsageError("info: --plugin reads one cell at a time")
         return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args, args.files)
     (path,) = args.files
-    result = info.file_info(path)
+    try:
+        result = info.file_info(path)
+    except Exception as error:  # with --json, a failure is JSON too (as with several files)
+        if not args.json:
+            raise
+        from ..core.errors import failure_text
+
+        text = failure_text(path, error)
+        print(json.dumps({"file": str(path), "error": text}, ensure_ascii=False), flush=True)
+        print(f"error: {text}", file=sys.stderr)
+        return 2
     if args.plugin:
         from ..core.formats import read_file
         from ..core.plugin.references import references_report
@@ -66,12 +76,19 @@ def file_pairs(source, target):
     the output folder; a file goes to the output file, or into it when it is a folder."""
     from . import batch
 
+    from .outputs import check_output_folder, same_path
+
     source, target = Path(source), Path(target)
     if is_many(source):
         if target.exists() and not target.is_dir():
             raise UsageError(f"{target} is a file: the files of {source} need an output folder")
+        if source.is_dir():
+            check_output_folder(target, [source])
         return [(path, (target / relative,)) for path, relative in batch.expand([source])]
-    return [(source, (target / source.name if target.is_dir() else target,))]
+    output = target / source.name if target.is_dir() else target
+    if same_path(source, output):
+        raise UsageError(f"{output}: the output is the input: give another file (or folder)")
+    return [(source, (output,))]
 
 
 def run_batch(task, jobs_list, args, given):

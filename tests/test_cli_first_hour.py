@@ -1,0 +1,93 @@
+"""What a new user's first hour with cli.py ran into (issue 44): outputs checked before the work
+and worded as outputs, an output that is its input refused, JSON whenever --json is given."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from support import ROOT
+
+
+def run(*args, python=sys.executable, **options):
+    return subprocess.run([python, str(ROOT / "cli.py"), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          **options)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    path = tmp_path_factory.mktemp("first-hour") / "sample.nif"
+    assert run("sample", path).returncode == 0
+    return path
+
+
+def one_error(result):
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+# -- 8: roundtrip X X ---------------------------------------------------------------------------------
+def test_roundtrip_refuses_its_input_as_output(sample, tmp_path):
+    copy = tmp_path / "copy.nif"
+    copy.write_bytes(sample.read_bytes())
+    before = copy.stat().st_mtime_ns
+    line = one_error(run("roundtrip", copy, copy))
+    assert "the output is the input" in line and str(copy) in line
+    line = one_error(run("roundtrip", copy, tmp_path))  # into its own folder: the same file
+    assert "the output is the input" in line
+    line = one_error(run("roundtrip", tmp_path, tmp_path))
+    assert "the output folder is the input folder" in line
+    assert copy.read_bytes() == sample.read_bytes() and copy.stat().st_mtime_ns == before
+    assert run("roundtrip", copy, tmp_path / "other.nif").returncode == 0  # another file is written
+
+
+# -- 11: --json always prints JSON ---------------------------------------------------------------------
+def test_info_json_of_one_bad_file_is_json(tmp_path):
+    bad = tmp_path / "bad.nif"
+    bad.write_bytes(b"\0" * 64)
+    result = run("info", bad, "--json")
+    assert result.returncode == 2
+    (line,) = result.stdout.splitlines()
+    found = json.loads(line)
+    assert found["file"] == str(bad) and "not a NIF file" in found["error"]
+    assert one_error(result) == f"error: {found['error']}"
+    missing = json.loads(run("info", tmp_path / "missing.nif", "--json").stdout)
+    assert missing["file"] == str(tmp_path / "missing.nif") and "No such file" in missing["error"]
+
+
+# -- 9: output folders checked before the work -----------------------------------------------------------
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_a_missing_output_folder_is_named_as_the_output_before_any_work(sample, tmp_path, command):
+    """Checked before the .blend is opened or any file imported."""
+    output = tmp_path / "nodir" / ("x.nif" if command == "export" else "x.blend")
+    blend = tmp_path / "a.blend"
+    blend.write_bytes(b"BLENDER")
+    args = ("export", blend, output) if command == "export" else ("import", sample, "--blend", output)
+    line = one_error(run(*args))
+    assert line == f"error: {command}: {output}: the output's folder {output.parent} does not exist"
+    assert not output.parent.exists()
+
+
+def test_export_of_a_missing_blend_names_it_as_the_input(tmp_path):
+    line = one_error(run("export", tmp_path / "gone.blend", tmp_path / "x.nif"))
+    assert line == f"error: export: {tmp_path / 'gone.blend'}: the input .blend file does not exist"
+
+
+def test_export_refuses_a_folder_as_its_output_file(tmp_path):
+    blend = tmp_path / "a.blend"
+    blend.write_bytes(b"BLENDER")
+    (tmp_path / "d.nif").mkdir()
+    assert one_error(run("export", blend, tmp_path / "d.nif")) == f"error: export: {tmp_path / 'd.nif'}: the output is a folder, not a file"
+
+
+# -- 10: a bad .blend ------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_bad_blend_prints_the_projects_error_line_only(tmp_path):
+    """Blender's own "Error: File format is not supported" line is not printed before ours."""
+    blend = tmp_path / "bad.blend"
+    blend.write_bytes(b"not a blend file at all")
+    result = run("export", blend, tmp_path / "x.nif", python=str(ROOT / ".venv/bin/python"))
+    assert result.stdout == ""
+    assert one_error(result).startswith(f"error: {blend}: cannot be opened (")
