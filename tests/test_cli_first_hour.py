@@ -91,3 +91,15 @@ def test_a_bad_blend_prints_the_projects_error_line_only(tmp_path):
     result = run("export", blend, tmp_path / "x.nif", python=str(ROOT / ".venv/bin/python"))
     assert result.stdout == ""
     assert one_error(result).startswith(f"error: {blend}: cannot be opened (")
+
+
+# -- 12: without numpy -----------------------------------------------------------------------------------
+def test_without_numpy_the_error_says_what_to_install(sample):
+    """A Python whose numpy cannot be imported (as a system Python without it): one line naming
+    numpy 1.26 and the project's environment, no "internal error"."""
+    hide_numpy = ("import runpy, sys; sys.modules['numpy'] = None; sys.argv = sys.argv[1:]; "
+                  "runpy.run_path(sys.argv[0], run_name='__main__')")
+    result = subprocess.run([sys.executable, "-c", hide_numpy, str(ROOT / "cli.py"), "info", str(sample)],
+                            capture_output=True, text=True, timeout=120)
+    line = one_error(result)
+    assert "internal error" not in line and "numpy 1.26" in line and ".venv/bin/python" in line and "pip install numpy" in line
