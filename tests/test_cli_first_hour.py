@@ -103,3 +103,23 @@ def test_without_numpy_the_error_says_what_to_install(sample):
                             capture_output=True, text=True, timeout=120)
     line = one_error(result)
     assert "internal error" not in line and "numpy 1.26" in line and ".venv/bin/python" in line and "pip install numpy" in line
+
+
+# -- 13: precombines --meshes of a file that is no NIF ------------------------------------------------
+@pytest.mark.parametrize("json_output", [False, True])
+def test_precombines_meshes_of_an_unreadable_nif_exits_2(sample, tmp_path, json_output):
+    """As command-line.md says of any file the command line cannot read: its verdict line, an
+    error line naming it, status 2; a readable NIF given with it still gets its verdict."""
+    text = tmp_path / "text.nif"
+    text.write_text("hello\n")
+    result = run("precombines", "--meshes", text, sample, *(["--json"] if json_output else []))
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: {text}: not a NIF file (no 'Gamebryo File Format' header line)"]
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    if json_output:
+        assert [json.loads(line)["verdict"] for line in lines][0] == "unreadable"
+    else:
+        assert lines[0].startswith(f"{text}: unreadable") and lines[1].startswith(f"{sample}: ")
+    assert run("precombines", "--meshes", sample).returncode == 0
