@@ -444,6 +444,26 @@ def test_root_motion_on_the_armature_object(clean_scene, tmp_path):
     assert written.root_motion.duration == pytest.approx(animation.root_motion.duration, rel=1e-6)
 
 
+def test_a_skeleton_that_does_not_fit_is_an_error_naming_it(clean_scene):
+    """The troll's animation (54 tracks bound by bone index, the same skeleton name as the
+    human's) given the human skeleton of 99 bones: refused, naming the skeleton and the file,
+    and nothing is left; given its own skeleton it imports."""
+    import bpy
+
+    from precombined_nif.io.havok.animation.importer import import_animations
+
+    animation = corpus(LE / "troll_h2hattackleftd.hkx")
+    before = scene_state()
+    armatures, messages = import_animations(bpy.context, [str(animation)], skeleton=str(corpus(LE / "skeleton.hkx")))
+    assert armatures == [] and len(messages) == 1
+    assert messages[0].startswith(f"{animation}: the skeleton 'NPC Root [Root]' from 'skeleton' (99 bones) does not fit "
+                                  f"this animation")
+    assert "give the skeleton it was made for" in messages[0]
+    assert scene_state() == before
+    armatures, _ = import_animations(bpy.context, [str(animation)], skeleton=str(corpus(LE / "skeleton_troll.hkx")))
+    assert len(armatures) == 1
+
+
 def raw_root_motion(path):
     """(samples bytes, duration) of a file's hkaDefaultAnimatedReferenceFrame, read with struct
     (tests/raw_hkx.py): the duration after two 16-byte vectors, the samples where its one array

@@ -65,6 +65,7 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
     if len(lost):
         raise FormatError(f"the skeleton {armature.name!r} has no bone {bones[lost[0]]!r} ({len(lost)} bones the animation "
                           f"moves missing): choose or give the skeleton it was made for", path=path)
+    _check_fit(armature, animation, bones, kept, path)
     warnings = []
     if not kept.all():  # bones the armature lacks that hold still (FO4's skeleton.nif has no weapon bones)
         warnings.append(f"{np.count_nonzero(~kept)} tracks of bones armature {armature.name!r} lacks hold still and are "
@@ -102,6 +103,31 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
         compat.stash_action(armature, current.action, current.action_slot if compat.SLOTTED_ACTIONS else None, 0)
     compat.assign_action(armature, action, slot)
     return action, warnings
+
+
+MISFIT = 0.25  # median relative difference of bone lengths: 0.00-0.02 for each animation's own skeleton, 0.5+ for another's
+
+
+def _check_fit(armature, animation, bones, kept, path):
+    """Refuse a skeleton the animation was not made for: a track's translation at the first frame
+    is its bone's offset from its parent, about the armature's rest offset; another skeleton's
+    bones (a troll's animation on the human skeleton, bound by bone index) are of other lengths."""
+    names = [bone for bone, k in zip(bones, kept) if k]
+    if not names:
+        return
+    rest = np.linalg.norm(rest_relative(armature, names)[:, :3, 3], axis=1)
+    moved = np.linalg.norm(np.asarray(animation.translation[0], np.float64)[kept], axis=1)
+    longer = np.maximum(rest, moved)
+    counted = longer > 1e-3 * max(1.0, float(longer.max(initial=0.0)))
+    if not counted.any():
+        return
+    difference = np.abs(rest - moved)[counted] / longer[counted]
+    if np.median(difference) > MISFIT:
+        made_from = f" from {armature.users_collection[0].name!r}" if armature.users_collection else ""
+        raise FormatError(f"the skeleton {armature.name!r}{made_from} ({len(armature.data.bones)} bones) does not fit this "
+                          f"animation: its bones' lengths differ from "
+                          f"the animation's by {np.median(difference):.0%} (median of {np.count_nonzero(counted)} bones): "
+                          f"give the skeleton it was made for", path=path)
 
 
 def _moving(animation):
