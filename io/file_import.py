@@ -10,7 +10,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..core.archives.data import read_path, split_archive_path, stored_path
+from ..core.archives.data import data_folder_of, read_path, split_archive_path, stored_path
 from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError, failure_text
 from ..core.formats import not_a_nif
@@ -177,9 +177,9 @@ class CellImport:
 
     @rolled_back
     def __call__(self, context, path, progress=None, *, rollback):
-        inside = split_archive_path(path)
-        if inside is not None:  # a cell taken from an archive finds its geometry in the archive's Data folder too
-            self.geometry.also_look_in(str(inside.data_folder))
+        data = data_folder_of(path)
+        if data is not None:  # a cell finds its geometry in its own Data folder too (an archive's), beside its plugin
+            self.geometry.also_look_in(str(data))
         built = build_nif(context, path, progress, rollback, CellBuilder, self.folders,
                           dict(self.options, geometry=self.geometry))
         warnings = built.warnings() + (nif_morphs(context, built) if self.morphs else [])
