@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import ENTRY, CommandError, UsageError
+from .lookup import not_found_lines, split_not_found, user_folders
 from .outputs import check_output_file, check_output_folder
 
 
@@ -36,6 +37,7 @@ def command_import(args):
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
     check_output_file("import", args.blend, args.files)
+    folders = user_folders(args)
     # A folder's .tri files come with the NIFs they belong to; those named go onto the file before them.
     paths = [str(path) for path, relative in expand(args.files) if relative is None or not is_tri(path)]
     if not paths:
@@ -47,9 +49,10 @@ def command_import(args):
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
+    missing = {}  # the files not found, kind by kind: one line each at the end
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
                     skeleton=args.starfield_skeleton, starfield_morphs=args.starfield_morphs,
-                    morphs=args.morphs) as import_nif:
+                    morphs=args.morphs, folders=folders) as import_nif:
         def import_one(context, path, progress, rollback):
             if is_tri(path):  # onto the meshes of the file imported before, else (FaceGen) a mesh of its own
                 meshes = [o for o in objects_of(built[-1]) if o.type == "MESH"] if built else []
@@ -69,8 +72,13 @@ def command_import(args):
             done += 1
             if imported not in built:
                 built.append(imported)
+            messages, file_missing = split_not_found(messages)
+            for kind, names in file_missing.items():
+                missing.setdefault(kind, []).extend(names)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
+    for line in not_found_lines(missing, args.data):
+        print(f"warning: {line}", file=sys.stderr)
     if not built:
         raise CommandError(f"error: {args.blend}: not written, no file imported")
     output = Path(args.blend).resolve()

@@ -4,6 +4,7 @@ import argparse
 
 from ..io.precombined import INSTANCING  # names only: no Blender code
 from . import ENTRY, UsageError
+from .lookup import add_lookup_options
 from .blender import command_export, command_import
 from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
                     command_sample)
@@ -140,6 +141,7 @@ def build_parser():
                       "of the shape with as many vertices")
     load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
                       "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
+    add_lookup_options(load)
     load.set_defaults(run=command_import)
 
     save = commands.add_parser(
