@@ -123,3 +123,93 @@ def test_precombines_meshes_of_an_unreadable_nif_exits_2(sample, tmp_path, json_
     else:
         assert lines[0].startswith(f"{text}: unreadable") and lines[1].startswith(f"{sample}: ")
     assert run("precombines", "--meshes", sample).returncode == 0
+
+
+# -- 7: info and roundtrip of plugins and material files --------------------------------------------
+def corpus_kinds(*suffixes):
+    from support import CORPUS
+
+    return sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() in suffixes and p.is_file())
+
+
+def built_plugin(folder):
+    """A light plugin of two masters, a compressed precombined CELL and a STAT (tests/plugin_writer.py)."""
+    import plugin_writer as pw
+
+    data = pw.plugin(["Fallout4.esm", "DLCCoast.esm"], [
+        pw.group("STAT", [pw.static(0x01000801, "Crate", "Props\\Crate.nif")]),
+        pw.interior_cells(pw.precombined_cell(0x01000802, [0x11, 0x22, 0x33], [0x01000803, 0x01000804], pw.stamp(2024, 5, 1))),
+    ], flags=0x200)
+    path = folder / "Built.esl"
+    path.write_bytes(data)
+    return path
+
+
+def plugin_facts(data):
+    """Masters, record counts by type and the precombined cells, read with tests/plugin_writer.py."""
+    import plugin_writer as pw
+
+    records = pw.independent_records(data)
+    counts = {}
+    for record in records:
+        counts[record["type"]] = counts.get(record["type"], 0) + 1
+    cells = []
+    for record in records:
+        if record["type"] == "CELL" and "XCRI" in record["fields"]:
+            meshes, pairs = pw.xcri_pairs(record["fields"]["XCRI"][0])
+            cells.append((f"{record['form_id']:08X}", len(meshes), len(pairs)))
+    return pw.masters_of(data), dict(sorted(counts.items())), cells
+
+
+@pytest.mark.parametrize("source", ["corpus", "built"])
+def test_info_summarises_plugins(tmp_path, source):
+    paths = corpus_kinds(".esp", ".esm", ".esl") if source == "corpus" else [built_plugin(tmp_path)]
+    assert paths
+    for path in paths:
+        result = run("info", path, "--json")
+        assert result.returncode == 0, result.stderr
+        info = json.loads(result.stdout)
+        masters, counts, cells = plugin_facts(path.read_bytes())
+        assert info["format"] == "plugin" and info["masters"] == masters and info["records"] == counts
+        assert [(c["cell"], c["meshes"], c["references"]) for c in info["precombined_cells"]] == cells
+        text = run("info", path)
+        assert text.returncode == 0 and f"masters: {', '.join(masters)}" in text.stdout
+        if source == "built":
+            assert info["flags"] == ["light"] and cells == [("01000802", 3, 2)]
+            assert "CELL 01000802 Cell1000802: 3 combined meshes, 2 references combined" in text.stdout
+
+
+def test_info_and_roundtrip_of_every_corpus_material_file(tmp_path):
+    """Every corpus BGSM and BGEM: info (one call, a JSON line each) lists its textures (each a
+    length-prefixed string of the file); roundtrip (the command's task, and the command for one)
+    writes it back byte for byte."""
+    import struct
+
+    from precombined_nif.commands.batch import roundtrip_task
+
+    paths = corpus_kinds(".bgsm", ".bgem")
+    assert len(paths) > 10
+    result = run("info", *paths, "--json")
+    assert result.returncode == 0, result.stderr
+    infos = {line["file"]: line for line in map(json.loads, result.stdout.splitlines())}
+    for index, path in enumerate(paths):
+        data = path.read_bytes()
+        info = infos[str(path)]
+        assert info["format"] == "material" and info["kind"] == data[:4].decode()
+        assert info["version"] == struct.unpack_from("<I", data, 4)[0]
+        for texture in info["textures"].values():
+            assert struct.pack("<I", len(texture.encode()) + 1) + texture.encode() + b"\0" in data
+        out = tmp_path / f"{index}{path.suffix}"
+        assert roundtrip_task(path, out, False).startswith(f"{out}: written, identical to")
+        assert out.read_bytes() == data
+    result = run("roundtrip", paths[0], tmp_path / f"cli{paths[0].suffix}")
+    assert result.returncode == 0 and "identical to" in result.stdout, result.stderr
+
+
+def test_roundtrip_of_plugins(tmp_path):
+    for path in corpus_kinds(".esp", ".esm", ".esl") + [built_plugin(tmp_path)]:
+        out = tmp_path / "out" / path.name
+        (tmp_path / "out").mkdir(exist_ok=True)
+        result = run("roundtrip", path, out)
+        assert result.returncode == 0 and "identical to" in result.stdout, result.stderr
+        assert out.read_bytes() == path.read_bytes()
