@@ -54,6 +54,7 @@ def each_file(context, paths, import_one):
     error."""
     window_manager = context.window_manager
     window_manager.progress_begin(0, max(len(paths), 1))
+    parked = []
     try:
         for number, path in enumerate(paths):
             try:
@@ -68,8 +69,31 @@ def each_file(context, paths, import_one):
                 result = None, [failure_text(path, error)]
             window_manager.progress_update(number + 1)
             yield result
+            if number + 1 < len(paths):
+                park(context, result[0], parked)
     finally:
+        for layer in parked:
+            layer.exclude = False
         window_manager.progress_end()
+
+
+def park(context, collection, parked):
+    """Keep a file's collection out of the view layer while the next files import (added to
+    ``parked``, put back by the caller): Blender's view layer updates (edit mode for bones, a
+    skin's pose) rebuild the scene's dependencies, a cost growing with every object in it, so
+    many files in one import would grow faster than the files. Objects keep their hidden and
+    selected states; a collection holding the active object (a skeleton for the next files'
+    animations) stays."""
+    import bpy
+
+    if not isinstance(collection, bpy.types.Collection) or schema.NIF_PATH not in collection:
+        return
+    layer = context.view_layer.layer_collection.children.get(collection.name)
+    active = context.view_layer.objects.active
+    if layer is None or layer.exclude or (active is not None and active.name in collection.all_objects):
+        return
+    layer.exclude = True
+    parked.append(layer)
 
 
 def import_files(context, paths, import_one):
