@@ -72,8 +72,11 @@ def each_file(context, paths, import_one):
             if number + 1 < len(paths):
                 park(context, result[0], parked)
     finally:
-        for layer in parked:
+        for layer, states in parked:
             layer.exclude = False
+            for obj, hidden, selected in states:  # the view layer forgot them while the collection was out
+                obj.hide_set(hidden)
+                obj.select_set(selected)
         window_manager.progress_end()
 
 
@@ -81,9 +84,9 @@ def park(context, collection, parked):
     """Keep a file's collection out of the view layer while the next files import (added to
     ``parked``, put back by the caller): Blender's view layer updates (edit mode for bones, a
     skin's pose) rebuild the scene's dependencies, a cost growing with every object in it, so
-    many files in one import would grow faster than the files. Objects keep their hidden and
-    selected states; a collection holding the active object (a skeleton for the next files'
-    animations) stays."""
+    many files in one import would grow faster than the files. Its objects' hidden and selected
+    states are kept with it (the view layer forgets them); a collection holding the active
+    object (a skeleton for the next files' animations) stays."""
     import bpy
 
     if not isinstance(collection, bpy.types.Collection) or schema.NIF_PATH not in collection:
@@ -92,8 +95,8 @@ def park(context, collection, parked):
     active = context.view_layer.objects.active
     if layer is None or layer.exclude or (active is not None and active.name in collection.all_objects):
         return
+    parked.append((layer, [(obj, obj.hide_get(), obj.select_get()) for obj in collection.all_objects]))
     layer.exclude = True
-    parked.append(layer)
 
 
 def import_files(context, paths, import_one):
