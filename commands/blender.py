@@ -79,6 +79,9 @@ def command_import(args):
                 print(f"warning: {message}", file=sys.stderr)
     for line in not_found_lines(missing, args.data):
         print(f"warning: {line}", file=sys.stderr)
+    if args.csg and built and not any(is_cell(c) for c in built):
+        print(f"warning: --csg {args.csg} applies to precombined cells (_OC.nif): none was imported, it was not read",
+              file=sys.stderr)
     if not built:
         raise CommandError(f"error: {args.blend}: not written, no file imported")
     output = Path(args.blend).resolve()
@@ -91,6 +94,12 @@ def command_import(args):
     if errors:
         print(f"{len(errors)} file(s) failed", file=sys.stderr)
     return 2 if errors else 0
+
+
+def is_cell(built):
+    from ..io import schema
+
+    return any(schema.PRECOMBINED_OBJECT in o for o in objects_of(built))
 
 
 def objects_of(built):
@@ -111,18 +120,23 @@ def describe_collection(collection):
     objects = objects_of(collection)
     meshes = {o.data for o in objects if o.type == "MESH"}
     placed = [o for o in objects if schema.PRECOMBINED_OBJECT in o]
-    line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
+    line = f"  {collection.name}: {counted(len(objects), 'object')}, {counted(len(meshes), 'mesh')}"
     if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
         copies = sum(len(o.data.vertices) if o.data is not None and schema.PRECOMBINED_INSTANCES_RAW in o.data else 1 for o in placed)
         records = {(o.get(schema.PRECOMBINED_BLOCK), o[schema.PRECOMBINED_OBJECT]) for o in placed}  # numbered per block
-        line += f", {copies} precombined instances of {len(records)} records"
+        line += f", {counted(copies, 'precombined instance')} of {counted(len(records), 'record')}"
         named = sum(schema.REFERENCE_FORM_ID in o for o in placed)
         if named:
             line += f", {named} named after their references"
     armatures = [o for o in objects if o.type == "ARMATURE"]
     if armatures:
-        line += f", {sum(len(a.data.bones) for a in armatures)} bones"
+        line += f", {counted(sum(len(a.data.bones) for a in armatures), 'bone')}"
     return line
+
+
+def counted(number, noun):
+    """``number`` and the noun, plural unless one ("1 object", "2 meshes")."""
+    return f"{number} {noun if number == 1 else noun + ('es' if noun.endswith(('sh', 's', 'x')) else 's')}"
 
 
 CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only
@@ -142,8 +156,10 @@ def command_export(args):
     if args.each:
         if args.patch or args.dry_run:
             raise UsageError("export --each: --patch and --dry-run take one cell at a time")
-        if Path(args.output).suffix or args.object:
-            raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
+        if Path(args.output).suffix:
+            raise UsageError(f"export --each: {args.output}: the output is a folder (one NIF per collection), not a file")
+        if args.object:
+            raise UsageError("export --each: --object does not apply (every collection is written)")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
     source = Path(args.input)
@@ -247,7 +263,7 @@ def export_objects(objects, output, args):
         for message in plan.messages:
             print(f"warning: {message}", file=sys.stderr)
         records, instances = cell_totals(plan.nif)
-        lines = [f"{args.output}: precombined cell, {records} records, {instances} instances"]
+        lines = [f"{args.output}: precombined cell, {counted(records, 'record')}, {counted(instances, 'instance')}"]
         lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
         return "\n".join(lines + [f"  {line}" for line in plan.records])
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
@@ -287,7 +303,7 @@ def export_each(bpy, args):
     collections = [c for c in bpy.context.scene.collection.children_recursive if c.objects]
     if not collections:
         raise CommandError(f"error: {args.input}: no collection holds objects")
-    targets = [(c, folder / f"{Path(c.get(schema.NIF_PATH, c.name)).stem}.nif") for c in collections]
+    targets = [(c, folder / nif_name(c.get(schema.NIF_PATH, c.name))) for c in collections]
     started, failed = time.monotonic(), 0
     if args.jobs <= 1:
         results = []
@@ -304,6 +320,13 @@ def export_each(bpy, args):
         print(text if ok else f"error: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
     print(summary(len(targets), failed, time.monotonic() - started), file=sys.stderr)
     return 2 if failed else 0
+
+
+def nif_name(source):
+    """The name a collection's NIF gets in the --each folder: its file's, the suffix as it was
+    spelled (.NIF stays .NIF)."""
+    source = Path(source)
+    return source.name if source.suffix.lower() == ".nif" else f"{source.stem}.nif"
 
 
 def _export_in_process(args, collection, target):

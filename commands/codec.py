@@ -141,9 +141,11 @@ def command_ls(args):
     from ..core.archives import open_archive
 
     with open_archive(args.archive) as archive:
-        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}"
-                 for entry in map(archive.find, archive.names(args.pattern))]
-        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s)")
+        entries = list(map(archive.find, archive.names(args.pattern)))
+        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}" for entry in entries]
+        unknown = " (size -: the archive stores it compressed and does not record its size)" \
+            if any(entry.size is None for entry in entries) else ""
+        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s){unknown}")
     return "\n".join(lines)
 
 

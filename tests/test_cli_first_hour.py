@@ -213,3 +213,26 @@ def test_roundtrip_of_plugins(tmp_path):
         result = run("roundtrip", path, out)
         assert result.returncode == 0 and "identical to" in result.stdout, result.stderr
         assert out.read_bytes() == path.read_bytes()
+
+
+# -- 14: hints that help ------------------------------------------------------------------------------
+def test_a_nif_given_as_plugin_is_named_not_a_plugin(sample, corpus):
+    """``info CELL --plugin text.nif``: the plugin is said not to be one (not "record header at 0")."""
+    cell = corpus / "ck-precombined/Meshes/PreCombined/00001E58_1200ADBE_OC.NIF"
+    result = run("info", cell, "--plugin", sample)
+    assert result.returncode == 2
+    assert f"{sample}" in result.stderr and "not a plugin (it starts with b'Game'" in result.stderr
+    assert "record header" not in result.stderr
+
+
+def test_ls_explains_sizes_it_does_not_know(tmp_path):
+    """A BSA whose files are compressed lists '-' for their sizes, and the last line says why."""
+    from archive_writer import write_bsa
+
+    archive = tmp_path / "x.bsa"
+    write_bsa(archive, {"meshes/a.nif": b"x" * 100}, version=105, compressed=True)
+    result = run("ls", archive)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["-", "meshes/a.nif"]
+    assert "size -: the archive stores it compressed and does not record its size" in lines[-1]

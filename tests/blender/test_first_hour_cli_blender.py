@@ -58,3 +58,33 @@ def test_plugins_needs_data_and_data_must_be_a_folder(tmp_path, corpus):
     result = blender_cli("import", corpus / CELL, "--data", tmp_path / "nothere", "--blend", tmp_path / "a.blend")
     assert result.returncode == 2 and "not a folder" in result.stderr
     assert not (tmp_path / "a.blend").exists()
+
+
+def test_hints_of_import_and_export(tmp_path, corpus):
+    """--csg given for a NIF that is no cell is said to be unused; one mesh is "1 mesh";
+    --each names what is wrong (an output file, --object given) and keeps a cell's .NIF."""
+    cube = tmp_path / "cube.nif"
+    assert blender_cli("sample", cube).returncode == 0
+    result = blender_cli("import", cube, "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
+                         "--blend", tmp_path / "cube.blend")
+    assert result.returncode == 0, result.stderr
+    assert "warning: --csg" in result.stderr and "applies to precombined cells" in result.stderr
+    assert "cube: 2 objects, 1 mesh\n" in result.stdout
+    result = blender_cli("export", tmp_path / "cube.blend", tmp_path / "out", "--each", "--object", "Cube")
+    assert result.returncode == 2 and "--object does not apply" in result.stderr
+    result = blender_cli("export", tmp_path / "cube.blend", tmp_path / "out.nif", "--each")
+    assert result.returncode == 2 and "not a file" in result.stderr and "--object" not in result.stderr
+    cell = corpus / CELL
+    assert blender_cli("import", cell, "--blend", tmp_path / "cell.blend").returncode == 0
+    result = blender_cli("export", tmp_path / "cell.blend", tmp_path / "each", "--each")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "each").iterdir() if p.suffix.lower() == ".nif") == [cell.name]
+
+
+def test_a_second_patch_names_update_patch(tmp_path, corpus):
+    cell = corpus / CELL
+    assert blender_cli("import", cell, "--blend", tmp_path / "cell.blend").returncode == 0
+    patch = tmp_path / "Patch.esp"
+    patch.write_bytes((corpus / "ck-precombined/AlootHomePlate.esp").read_bytes())  # a patch written before
+    result = blender_cli("export", tmp_path / "cell.blend", tmp_path / cell.name, "--patch", patch)
+    assert result.returncode == 2 and "--update-patch" in result.stderr

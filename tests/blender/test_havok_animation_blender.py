@@ -320,12 +320,27 @@ def test_cli_import_then_export(tmp_path):
 
 @pytest.mark.slow
 def test_cli_animation_without_its_skeleton_fails(tmp_path):
+    """No skeleton given, none beside the file: an error naming --skeleton, nothing written."""
     from extension import blender_cli
 
-    animation = corpus(ANIMATIONS[0][0])
+    animation = tmp_path / corpus(ANIMATIONS[0][0]).name
+    animation.write_bytes(corpus(ANIMATIONS[0][0]).read_bytes())
     result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")
     assert result.returncode == 2 and f"{animation}: an animation needs its skeleton" in result.stderr
+    assert "--skeleton FILE" in result.stderr
     assert not (tmp_path / "x.blend").exists()
+
+
+@pytest.mark.slow
+def test_cli_animation_takes_the_skeleton_beside_it(tmp_path):
+    """``cli.py import ANIM.hkx`` with the game's skeleton.hkx in its folder: imported onto it."""
+    from extension import blender_cli
+
+    animation, skeleton = corpus(ANIMATIONS[0][0]), corpus(ANIMATIONS[0][1])
+    assert skeleton.parent == animation.parent
+    result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")
+    assert result.returncode == 0, result.stderr
+    assert "1 of 1 file(s) imported" in result.stdout and "bones" in result.stdout
 
 
 def test_animation_of_another_skeleton_fails_cleanly(clean_scene):
