@@ -134,6 +134,14 @@ def describe_collection(collection):
     return line
 
 
+def warn_once(message, warned=None):
+    """Print a warning unless it is in ``warned`` (a set of those printed), which it joins."""
+    if warned is None or message not in warned:
+        print(f"warning: {message}", file=sys.stderr)
+    if warned is not None:
+        warned.add(message)
+
+
 def counted(number, noun):
     """``number`` and the noun, plural unless one ("1 object", "2 meshes")."""
     return f"{number} {noun if number == 1 else noun + ('es' if noun.endswith(('sh', 's', 'x')) else 's')}"
@@ -241,9 +249,10 @@ def export_nif_file(bpy, args):
     return export_objects(objects, args.output, args)
 
 
-def export_objects(objects, output, args):
+def export_objects(objects, output, args, warned=None):
     """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
-    written back into the file they were imported from, if any. Returns the line to print."""
+    written back into the file they were imported from, if any. Returns the line to print.
+    ``warned``: the warnings printed already (--each: one .cdx's warning is every cell's)."""
     from ..core.nif.blocks.precombined import cell_totals
     from ..io import schema
     from ..io.nif.exporter import export_nif
@@ -261,7 +270,7 @@ def export_objects(objects, output, args):
         if args.dry_run:
             return "\n".join([f"{args.output}: dry run, nothing written", *plan.lines()])
         for message in plan.messages:
-            print(f"warning: {message}", file=sys.stderr)
+            warn_once(message, warned)
         records, instances = cell_totals(plan.nif)
         lines = [f"{args.output}: precombined cell, {counted(records, 'record')}, {counted(instances, 'instance')}"]
         lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
@@ -271,7 +280,7 @@ def export_objects(objects, output, args):
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision,
                                morphs=args.morphs, written=morph_files)
     for message in messages:
-        print(f"warning: {message}", file=sys.stderr)
+        warn_once(message, warned)
     for path in morph_files:
         print(f"{path}: morphs written")
     if args.write_materials:
@@ -304,17 +313,17 @@ def export_each(bpy, args):
     if not collections:
         raise CommandError(f"error: {args.input}: no collection holds objects")
     targets = [(c, folder / nif_name(c.get(schema.NIF_PATH, c.name))) for c in collections]
-    started, failed = time.monotonic(), 0
+    started, failed, warned = time.monotonic(), 0, set()
     if args.jobs <= 1:
         results = []
         for collection, target in targets:
             try:
-                results.append((True, export_objects(objects_in(collection), str(target), args)))
+                results.append((True, export_objects(objects_in(collection), str(target), args, warned)))
             except Exception as error:  # this collection's failure only
                 results.append((False, failure_text(target, error)))
     else:
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda pair: _export_in_process(args, *pair), targets))
+            results = list(pool.map(lambda pair: _export_in_process(args, *pair, warned), targets))
     for ok, text in results:
         failed += not ok
         print(text if ok else f"error: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
@@ -329,7 +338,7 @@ def nif_name(source):
     return source.name if source.suffix.lower() == ".nif" else f"{source.stem}.nif"
 
 
-def _export_in_process(args, collection, target):
+def _export_in_process(args, collection, target, warned):
     """One collection exported by a new process of this command line (Blender's own binary when
     running inside Blender, else this Python with the bpy module)."""
     import subprocess
@@ -343,7 +352,7 @@ def _export_in_process(args, collection, target):
     result = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace")
     for line in result.stderr.splitlines():
         if line.startswith("warning: "):
-            print(line, file=sys.stderr, flush=True)
+            warn_once(line.removeprefix("warning: "), warned)
     if result.returncode:
         lines = [line.removeprefix("error: ") for line in result.stderr.splitlines() if line.startswith("error: ")]
         return False, lines[0] if lines else f"{target}: the export process failed ({result.returncode})"

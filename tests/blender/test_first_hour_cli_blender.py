@@ -88,3 +88,17 @@ def test_a_second_patch_names_update_patch(tmp_path, corpus):
     patch.write_bytes((corpus / "ck-precombined/AlootHomePlate.esp").read_bytes())  # a patch written before
     result = blender_cli("export", tmp_path / "cell.blend", tmp_path / cell.name, "--patch", patch)
     assert result.returncode == 2 and "--update-patch" in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_each_warns_once_of_what_every_cell_shares(tmp_path, corpus, jobs):
+    """Two cells of one plugin exported --each: the .cdx's warning (the cell's other meshes not at
+    hand) is printed once, not once a cell."""
+    cells = [corpus / CELL, corpus / "ck-precombined/Meshes/PreCombined/00001E58_15ACA888_OC.NIF"]
+    result = blender_cli("import", *cells, "--csg", corpus / "ck-precombined/AlootHomePlate - Geometry.csg",
+                         "--blend", tmp_path / "two.blend")
+    assert result.returncode == 0, result.stderr
+    result = blender_cli("export", tmp_path / "two.blend", tmp_path / "each", "--each", "--jobs", jobs)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warnings and len(warnings) == len(set(warnings)) and any(".cdx" in line for line in warnings)
