@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import ENTRY, CommandError, UsageError
+from . import ENTRY, CommandError, UsageError, counted
 from .lookup import not_found_lines, split_not_found, user_folders
 from .outputs import check_output_file, check_output_folder
 
@@ -140,11 +140,6 @@ def warn_once(message, warned=None):
         print(f"warning: {message}", file=sys.stderr)
     if warned is not None:
         warned.add(message)
-
-
-def counted(number, noun):
-    """``number`` and the noun, plural unless one ("1 object", "2 meshes")."""
-    return f"{number} {noun if number == 1 else noun + ('es' if noun.endswith(('sh', 's', 'x')) else 's')}"
 
 
 CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only

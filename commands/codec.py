@@ -26,19 +26,33 @@ def command_info(args):
         print(json.dumps({"file": str(path), "error": text}, ensure_ascii=False), flush=True)
         print(f"error: {text}", file=sys.stderr)
         return 2
-    if args.plugin:
+    plugins = args.plugin or cell_plugin_in(args, path, result)
+    if plugins:
         from ..core.formats import read_file
         from ..core.plugin.references import references_report
 
-        result["references"] = references_report(read_file(path), path, args.plugin)
+        result["references"] = references_report(read_file(path), path, plugins)
     if args.json:
         return json.dumps(result, indent=2, ensure_ascii=False)
     text = info.render_text(path, result)
-    if args.plugin:
+    if plugins:
         from ..core.plugin.references import render_references
 
         text += "\n" + render_references(result["references"])
     return text
+
+
+def cell_plugin_in(args, path, result):
+    """With ``--data DIR``, a precombined cell's plugin found there (as the import finds it): [path], else []."""
+    if not getattr(args, "data", None) or not result.get("precombined"):
+        return []
+    from .lookup import user_folders
+    from ..core.formats import read_file
+    from ..core.plugin.references import find_cell_plugin, geometry_hashes
+
+    user_folders(args)  # --data checked
+    found = find_cell_plugin(path, geometry_hashes(read_file(path)), args.data)
+    return [found] if found is not None else []
 
 
 def command_roundtrip(args):

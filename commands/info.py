@@ -3,6 +3,7 @@
 import struct
 from pathlib import Path
 
+from . import counted
 from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError
 from ..core.archives.data import split_archive_path
@@ -342,7 +343,8 @@ def render_text(path, info):
     for cell in info["precombined"]:
         instances = sum(o["instances"] for o in cell["objects"])
         lines.append(
-            f"  precombined block {cell['block']} ({cell['layout']}): {len(cell['objects'])} objects, {instances} instances"
+            f"  precombined block {cell['block']} ({cell['layout']}): {counted(len(cell['objects']), 'object')}, "
+            f"{counted(instances, 'instance')}"
         )
     for packed in info["packed"]:
         streams = ", ".join(f"{s['name']} {s['type']} @{s['offset']}" for s in packed["streams"])

@@ -68,6 +68,7 @@ def build_parser():
     add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
                       "any of its masters, to name the reference placing each copy (repeatable)")
+    add_lookup_options(info)
     info.set_defaults(run=command_info)
 
     roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's or archive's files) and write it back unchanged")

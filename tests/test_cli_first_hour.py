@@ -236,3 +236,20 @@ def test_ls_explains_sizes_it_does_not_know(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["-", "meshes/a.nif"]
     assert "size -: the archive stores it compressed and does not record its size" in lines[-1]
+
+
+# -- 4: info --data ---------------------------------------------------------------------------------
+def test_info_of_a_cell_finds_its_plugin_in_the_data_folder_given(tmp_path, corpus):
+    """A cell copied out of its Data folder: ``info --data DIR`` names the copies after their
+    references as ``--plugin`` with the plugin does; without either, no references."""
+    data = corpus / "ck-precombined"
+    cell = tmp_path / "00001E58_1200ADBE_OC.NIF"
+    cell.write_bytes((data / "Meshes/PreCombined/00001E58_1200ADBE_OC.NIF").read_bytes())
+    alone = json.loads(run("info", cell, "--json").stdout)
+    assert "references" not in alone
+    found = run("info", cell, "--data", data, "--json")
+    assert found.returncode == 0, found.stderr
+    given = run("info", cell, "--plugin", data / "AlootHomePlate.esp", "--json")
+    assert json.loads(found.stdout)["references"] == json.loads(given.stdout)["references"]
+    assert json.loads(found.stdout)["references"]
+    assert "not a folder" in one_error(run("info", cell, "--data", tmp_path / "none"))
