@@ -165,6 +165,7 @@ def command_export(args):
             raise UsageError("export --each: --object does not apply (every collection is written)")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
+    bpy = require_bpy("export")
     source = Path(args.input)
     if not source.is_file():
         raise UsageError(f"export: {args.input}: the input .blend file does not exist")
@@ -172,7 +173,6 @@ def command_export(args):
         check_output_folder(args.output, [source])
     else:
         check_output_file("export", args.output, [source])
-    bpy = require_bpy("export")
     from ..io.bsm2.exporter import export_file
 
     try:
