@@ -29,6 +29,11 @@ def load_package():
     return sys.modules[PACKAGE]
 
 
+NEEDS_NUMPY = ("cli.py needs numpy 1.26, which this Python lacks: run it with the project's environment "
+               "(.venv/bin/python cli.py ..., made by python3 tasks.py main), or install it: "
+               "python -m pip install numpy==1.26.4")
+
+
 def numpy_quiet():
     """Damaged or odd values are judged by the codec and reported as errors; numpy's own
     RuntimeWarnings about them would only be noise on stderr."""
@@ -71,6 +76,12 @@ def main(argv=None):
     except BrokenPipeError:  # output piped into a command that stopped reading (head): not a failure
         sys.stderr.close()
         return 0
+    except ImportError as error:
+        if error.name != "numpy" and "numpy" not in str(error):
+            print(f"error: {failure_text(None, error)}", file=sys.stderr)
+            return 2
+        print(f"error: {NEEDS_NUMPY}", file=sys.stderr)
+        return 2
     except Exception as error:  # bad input, a file the system refuses, or a bug of ours: one line, never a traceback
         print(f"error: {failure_text(None, error)}", file=sys.stderr)
         return 2

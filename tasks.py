@@ -4,7 +4,9 @@
     python3 tasks.py main                 set up .venv, import a precombined cell (the corpus's
                                           Creation Kit interior when ../shared/corpus is there, else
                                           a sample), leave its .blend and a picture in the working folder
-    python3 tasks.py test [PYTEST ARGS]   set up every environment, then run the test suite
+    python3 tasks.py test [PYTEST ARGS]   set up the environments, then run the test suite (or the
+                                          files named; -m "not slow": the fast set, main
+                                          environment only)
     python3 tasks.py pictures [--check] [NAME...]
                                           render the README's pictures into docs/pictures
                                           (--check: report those a fresh render changes)
@@ -94,15 +96,42 @@ def blender_command(name, *args, env=None):
     run(python_of(name), ROOT / "tools" / "blender_command.py", "extension", *args, env=env)
 
 
+def source_files(root=ROOT):
+    """The add-on's own files, relative to ``root``: what git tracks there (a fresh clone's
+    files), not what commands left lying around; None outside a git checkout."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    names = listed.decode("utf-8", "surrogateescape").split("\0")
+    return [name for name in names if name and (Path(root) / name).is_file()]
+
+
+def source_copy(folder, root=ROOT):
+    """``root``'s own files (source_files) copied into ``folder``; returns it, or ``root`` itself
+    outside a git checkout."""
+    files = source_files(root)
+    if files is None:
+        return Path(root)
+    for name in files:
+        target = Path(folder) / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(Path(root) / name, target)
+    return Path(folder)
+
+
 def build_job(folder, environment=".venv"):
-    """Validate the repository as an extension and build its zip into ``folder``; returns the zip."""
+    """Validate the repository's own files (what git tracks) as an extension and build their zip
+    into ``folder``; returns the zip."""
     folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    blender_command(environment, "validate", ROOT)
     built = set(folder.glob(f"{EXTENSION_ID}-*.zip"))
     for old in built:  # so the zip found below is this build's, whatever its version
         old.unlink()
-    blender_command(environment, "build", "--source-dir", ROOT, "--output-dir", folder)
+    with tempfile.TemporaryDirectory(prefix="precombined_nif-source-") as tmp:
+        source = source_copy(Path(tmp) / EXTENSION_ID)
+        blender_command(environment, "validate", source)
+        blender_command(environment, "build", "--source-dir", source, "--output-dir", folder)
     (zip_path,) = folder.glob(f"{EXTENSION_ID}-*.zip")
     return zip_path
 
@@ -163,10 +192,41 @@ def pictures_job(args):
     return result.returncode
 
 
+# pytest options whose value is the next argument (so that value is no file to run)
+VALUE_OPTIONS = {"-m", "-k", "-p", "-o", "-c", "-n", "-W", "-r", "--maxfail", "--deselect", "--ignore", "--durations",
+                 "--junitxml", "--basetemp", "--tb", "--rootdir", "--confcutdir"}
+
+
+def test_plan(pytest_args):
+    """(environments to set up, pytest's arguments). Files or folders named run alone (else the
+    whole of tests/); the other two environments serve only the slow tests of tests/blender/,
+    so the fast set (-m "not slow") and files outside tests/blender/ need the main one alone."""
+    paths, marker, after_option = [], None, None
+    for arg in pytest_args:
+        if after_option == "-m":
+            marker = arg
+        elif after_option is None and not arg.startswith("-") and (ROOT / arg.split("::")[0]).exists():
+            paths.append(arg)
+        if arg.startswith("-m") and arg != "-m":
+            marker = arg[2:].lstrip("=")
+        after_option = arg if arg in VALUE_OPTIONS else None
+    fast = marker is not None and marker.split() == ["not", "slow"]
+    blender_tests = ROOT / "tests" / "blender"
+
+    def covers_blender_tests(path):  # inside tests/blender/, or a folder holding it
+        path = (ROOT / path.split("::")[0]).resolve()
+        return path.is_relative_to(blender_tests) or blender_tests.is_relative_to(path)
+
+    blender = not paths or any(map(covers_blender_tests, paths))
+    environments = [".venv"] if fast or not blender else list(ENVIRONMENTS)
+    return environments, ([] if paths else ["tests"]) + list(pytest_args)
+
+
 def test_job(pytest_args):
-    for name in ENVIRONMENTS:
+    environments, arguments = test_plan(pytest_args)
+    for name in environments:
         ensure(name)
-    status = subprocess.run([str(python_of(".venv")), "-m", "pytest", "tests", *pytest_args], cwd=ROOT).returncode
+    status = subprocess.run([str(python_of(".venv")), "-m", "pytest", *arguments], cwd=ROOT).returncode
     if status == 5:
         print("tasks.py: pytest collected no tests: failing", file=sys.stderr)
         return 1

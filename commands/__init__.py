@@ -16,3 +16,8 @@ class UsageError(Exception):
 
 class CommandError(Exception):
     """A failure whose message is already the lines to print."""
+
+
+def counted(number, noun):
+    """``number`` and the noun, plural unless one ("1 object", "2 meshes")."""
+    return f"{number} {noun if number == 1 else noun + ('es' if noun.endswith(('sh', 's', 'x')) else 's')}"

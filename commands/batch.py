@@ -60,11 +60,12 @@ def info_task(path, as_json):
 
 
 def roundtrip_task(source, target, as_json):
-    from ..core.archives.data import read_path
+    from ..core.archives.data import read_path, split_archive_path
     from ..core.files import write_replacing
-    from ..core.formats import read_file
+    from ..core.formats import read_file, read_plugin_or_material
 
-    written = read_file(source).to_bytes()
+    other = read_plugin_or_material(source) if split_archive_path(source) is None else None
+    written = (other or read_file(source)).to_bytes()
     Path(target).parent.mkdir(parents=True, exist_ok=True)
     write_replacing(target, written)
     same = written == read_path(source)

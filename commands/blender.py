@@ -2,11 +2,14 @@
 bpy and the add-on's Blender side are imported when a command runs."""
 
 import argparse
-import errno
+import contextlib
+import os
 import sys
 from pathlib import Path
 
-from . import ENTRY, CommandError, UsageError
+from . import ENTRY, CommandError, UsageError, counted
+from .lookup import not_found_lines, split_not_found, user_folders
+from .outputs import check_output_file, check_output_folder
 
 
 def require_bpy(command):
@@ -33,6 +36,8 @@ def command_import(args):
 
     if not Path(args.blend).suffix.lower() == ".blend":
         raise UsageError(f"import: {args.blend}: the output must be a .blend file")
+    check_output_file("import", args.blend, args.files)
+    folders = user_folders(args)
     # A folder's .tri files come with the NIFs they belong to; those named go onto the file before them.
     paths = [str(path) for path, relative in expand(args.files) if relative is None or not is_tri(path)]
     if not paths:
@@ -44,16 +49,19 @@ def command_import(args):
     # Plain NIFs and precombined cells alike go to the cell import; .hkx skeletons become
     # armatures, .hkx animations actions on the last one.
     instancing = args.instancing.upper().replace("-", "_")  # the INSTANCING name the parser spelled lower-case
+    missing = {}  # the files not found, kind by kind: one line each at the end
     with CellImport(lod=args.lod, geometry_path=args.csg, instancing=instancing, plugins=args.plugin or (),
                     skeleton=args.starfield_skeleton, starfield_morphs=args.starfield_morphs,
-                    morphs=args.morphs) as import_nif:
+                    morphs=args.morphs, folders=folders) as import_nif:
         def import_one(context, path, progress, rollback):
             if is_tri(path):  # onto the meshes of the file imported before, else (FaceGen) a mesh of its own
                 meshes = [o for o in objects_of(built[-1]) if o.type == "MESH"] if built else []
                 objects, warnings = apply_file(context, path, meshes, rollback=rollback)
                 return (built[-1] if meshes else objects[0]), warnings
             havok = Path(path).suffix.lower() == ".hkx"
-            importer = import_bsm2 if is_bsm2(path) else import_hkx if havok else import_nif
+            if havok:  # root motion as the armature object's motion
+                return import_hkx(context, path, progress, rollback=rollback, root_motion=True)
+            importer = import_bsm2 if is_bsm2(path) else import_nif
             return importer(context, path, progress, rollback=rollback)
 
         for imported, messages in each_file(bpy.context, paths, import_one):
@@ -64,8 +72,16 @@ def command_import(args):
             done += 1
             if imported not in built:
                 built.append(imported)
+            messages, file_missing = split_not_found(messages)
+            for kind, names in file_missing.items():
+                missing.setdefault(kind, []).extend(names)
             for message in messages:
                 print(f"warning: {message}", file=sys.stderr)
+    for line in not_found_lines(missing, args.data):
+        print(f"warning: {line}", file=sys.stderr)
+    if args.csg and built and not any(is_cell(c) for c in built):
+        print(f"warning: --csg {args.csg} applies to precombined cells (_OC.nif): none was imported, it was not read",
+              file=sys.stderr)
     if not built:
         raise CommandError(f"error: {args.blend}: not written, no file imported")
     output = Path(args.blend).resolve()
@@ -78,6 +94,12 @@ def command_import(args):
     if errors:
         print(f"{len(errors)} file(s) failed", file=sys.stderr)
     return 2 if errors else 0
+
+
+def is_cell(built):
+    from ..io import schema
+
+    return any(schema.PRECOMBINED_OBJECT in o for o in objects_of(built))
 
 
 def objects_of(built):
@@ -98,18 +120,26 @@ def describe_collection(collection):
     objects = objects_of(collection)
     meshes = {o.data for o in objects if o.type == "MESH"}
     placed = [o for o in objects if schema.PRECOMBINED_OBJECT in o]
-    line = f"  {collection.name}: {len(objects)} objects, {len(meshes)} meshes"
+    line = f"  {collection.name}: {counted(len(objects), 'object')}, {counted(len(meshes), 'mesh')}"
     if placed:  # an object per copy, or a geometry-nodes point cloud of a record's copies
         copies = sum(len(o.data.vertices) if o.data is not None and schema.PRECOMBINED_INSTANCES_RAW in o.data else 1 for o in placed)
         records = {(o.get(schema.PRECOMBINED_BLOCK), o[schema.PRECOMBINED_OBJECT]) for o in placed}  # numbered per block
-        line += f", {copies} precombined instances of {len(records)} records"
+        line += f", {counted(copies, 'precombined instance')} of {counted(len(records), 'record')}"
         named = sum(schema.REFERENCE_FORM_ID in o for o in placed)
         if named:
             line += f", {named} named after their references"
     armatures = [o for o in objects if o.type == "ARMATURE"]
     if armatures:
-        line += f", {sum(len(a.data.bones) for a in armatures)} bones"
+        line += f", {counted(sum(len(a.data.bones) for a in armatures), 'bone')}"
     return line
+
+
+def warn_once(message, warned=None):
+    """Print a warning unless it is in ``warned`` (a set of those printed), which it joins."""
+    if warned is None or message not in warned:
+        print(f"warning: {message}", file=sys.stderr)
+    if warned is not None:
+        warned.add(message)
 
 
 CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only
@@ -129,18 +159,25 @@ def command_export(args):
     if args.each:
         if args.patch or args.dry_run:
             raise UsageError("export --each: --patch and --dry-run take one cell at a time")
-        if Path(args.output).suffix or args.object:
-            raise UsageError("export --each: the output is a folder (one NIF per collection) and --object does not apply")
+        if Path(args.output).suffix:
+            raise UsageError(f"export --each: {args.output}: the output is a folder (one NIF per collection), not a file")
+        if args.object:
+            raise UsageError("export --each: --object does not apply (every collection is written)")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
     bpy = require_bpy("export")
-    from ..io.bsm2.exporter import export_file
-
     source = Path(args.input)
     if not source.is_file():
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", args.input)
+        raise UsageError(f"export: {args.input}: the input .blend file does not exist")
+    if args.each:
+        check_output_folder(args.output, [source])
+    else:
+        check_output_file("export", args.output, [source])
+    from ..io.bsm2.exporter import export_file
+
     try:
-        bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
+        with silenced():  # Blender prints its own line for a file it cannot read: the error below says it
+            bpy.ops.wm.open_mainfile(filepath=str(source.resolve()))
     except RuntimeError as error:
         raise CommandError(f"error: {args.input}: cannot be opened ({_blender_message(error)})") from None
     if args.each:
@@ -207,9 +244,10 @@ def export_nif_file(bpy, args):
     return export_objects(objects, args.output, args)
 
 
-def export_objects(objects, output, args):
+def export_objects(objects, output, args, warned=None):
     """``objects`` as a NIF: a precombined cell when they came from one, else a general NIF
-    written back into the file they were imported from, if any. Returns the line to print."""
+    written back into the file they were imported from, if any. Returns the line to print.
+    ``warned``: the warnings printed already (--each: one .cdx's warning is every cell's)."""
     from ..core.nif.blocks.precombined import cell_totals
     from ..io import schema
     from ..io.nif.exporter import SHAPE_TYPES, export_nif
@@ -227,9 +265,9 @@ def export_objects(objects, output, args):
         if args.dry_run:
             return "\n".join([f"{args.output}: dry run, nothing written", *plan.lines()])
         for message in plan.messages:
-            print(f"warning: {message}", file=sys.stderr)
+            warn_once(message, warned)
         records, instances = cell_totals(plan.nif)
-        lines = [f"{args.output}: precombined cell, {records} records, {instances} instances"]
+        lines = [f"{args.output}: precombined cell, {counted(records, 'record')}, {counted(instances, 'instance')}"]
         lines += [f"{path}: {what}" for path, what in plan.wrote if str(path) != str(args.output)]
         return "\n".join(lines + [f"  {line}" for line in plan.records])
     ignored(args, CELL_OPTIONS, "a NIF that is not a precombined cell")
@@ -237,7 +275,7 @@ def export_objects(objects, output, args):
     nif, messages = export_nif(args.output, objects, game=args.game, full_precision=args.full_precision,
                                morphs=args.morphs, written=morph_files)
     for message in messages:
-        print(f"warning: {message}", file=sys.stderr)
+        warn_once(message, warned)
     for path in morph_files:
         print(f"{path}: morphs written")
     if args.write_materials:
@@ -268,18 +306,18 @@ def export_each(bpy, args):
     collections = [c for c in bpy.context.scene.collection.children_recursive if c.objects]
     if not collections:
         raise CommandError(f"error: {args.input}: no collection holds objects")
-    targets = [(c, folder / f"{Path(c.get(schema.NIF_PATH, c.name)).stem}.nif") for c in collections]
-    started, failed = time.monotonic(), 0
+    targets = [(c, folder / nif_name(c.get(schema.NIF_PATH, c.name))) for c in collections]
+    started, failed, warned = time.monotonic(), 0, set()
     if args.jobs <= 1:
         results = []
         for collection, target in targets:
             try:
-                results.append((True, export_objects(objects_in(collection), str(target), args)))
+                results.append((True, export_objects(objects_in(collection), str(target), args, warned)))
             except Exception as error:  # this collection's failure only
                 results.append((False, failure_text(target, error)))
     else:
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(lambda pair: _export_in_process(args, *pair), targets))
+            results = list(pool.map(lambda pair: _export_in_process(args, *pair, warned), targets))
     for ok, text in results:
         failed += not ok
         print(text if ok else f"error: {text}", file=sys.stdout if ok else sys.stderr, flush=True)
@@ -287,7 +325,14 @@ def export_each(bpy, args):
     return 2 if failed else 0
 
 
-def _export_in_process(args, collection, target):
+def nif_name(source):
+    """The name a collection's NIF gets in the --each folder: its file's, the suffix as it was
+    spelled (.NIF stays .NIF)."""
+    source = Path(source)
+    return source.name if source.suffix.lower() == ".nif" else f"{source.stem}.nif"
+
+
+def _export_in_process(args, collection, target, warned):
     """One collection exported by a new process of this command line (Blender's own binary when
     running inside Blender, else this Python with the bpy module)."""
     import subprocess
@@ -301,11 +346,30 @@ def _export_in_process(args, collection, target):
     result = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace")
     for line in result.stderr.splitlines():
         if line.startswith("warning: "):
-            print(line, file=sys.stderr, flush=True)
+            warn_once(line.removeprefix("warning: "), warned)
     if result.returncode:
         lines = [line.removeprefix("error: ") for line in result.stderr.splitlines() if line.startswith("error: ")]
         return False, lines[0] if lines else f"{target}: the export process failed ({result.returncode})"
     return True, result.stdout.strip()
+
+
+@contextlib.contextmanager
+def silenced():
+    """Blender's own prints (its C code writes to the process's stdout and stderr) go nowhere."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    kept = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "wb") as nothing:
+            os.dup2(nothing.fileno(), 1)
+            os.dup2(nothing.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, saved in zip((1, 2), kept):
+            os.dup2(saved, fd)
+            os.close(saved)
 
 
 def _blender_message(error):

@@ -15,20 +15,44 @@ def command_info(args):
             raise UsageError("info: --plugin reads one cell at a time")
         return run_batch(batch.info_task, [(path, ()) for path, _ in batch.expand(args.files)], args, args.files)
     (path,) = args.files
-    result = info.file_info(path)
-    if args.plugin:
+    try:
+        result = info.file_info(path)
+    except Exception as error:  # with --json, a failure is JSON too (as with several files)
+        if not args.json:
+            raise
+        from ..core.errors import failure_text
+
+        text = failure_text(path, error)
+        print(json.dumps({"file": str(path), "error": text}, ensure_ascii=False), flush=True)
+        print(f"error: {text}", file=sys.stderr)
+        return 2
+    plugins = args.plugin or cell_plugin_in(args, path, result)
+    if plugins:
         from ..core.formats import read_file
         from ..core.plugin.references import references_report
 
-        result["references"] = references_report(read_file(path), path, args.plugin)
+        result["references"] = references_report(read_file(path), path, plugins)
     if args.json:
         return json.dumps(result, indent=2, ensure_ascii=False)
     text = info.render_text(path, result)
-    if args.plugin:
+    if plugins:
         from ..core.plugin.references import render_references
 
         text += "\n" + render_references(result["references"])
     return text
+
+
+def cell_plugin_in(args, path, result):
+    """With ``--data DIR``, a precombined cell's plugin found there (as the import finds it): [path], else []."""
+    if not getattr(args, "data", None) or not result.get("precombined"):
+        return []
+    from .lookup import user_folders
+    from ..core.formats import read_file
+    from ..core.plugin.references import find_cell_plugin, geometry_hashes
+
+    user_folders(args)  # --data checked
+    found = find_cell_plugin(path, geometry_hashes(read_file(path)), args.data)
+    return [found] if found is not None else []
 
 
 def command_roundtrip(args):
@@ -67,12 +91,19 @@ def file_pairs(source, target):
     the output folder; a file goes to the output file, or into it when it is a folder."""
     from . import batch
 
+    from .outputs import check_output_folder, same_path
+
     source, target = Path(source), Path(target)
     if is_many(source):
         if target.exists() and not target.is_dir():
             raise UsageError(f"{target} is a file: the files of {source} need an output folder")
+        if source.is_dir():
+            check_output_folder(target, [source])
         return [(path, (target / relative,)) for path, relative in batch.expand([source])]
-    return [(source, (target / source.name if target.is_dir() else target,))]
+    output = target / source.name if target.is_dir() else target
+    if same_path(source, output):
+        raise UsageError(f"{output}: the output is the input: give another file (or folder)")
+    return [(source, (output,))]
 
 
 def run_batch(task, jobs_list, args, given):
@@ -129,9 +160,11 @@ def command_ls(args):
     from ..core.archives import open_archive
 
     with open_archive(args.archive) as archive:
-        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}"
-                 for entry in map(archive.find, archive.names(args.pattern))]
-        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s)")
+        entries = list(map(archive.find, archive.names(args.pattern)))
+        lines = [f"{'-' if entry.size is None else entry.size:>10}  {entry.path}" for entry in entries]
+        unknown = " (size -: the archive stores it compressed and does not record its size)" \
+            if any(entry.size is None for entry in entries) else ""
+        lines.append(f"{args.archive}: {archive.kind} archive, {len(lines)} of {len(archive.entries)} file(s){unknown}")
     return "\n".join(lines)
 
 

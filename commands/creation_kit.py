@@ -12,7 +12,9 @@ from . import ENTRY, CommandError, UsageError
 
 def command_meshes(args):
     """Each model's line (with --json its object) on stdout, a summary on stderr. A model the
-    Data folder lacks or that cannot be read is a line too: the exit status stays 0."""
+    Data folder lacks or that cannot be read is a line too; a NIF named on the command line that
+    cannot be read is also an error line on stderr, and the exit status is 2 (as for any file the
+    command line cannot read)."""
     from . import batch
 
     if args.meshes:
@@ -41,6 +43,8 @@ def command_meshes(args):
                 line = json.dumps(result, ensure_ascii=False)
             counts[result["verdict"]] = counts.get(result["verdict"], 0) + 1
             print(line if args.json else f"{result['model']}: {mesh_line(result)}", flush=True)
+            if args.meshes and result["verdict"] == "unreadable":
+                print(f"error: {result['file']}: {result['error'] or 'cannot be read'}", file=sys.stderr, flush=True)
     except batch.WorkerLost as error:
         raise CommandError(f"error: {error}") from None
     for item in missing:
@@ -52,7 +56,7 @@ def command_meshes(args):
     total = len(jobs) + len(missing)
     summary = ", ".join(f"{count} {verdict}" for verdict, count in sorted(counts.items()))
     print(f"{total} model(s): {summary or 'none'} ({time.monotonic() - started:.1f} s)", file=sys.stderr)
-    return 0
+    return 2 if args.meshes and counts.get("unreadable") else 0
 
 
 def mesh_line(result):

@@ -1,10 +1,13 @@
 """What ``cli.py info`` reports: a JSON-ready summary of a file and its human rendering."""
 
+import struct
 from pathlib import Path
 
+from . import counted
 from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError
-from ..core.formats import read_file
+from ..core.archives.data import split_archive_path
+from ..core.formats import read_file, read_plugin_or_material
 from ..core.havok.animation.summary import hkx_info, render_hkx_text
 from ..core.havok.summary import system_summary
 from ..core.materials.mat import MatFile
@@ -258,11 +261,47 @@ READERS_INFO = ((Bsm2File, bsm2_info), (MeshData, mesh_info), (MatFile, mat_info
                 (FaceGenTri, facegen_info), (BodySlideTri, bodyslide_info))
 
 
+def plugin_info(plugin):
+    """A plugin: its masters, flags, record counts by type, and the cells with precombined meshes
+    (their XCRI: the combined meshes and the references they combine)."""
+    from ..core.plugin.file import LIGHT_FLAG, MASTER_FLAG
+
+    counts, cells = {}, []
+    for record in plugin.records():
+        counts[record.type] = counts.get(record.type, 0) + 1
+        xcri = record.field("XCRI") if record.type == "CELL" else None
+        if xcri is not None and len(xcri) >= 8:
+            meshes, values = struct.unpack_from("<II", xcri)
+            cells.append({"cell": f"{record.form_id:08X}", "editor_id": record.text("EDID"), "meshes": meshes,
+                          "references": values // 2})
+    flags = plugin.header.flags
+    return {
+        "format": "plugin",
+        "masters": plugin.masters,
+        "flags": [name for name, bit in (("master", MASTER_FLAG), ("light", LIGHT_FLAG), ("localized", 0x80)) if flags & bit],
+        "author": plugin.header.text("CNAM"),
+        "description": plugin.header.text("SNAM"),
+        "records": dict(sorted(counts.items())),
+        "precombined_cells": cells,
+    }
+
+
+def material_file_info(material):
+    """A BGSM or BGEM material file: its version, fields and textures as stored."""
+    plain = {name: value for name, value in material.fields.items()}
+    return {"format": "material", "kind": material.kind, "version": material.version,
+            "fields": {name: list(value) if isinstance(value, tuple) else value for name, value in plain.items()},
+            "textures": dict(material.textures)}
+
+
 def file_info(path):
     if Path(path).suffix.lower() == ".cdx":
         return cdx_info(path)
     if Path(path).suffix.lower() == ".hkx":
         return hkx_info(path)
+    other = read_plugin_or_material(path) if split_archive_path(path) is None else None
+    if other is not None:
+        return plugin_info(other) if hasattr(other, "groups") else material_file_info(other)
     data = read_file(path)
     return next((info(data) for kind, info in READERS_INFO if isinstance(data, kind)), None) or nif_info(data)
 
@@ -304,7 +343,8 @@ def render_text(path, info):
     for cell in info["precombined"]:
         instances = sum(o["instances"] for o in cell["objects"])
         lines.append(
-            f"  precombined block {cell['block']} ({cell['layout']}): {len(cell['objects'])} objects, {instances} instances"
+            f"  precombined block {cell['block']} ({cell['layout']}): {counted(len(cell['objects']), 'object')}, "
+            f"{counted(instances, 'instance')}"
         )
     for packed in info["packed"]:
         streams = ", ".join(f"{s['name']} {s['type']} @{s['offset']}" for s in packed["streams"])
@@ -359,5 +399,29 @@ def render_morph_text(path, info):
             + ", ".join(repr(name) for name in info["morphs"]))
 
 
-TEXT = {"cdx": render_cdx_text, "hkx": render_hkx_text, "bsm2": render_bsm2_text, "mesh": render_mesh_text,
+def render_plugin_text(path, info):
+    records = sum(info["records"].values())
+    flags = f" ({', '.join(info['flags'])})" if info["flags"] else ""
+    lines = [f"{path}: plugin{flags}, {records} record{'s' if records != 1 else ''}, masters: "
+             + (", ".join(info["masters"]) or "none"),
+             "  records: " + ", ".join(f"{count} {kind}" for kind, count in info["records"].items())]
+    cells = info["precombined_cells"]
+    lines.append(f"  {len(cells)} cell{'s' if len(cells) != 1 else ''} with precombined meshes"
+                 + (":" if cells else ""))
+    lines += [f"    CELL {cell['cell']}{' ' + cell['editor_id'] if cell['editor_id'] else ''}: {cell['meshes']} combined "
+              f"mesh{'es' if cell['meshes'] != 1 else ''}, {cell['references']} reference"
+              f"{'s' if cell['references'] != 1 else ''} combined" for cell in cells]
+    return "\n".join(lines)
+
+
+def render_material_text(path, info):
+    textures = {slot: texture for slot, texture in info["textures"].items() if texture}
+    lines = [f"{path}: Fallout 4 material file ({info['kind']} version {info['version']}), {len(info['fields'])} fields, "
+             f"{len(textures)} texture{'s' if len(textures) != 1 else ''}"]
+    lines += [f"  texture {slot}: {texture}" for slot, texture in textures.items()]
+    lines.append("  fields: " + ", ".join(f"{name} {value}" for name, value in info["fields"].items()))
+    return "\n".join(lines)
+
+
+TEXT = {"plugin": render_plugin_text, "material": render_material_text, "cdx": render_cdx_text, "hkx": render_hkx_text, "bsm2": render_bsm2_text, "mesh": render_mesh_text,
         "mat": render_mat_text, "morph": render_morph_text, "tri": render_tri_text}

@@ -4,6 +4,7 @@ import argparse
 
 from ..io.precombined import INSTANCING  # names only: no Blender code
 from . import ENTRY, UsageError
+from .lookup import add_lookup_options
 from .blender import command_export, command_import
 from .cell import command_export_cell, command_import_cell
 from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
@@ -68,6 +69,7 @@ def build_parser():
     add_batch_options(info)
     info.add_argument("--plugin", action="append", help="precombined cells: the cell's plugin (.esm/.esp/.esl), then "
                       "any of its masters, to name the reference placing each copy (repeatable)")
+    add_lookup_options(info)
     info.set_defaults(run=command_info)
 
     roundtrip = commands.add_parser("roundtrip", help="read a file (or a folder's or archive's files) and write it back unchanged")
@@ -151,6 +153,7 @@ def build_parser():
                       "of the shape with as many vertices")
     load.add_argument("--no-morphs", dest="morphs", action="store_false", help=".nif: leave out the .tri files the "
                       "games read with it (FaceGen files named after it, the BodySlide file its BODYTRI names)")
+    add_lookup_options(load)
     load.set_defaults(run=command_import)
 
     cell = commands.add_parser("import-cell", help="import every reference of a cell of a load order into a new "

@@ -89,3 +89,18 @@ def first_bytes(path, count=4):
             return handle.read(count)
     except OSError:
         return b""
+
+
+def read_plugin_or_material(path):
+    """A PluginFile (TES4) or a BGSM/BGEM MaterialFile, as the file's first bytes tell, else None:
+    the kinds ``read_file`` leaves to the NIF commands' error, read by ``info`` and ``roundtrip``."""
+    head = bytes(first_bytes(path))
+    if head == b"TES4":
+        from .plugin.file import PluginFile
+
+        return PluginFile.read(path)
+    if head in (b"BGSM", b"BGEM"):
+        from .materials.bgsm import MaterialFile
+
+        return MaterialFile.read(path)
+    return None

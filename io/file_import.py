@@ -10,7 +10,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..core.archives.data import read_path, split_archive_path, stored_path
+from ..core.archives.data import data_folder_of, read_path, split_archive_path, stored_path
 from ..core.bsm2 import Bsm2File
 from ..core.errors import FormatError, failure_text
 from ..core.formats import not_a_nif
@@ -54,6 +54,7 @@ def each_file(context, paths, import_one):
     error."""
     window_manager = context.window_manager
     window_manager.progress_begin(0, max(len(paths), 1))
+    parked = []
     try:
         for number, path in enumerate(paths):
             try:
@@ -68,8 +69,34 @@ def each_file(context, paths, import_one):
                 result = None, [failure_text(path, error)]
             window_manager.progress_update(number + 1)
             yield result
+            if number + 1 < len(paths):
+                park(context, result[0], parked)
     finally:
+        for layer, states in parked:
+            layer.exclude = False
+            for obj, hidden, selected in states:  # the view layer forgot them while the collection was out
+                obj.hide_set(hidden)
+                obj.select_set(selected)
         window_manager.progress_end()
+
+
+def park(context, collection, parked):
+    """Keep a file's collection out of the view layer while the next files import (added to
+    ``parked``, put back by the caller): Blender's view layer updates (edit mode for bones, a
+    skin's pose) rebuild the scene's dependencies, a cost growing with every object in it, so
+    many files in one import would grow faster than the files. Its objects' hidden and selected
+    states are kept with it (the view layer forgets them); a collection holding the active
+    object (a skeleton for the next files' animations) stays."""
+    import bpy
+
+    if not isinstance(collection, bpy.types.Collection) or schema.NIF_PATH not in collection:
+        return
+    layer = context.view_layer.layer_collection.children.get(collection.name)
+    active = context.view_layer.objects.active
+    if layer is None or layer.exclude or (active is not None and active.name in collection.all_objects):
+        return
+    parked.append((layer, [(obj, obj.hide_get(), obj.select_get()) for obj in collection.all_objects]))
+    layer.exclude = True
 
 
 def import_files(context, paths, import_one):
@@ -177,9 +204,9 @@ class CellImport:
 
     @rolled_back
     def __call__(self, context, path, progress=None, *, rollback):
-        inside = split_archive_path(path)
-        if inside is not None:  # a cell taken from an archive finds its geometry in the archive's Data folder too
-            self.geometry.also_look_in(str(inside.data_folder))
+        data = data_folder_of(path)
+        if data is not None:  # a cell finds its geometry in its own Data folder too (an archive's), beside its plugin
+            self.geometry.also_look_in(str(data))
         built = build_nif(context, path, progress, rollback, CellBuilder, self.folders,
                           dict(self.options, geometry=self.geometry))
         warnings = built.warnings() + (nif_morphs(context, built) if self.morphs else [])

@@ -181,6 +181,7 @@ HKX_FPS = "hkx_fps"  # float: an action's frame rate
 HKX_BINDING = "hkx_binding"  # JSON: skeleton name, track bones and indices, blend hint, float tracks
 HKX_ANNOTATIONS = "hkx_annotations"  # JSON: [time, text]
 HKX_ROOT_AXES = "hkx_root_axes"  # 6 floats: root motion up and forward
+HKX_ROOT_MOTION = "hkx_root_motion"  # JSON: root motion not keyed on import (samples, duration, up, forward), written back as read
 
 # -- Banuba .bsm2 (io/bsm2/mapping.py) -------------------------------------------------------------
 BSM2_NORMAL = "bsm2_normal"  # FLOAT_VECTOR point attribute: the file's normals
@@ -189,6 +190,8 @@ BSM2_TANGENT_SIGN = "bsm2_tangent_sign"  # FLOAT point attribute
 BSM2_INTERVAL_NS = "bsm2_interval_ns"  # float: an action's key interval
 BSM2_DURATION_NS = "bsm2_duration_ns"  # float: an action's duration
 BSM2_BIND_RESIDUAL = "bsm2_bind_residual"  # 16 floats: on a bone, the scale or shear its rest cannot hold
+BSM2_KEYS = "bsm2_keys"  # {"keys": zlib of float32 keys, "shape", "curves": digest}: an action's keys as the file had them
+BSM2_INVERSE_BIND = "bsm2_inverse_bind"  # 16 floats: on a bone, its inverse bind matrix as the file had it
 BSM2_NAME = "bsm2_name"  # {"file": bytes, "blender": str}: the file's own name where Blender's differs
 
 # -- morphs from .tri files (io/tri), on a mesh object given them ----------------------------------

@@ -193,7 +193,6 @@ def test_names_with_any_byte_print_under_a_strict_utf8_console(corpus, tmp_path,
 
 @pytest.mark.parametrize("name, says", [
     ("ck-precombined/ColterFix-Main-scripts.ba2", "this is a Fallout 4 BA2 archive: `cli.py ls` lists it"),
-    ("ck-precombined/AlootHomePlate.esp", "this is a plugin: give it to a precombined cell's info or import with --plugin"),
     ("ck-precombined/AlootHomePlate - Geometry.csg", "this is a precombined geometry file: give it to a cell's import with --csg"),
 ])
 def test_files_of_other_kinds_given_as_nifs_are_named_for_what_they_are(corpus, name, says):

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from support import CORPUS, ROOT, unavailable
-from xbox_writer import make_xbox
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```\s*(\S*)\s*$")
@@ -23,16 +22,12 @@ FENCE = re.compile(r"^```\s*(\S*)\s*$")
 SHELL_FENCES = {"", "bash", "console", "shell", "shell-session", "sh-session", "zsh"}
 # The programs a documented command may start with (as typed at the repository root).
 CODEC = ("python cli.py ", ".venv/bin/python cli.py ")
+CODEC_TOOLS = (".venv/bin/python tools/xbox_sample.py ",)  # tools that need only numpy, as the codec commands
 PROGRAMS = (*CODEC, "python3 tasks.py ", ".venv/bin/python tools/", ".venv/bin/python benchmarks/",
             "blender -b --python cli.py -- ", "blender --command extension ", "mkdir -p ")
 STARTS_BLENDER = re.compile(r"cli\.py (-- )?(import|export)\b")
 # Commands that would run the suite inside itself only collect it.
 REDUCED = {"python3 tasks.py test": " --collect-only -q"}
-# Files a page uses that no documented command makes: (name, writer into the given folder).
-SUPPLIED = {
-    "22smg_xbox360.nif": lambda folder: (folder / "22smg_xbox360.nif").write_bytes(
-        make_xbox((CORPUS / "pynifly/tests/tests/FONV/22smg.nif").read_bytes())),
-}
 # Blender as the bpy module: ``blender -b --python SCRIPT -- ARGS`` and ``blender --command ARGS``.
 BLENDER = """#!/bin/sh
 if [ "$1" = "--command" ]; then shift; exec "{python}" tools/blender_command.py "$@"; fi
@@ -71,7 +66,7 @@ def commands(page):
 
 
 def starts_blender(command):
-    return not command.startswith(CODEC) or bool(STARTS_BLENDER.search(command))
+    return not command.startswith(CODEC + CODEC_TOOLS) or bool(STARTS_BLENDER.search(command))
 
 
 def file_names(command):
@@ -142,12 +137,7 @@ def sandbox(tmp_path):
     if not CORPUS.is_dir():
         unavailable(f"corpus not found at {CORPUS}: the guide's commands use it")
     repo = tmp_path / "repo"
-    patterns = shutil.ignore_patterns(".git", ".venv*", "__pycache__", ".pytest_cache", "*.blend", "precombined_nif_sample.*")
-
-    def ignore(folder, names):  # the extension's build/ output folder at the root, not a package named build
-        return set(patterns(folder, names)) | ({"build"} if Path(folder) == ROOT else set())
-
-    shutil.copytree(ROOT, repo, ignore=ignore)
+    fresh_clone(repo)
     for venv in ROOT.glob(".venv*"):
         (repo / venv.name).symlink_to(venv.resolve())
     (tmp_path / "shared").mkdir()
@@ -164,12 +154,20 @@ def sandbox(tmp_path):
     return repo, env
 
 
+def fresh_clone(repo):
+    """What a clone of the repository holds: the files git tracks and those new and not ignored
+    (committed, they are the clone's), nothing else that lies in the working folder."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
+    for name in filter(None, listed.split("\0")):
+        if (ROOT / name).is_file() and not (ROOT / name).is_symlink():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+
+
 def run_page(page, tmp_path, only_codec):
     repo, env = sandbox(tmp_path)
     shown = commands(page)
-    for name, write in SUPPLIED.items():
-        if any(name in command for command in shown):
-            write(repo)
     ran = 0
     for command in codec_only(shown) if only_codec else shown:
         if "tasks.py pictures" in command:

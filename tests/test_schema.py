@@ -85,4 +85,6 @@ def test_the_new_keys_are_these():
         schema.CELL_DATA_FOLDER, schema.CELL_PLUGINS_TXT, schema.CELL_KEY, schema.CELL_REFERENCES,
         schema.CELL_PRECOMBINED, schema.CELL_REFERENCE, schema.CELL_BASE, schema.CELL_BASE_TYPE, schema.CELL_FLAGS,
         schema.CELL_PLACEMENT, schema.CELL_COMBINED, schema.CELL_NAME, schema.CELL_PART,
+        schema.HKX_ROOT_MOTION,  # issue 44: root motion kept on the action as read
+        schema.BSM2_KEYS, schema.BSM2_INVERSE_BIND,  # issue 44: .bsm2 keys and inverse binds as the file had them
     }

@@ -75,13 +75,10 @@ class Picture:
 
 
 def xbox_smg(folder):
-    """New Vegas's 22smg.nif in the Xbox 360 layout, by the tests' hand-written console writer
-    (no public Xbox 360 files exist)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from xbox_writer import make_xbox
+    """New Vegas's 22smg.nif in the Xbox 360 layout (tools/xbox_sample.py, as the README makes it)."""
+    from xbox_sample import write_xbox_sample
 
-    pc = ROOT / CORPUS / "pynifly/tests/tests/FONV/22smg.nif"
-    (folder / "22smg_xbox360.nif").write_bytes(make_xbox(pc.read_bytes()))
+    write_xbox_sample(folder / "22smg_xbox360.nif")
 
 
 CK = "ck-precombined/Meshes/PreCombined"

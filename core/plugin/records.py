@@ -169,6 +169,8 @@ class Plugin:
         except OSError as error:
             raise FormatError(f"cannot be read: {error.strerror}", path=self.path) from None
         try:
+            if bytes(self._data[:4]) not in (b"TES4", b"TES3"):  # a NIF or text given as a plugin: say so
+                raise FormatError(f"not a plugin (it starts with {bytes(self._data[:4])!r}, a plugin with a TES4 record)")
             header = self._read_record(0)
             if header.type not in ("TES4", "TES3"):
                 raise FormatError(f"not a plugin (first record {header.type!r}, not TES4)")

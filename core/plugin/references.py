@@ -196,14 +196,14 @@ def geometry_hashes(nif):
             for entry in (block.objects if block.shared else ())}
 
 
-def find_cell_plugin(cell_path, hashes):
-    """The plugin of a cell file found in its Data folder (the folder holding its ``meshes``
-    folder): the one whose geometry hash (``<plugin> - geometry``) is among ``hashes``, those
-    the cell's records carry. None when not found."""
+def find_cell_plugin(cell_path, hashes, data=None):
+    """The plugin of a cell file found in its Data folder (``data``, by default the folder
+    holding its ``meshes`` folder): the one whose geometry hash (``<plugin> - geometry``) is
+    among ``hashes``, those the cell's records carry. None when not found."""
     from ..archives.data import data_folder_of
     from ..precombined.names import geometry_hash
 
-    data = data_folder_of(cell_path)
+    data = Path(data) if data is not None else data_folder_of(cell_path)
     if data is None or not hashes:
         return None
     for candidate in sorted(data.iterdir()):

@@ -14,7 +14,7 @@ from ...core.bsm2 import packing
 from ...core.bsm2.skinning import ROOT_TRANSFORM
 from ...core.errors import FormatError
 from ...core.tangents import vertex_tangents
-from . import mapping
+from . import kept_values, mapping
 from .. import compat, pose_channels, schema
 
 # An unedited normal is written back as the file had it. Blender stores custom normals with up to
@@ -290,7 +290,9 @@ class _Bones:
             return None
         bind = mapping.FROM_BLENDER @ self.rests @ self.residuals
         names = [mapping.file_name(self.object.data.bones[name]) for name in self.names]
-        return Hierarchy(self.parents, Hierarchy.stored_inverse_bind(np.linalg.inv(bind)), names)
+        bones = [self.object.data.bones[name] for name in self.names]
+        inverse_bind = kept_values.kept_inverse_binds(bones, Hierarchy.stored_inverse_bind(np.linalg.inv(bind)))
+        return Hierarchy(self.parents, inverse_bind, names)
 
     def _keys(self, basis):
         """(keys, bones, 3, 4) file matrices from (keys, bones, 4, 4) basis matrices."""
@@ -323,7 +325,7 @@ class _Bones:
             duration = (len(frames) - 1) * interval
         pose_bones = self.object.pose.bones
         basis = np.stack([pose_channels.basis(pose_bones[name], curves, frames) for name in self.names], axis=1)
-        return Animation(mapping.file_name(action), duration, interval, self._keys(basis))
+        return Animation(mapping.file_name(action), duration, interval, kept_values.kept_keys(action, slot, self._keys(basis)))
 
 
 def _key_frames(curves, step, scene):

@@ -16,7 +16,7 @@ from mathutils import Matrix
 from ...core import transforms
 from ...core.bsm2 import packing, skinning
 from ...core.errors import FormatError
-from . import mapping
+from . import kept_values, mapping
 from .. import compat, sampled_keys, schema
 from ..datablocks import rolled_back
 from ..mesh_build import build_mesh
@@ -211,6 +211,7 @@ def _armature(context, bsm, name, positions, rollback, collection):
         if bsm.hierarchy is not None:
             residual = np.linalg.inv(np.array(bone.matrix_local, np.float64)) @ target
             bone[schema.BSM2_BIND_RESIDUAL] = residual.ravel().tolist()
+            kept_values.keep_inverse_bind(bone, bsm.hierarchy.inverse_bind[index])
     for pose_bone in obj.pose.bones:
         pose_bone.rotation_mode = "QUATERNION"
     return obj, names
@@ -260,6 +261,7 @@ def _animations(scene, bsm, armature_object, bone_names, rollback, warnings):
                 for axis in range(values.shape[-1]):
                     fcurve = compat.new_fcurve(action, slot, f"{path}.{channel}", axis, bone_name)
                     sampled_keys.set_keys(fcurve, frames, values[:, bone, axis])
+        kept_values.keep_keys(action, slot, animation.keys)
         compat.stash_action(armature_object, action, slot, start)
         if index == 0:
             compat.assign_action(armature_object, action, slot)

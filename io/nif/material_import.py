@@ -19,6 +19,34 @@ from .. import compat, schema
 NON_COLOR_ROLES = ("normal", "specular")
 
 
+# The first material built for each set of texture roles: later ones are copies of it. Renaming a
+# node makes Blender fix the animation paths of every action of the file (all their F-curves), so
+# naming the texture nodes ("NIF diffuse", ...) of each material anew grows with the scene: a copy
+# has them named already.
+_NAMED_NODES = {}
+
+
+def new_material(name, roles):
+    """A new material named ``name``: a copy of the first one built for ``roles`` (its texture
+    nodes kept; its other nodes, custom properties and animation gone), else an empty one."""
+    template = _NAMED_NODES.get(roles)
+    try:
+        usable = template is not None and template.node_tree is not None
+    except ReferenceError:  # removed since (an undone import, a user's deletion)
+        usable = False
+    if not usable:
+        _NAMED_NODES.pop(roles, None)
+        return bpy.data.materials.new(name)
+    material = template.copy()
+    material.name = name
+    for key in list(material.keys()):
+        del material[key]
+    for owner in (material, material.node_tree):
+        if owner.animation_data is not None:
+            owner.animation_data_clear()
+    return material
+
+
 class MaterialImport:
     """``data``: the DataFiles materials and textures are looked up in (default: the builder's
     Data folders)."""
@@ -48,22 +76,28 @@ class MaterialImport:
         record = read_record(self.nif, found)
         shader = record.get("shader", {})
         name = str(shader.get("name") or "") or shape_block.name or f"{record[next(iter(found))]['type']}:{min(found.values())}"
-        material = self.builder.link(bpy.data.materials.new(name.replace("\\", "/").rsplit("/", 1)[-1]))
-        material[schema.NIF_RECORD] = record_to_props(record)
-        material[schema.NIF_BLOCKS] = dict(found)
-        material[schema.NIF_FILE] = str(self.nif.path or "")
-        material[schema.NIF_BS_VERSION] = self.bs_version
         shown = look(record, self.bs_version)
+        path = material_file = None
         if name.lower().endswith((".bgsm", ".bgem")):  # FO4 material file named by the shader
-            path = material[schema.NIF_MATERIAL_PATH] = data_relative(name)
+            path = data_relative(name)
             # The shader takes its look from the material file, as the game does.
             material_file = self._material_file(path)
             if material_file is not None:
                 shown.update(material_file.look())
-                material[schema.BGSM_FILE] = str(material_file.path)
-                # What the tree was built from: the exporter leaves the NIF's blocks alone unless it changed.
-                material[schema.BGSM_LOOK] = json.dumps(shown)
+        roles = tuple(role for role, texture in shown["textures"].items() if texture)
+        material = self.builder.link(new_material(name.replace("\\", "/").rsplit("/", 1)[-1], roles))
+        material[schema.NIF_RECORD] = record_to_props(record)
+        material[schema.NIF_BLOCKS] = dict(found)
+        material[schema.NIF_FILE] = str(self.nif.path or "")
+        material[schema.NIF_BS_VERSION] = self.bs_version
+        if path is not None:
+            material[schema.NIF_MATERIAL_PATH] = path
+        if material_file is not None:
+            material[schema.BGSM_FILE] = str(material_file.path)
+            # What the tree was built from: the exporter leaves the NIF's blocks alone unless it changed.
+            material[schema.BGSM_LOOK] = json.dumps(shown)
         self._build_tree(material, record, shown)
+        _NAMED_NODES.setdefault(roles, material)
         return material
 
     def _material_file(self, path):
@@ -100,7 +134,9 @@ class MaterialImport:
     def _build_tree(self, material, record, shown):
         tree = compat.material_node_tree(material)
         nodes, links = tree.nodes, tree.links
-        nodes.clear()
+        kept = {f"NIF {role}" for role, path in shown["textures"].items() if path}
+        for node in [node for node in nodes if node.name not in kept]:  # a copy's texture nodes are kept (new_material)
+            nodes.remove(node)
         output = nodes.new("ShaderNodeOutputMaterial")
         output.location = (400, 0)
         bsdf = nodes.new("ShaderNodeBsdfPrincipled")
@@ -120,8 +156,10 @@ class MaterialImport:
         images = {}
         for role, path in shown["textures"].items():
             if path:
-                node = nodes.new("ShaderNodeTexImage")
-                node.name = node.label = f"NIF {role}"
+                node = nodes.get(f"NIF {role}")
+                if node is None:
+                    node = nodes.new("ShaderNodeTexImage")
+                    node.name = node.label = f"NIF {role}"
                 node[schema.NIF_TEXTURE] = path  # as stored, kept even when the file is not found
                 node.location = (-700, y)
                 y -= 300

@@ -139,7 +139,8 @@ def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, in
 def plan_patch(plan, options, plugins, cell_id, edits, references, mesh_id):
     target = Path(options.path)
     if target.exists() and not options.update:
-        raise FormatError("exists: a patch is never overwritten unless asked to update it", path=str(target))
+        raise FormatError("exists: a patch is never overwritten unless asked to update it (cli.py export: "
+                          "--update-patch; File > Export: Update Patch)", path=str(target))
     if target.suffix.lower() not in (".esp", ".esl", ".esm"):
         raise FormatError("a patch plugin is named .esp (or .esl, .esm)", path=str(target))
     existing = PluginFile.read(target) if target.is_file() else None

@@ -85,7 +85,8 @@ def refuse(refused):
     raise FormatError(
         f"{names} {'is' if len(refused) == 1 else 'are'} not part of a precombined cell: export "
         f"{'it' if len(refused) == 1 else 'them'} as a NIF, or mark {'it' if len(refused) == 1 else 'them'} "
-        f"precombined (Object properties > Precombined)"
+        f"precombined (Object properties > Precombined); cli.py export: --object NAME writes one collection, "
+        f"--each every collection as its own NIF"
     )
 
 

@@ -4,6 +4,7 @@ vertices than the .tri: those do not move; fewer is refused), a BodySlide shape 
 its name and its indices are that mesh's vertices. A FaceGen .tri with no mesh becomes a mesh of
 its own (a FaceGen file holds its base mesh). Knows core objects and bpy, never file bytes."""
 
+import os
 import zlib
 from pathlib import Path
 
@@ -163,12 +164,31 @@ def apply_file(context, path, meshes, role=None, *, rollback):
     return apply_tri(context, tri_from_bytes(data, path=path), path, data, meshes, role, rollback=rollback)
 
 
+def same_file(first, second):
+    """Whether two paths (loose, or ``ARCHIVE.ba2:inner/path``) name one file, as the games
+    compare names: case-insensitively."""
+    try:
+        return os.path.samefile(first, second)
+    except (OSError, ValueError):
+        return os.path.normcase(os.path.abspath(str(first))).lower() == os.path.normcase(os.path.abspath(str(second))).lower()
+
+
+def loaded_from(obj, role, path):
+    """Whether ``obj`` holds ``role``'s morphs of the file ``path`` already (its NIF's import
+    loaded it): the file named again is not loaded twice."""
+    source = (obj.get(schema.TRI_SOURCES) or {}).get(role)
+    return source is not None and same_file(source["path"], path)
+
+
 def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh=True, linked=True):
     """``apply_file`` of a read .tri; ``own_mesh`` False: a FaceGen .tri fitting no mesh is refused;
-    ``linked`` False: a BodySlide file found by the NIF's name (its export adds no BODYTRI)."""
+    ``linked`` False: a BodySlide file found by the NIF's name (its export adds no BODYTRI).
+    Meshes holding this file's morphs already are left as they are."""
     if isinstance(tri, FaceGenTri):
         role = role if role in naming.FACEGEN_ROLES else naming.facegen_role(path)
         target = facegen_target(meshes, tri)
+        if target is not None and loaded_from(target, role, path):
+            return [target], []
         if target is not None:
             return [target], apply_facegen(target, tri, role, path, data)
         if not own_mesh:
@@ -182,13 +202,15 @@ def apply_tri(context, tri, path, data, meshes, role=None, *, rollback, own_mesh
     if not targets:
         names = ", ".join(repr(shape.name) for shape in tri.shapes)
         raise FormatError(f"its shapes ({names}) name none of the meshes it was given", path=path)
+    given = list(targets.values())
     warnings = [f"{Path(path).name}: shape {shape.name!r} names no mesh: its morphs are kept as stored"
                 for shape in tri.shapes if shape.name not in targets]
+    targets = {name: obj for name, obj in targets.items() if not loaded_from(obj, naming.BODYSLIDE, path)}
     for name, obj in targets.items():  # all checked before any is given morphs
         tri.check_shape(name, len(obj.data.vertices))
     for name, obj in targets.items():
         warnings += apply_bodyslide(obj, tri, name, path, data, linked)
-    return list(targets.values()), warnings
+    return given, warnings
 
 
 # -- with a NIF ----------------------------------------------------------------------------------

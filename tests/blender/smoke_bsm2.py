@@ -84,6 +84,8 @@ def smoke(zip_path, user_dir, source, out_dir):
         keys_error = max(np.abs(a.keys - b.keys).max() for a, b in zip(exported.animations, bsm.animations))
         if keys_error > 1e-5:
             return f"the exported keys are {keys_error:.3g} away", compat
+        if target.read_bytes() != Path(source).read_bytes():  # untouched: every byte (issue 44)
+            return "the untouched export is not the file's bytes", compat
         return None, compat
     finally:
         extension.disable_all()

@@ -285,6 +285,67 @@ def test_reexport_of_an_unedited_file(scene, path, tmp_path):
     assert_same_data(original, export_file(tmp_path / "out.bsm2"))
 
 
+EVERY_BSM2 = corpus_files("bsm2/*.bsm2") + corpus_files("realmods/agora-plugin-filters-android/**/*.bsm2")
+
+
+def first_difference(written, original):
+    """Where two files' bytes first differ, and how many bytes differ (None when equal)."""
+    if written == original:
+        return None
+    size = min(len(written), len(original))
+    differ = np.flatnonzero(np.frombuffer(written[:size], np.uint8) != np.frombuffer(original[:size], np.uint8))
+    return (int(differ[0]) if len(differ) else size, len(differ) + abs(len(written) - len(original)), len(written), len(original))
+
+
+@pytest.mark.parametrize("path", EVERY_BSM2, ids=lambda p: p.stem)
+def test_untouched_import_writes_every_byte_back(scene, path, tmp_path):
+    """Every corpus .bsm2 imported and exported untouched: the file's bytes, every one."""
+    import_file(path)
+    export_file(tmp_path / "out.bsm2")
+    assert first_difference((tmp_path / "out.bsm2").read_bytes(), path.read_bytes()) is None
+
+
+def test_a_small_key_edit_is_written(scene, tmp_path, corpus):
+    """A key moved by less than the rounding the kept keys allow (1e-4 of their size): the
+    F-curves changed, so the keys written are those Blender holds, not the file's."""
+    from precombined_nif.io import compat
+
+    path = corpus / "bsm2/Rabbit.bsm2"
+    _, armature_object = import_file(path)
+    animation = armature_object.animation_data
+    fcurve = next(c for c in compat.fcurves(animation.action, animation.action_slot if compat.SLOTTED_ACTIONS else None)
+                  if c.data_path.endswith(".location"))
+    fcurve.keyframe_points[100].co[1] += 2e-4
+    fcurve.update()
+    written = export_file(tmp_path / "out.bsm2").animations[0].keys
+    original = Bsm2File.read(path).animations[0].keys
+    assert not np.array_equal(written, original)
+    assert np.abs(written - original).max() < 1e-2
+
+
+@pytest.mark.parametrize("layout", ["skin-matrices", "two-animations", "hierarchy"])
+def test_built_files_write_every_byte_back(scene, tmp_path, layout):
+    """Files written by tests/raw_bsm2.py (Rabbit's geometry, keys of the test's own turning
+    each bone, in the layouts Banuba files use) imported and exported untouched: every byte."""
+    import raw_bsm2
+
+    source = (Path(BSM2_FILES[0]).parent / "Rabbit.bsm2").read_bytes()
+    bones = raw_bsm2.geometry(source)[3]
+    animations = [("Take 001", 10_000_000_000, 33_333_333, raw_bsm2.rigid_keys(301, bones, 1, 5.0))]
+    hierarchy = None
+    if layout == "two-animations":
+        animations.append(("idle", 1_000_000_000, 33_333_333, raw_bsm2.rigid_keys(31, bones, 2, 50.0)))
+    if layout == "hierarchy":
+        binds = np.tile(np.eye(4, dtype=np.float32), (bones, 1, 1))
+        binds[:, 3, 1] = -3.0 * np.arange(bones)  # column-major: the translation in the last four floats
+        hierarchy = ([0] + list(range(bones - 1)), binds.reshape(bones, 16), [f"bone{i}" for i in range(bones)])
+    data = raw_bsm2.bsm2(source, ["Ear_shadow_mat", "mat_RabbitEar", "mat_rabbit"], animations, hierarchy)
+    (tmp_path / "built.bsm2").write_bytes(data)
+    import_file(tmp_path / "built.bsm2")
+    export_file(tmp_path / "out.bsm2")
+    assert first_difference((tmp_path / "out.bsm2").read_bytes(), data) is None
+
+
 @pytest.mark.parametrize("hierarchy", [True, False], ids=["hierarchy", "full-matrices"])
 def test_reexport_of_the_sample(scene, tmp_path, hierarchy):
     original = samples.skinned_strip(hierarchy)

@@ -320,12 +320,27 @@ def test_cli_import_then_export(tmp_path):
 
 @pytest.mark.slow
 def test_cli_animation_without_its_skeleton_fails(tmp_path):
+    """No skeleton given, none beside the file: an error naming --skeleton, nothing written."""
     from extension import blender_cli
 
-    animation = corpus(ANIMATIONS[0][0])
+    animation = tmp_path / corpus(ANIMATIONS[0][0]).name
+    animation.write_bytes(corpus(ANIMATIONS[0][0]).read_bytes())
     result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")
     assert result.returncode == 2 and f"{animation}: an animation needs its skeleton" in result.stderr
+    assert "--skeleton FILE" in result.stderr
     assert not (tmp_path / "x.blend").exists()
+
+
+@pytest.mark.slow
+def test_cli_animation_takes_the_skeleton_beside_it(tmp_path):
+    """``cli.py import ANIM.hkx`` with the game's skeleton.hkx in its folder: imported onto it."""
+    from extension import blender_cli
+
+    animation, skeleton = corpus(ANIMATIONS[0][0]), corpus(ANIMATIONS[0][1])
+    assert skeleton.parent == animation.parent
+    result = blender_cli("import", animation, "--blend", tmp_path / "x.blend")
+    assert result.returncode == 0, result.stderr
+    assert "1 of 1 file(s) imported" in result.stdout and "bones" in result.stdout
 
 
 def test_animation_of_another_skeleton_fails_cleanly(clean_scene):
@@ -442,6 +457,92 @@ def test_root_motion_on_the_armature_object(clean_scene, tmp_path):
     angles = np.angle(np.exp(1j * (written.root_motion.samples[:, 3] - samples[:, 3])))  # the same turn, any lap
     assert np.abs(written.root_motion.samples[:, :3] - samples[:, :3]).max() < 1e-3 and np.abs(angles).max() < 1e-4
     assert written.root_motion.duration == pytest.approx(animation.root_motion.duration, rel=1e-6)
+
+
+def test_a_skeleton_that_does_not_fit_is_an_error_naming_it(clean_scene):
+    """The troll's animation (54 tracks bound by bone index, the same skeleton name as the
+    human's) given the human skeleton of 99 bones: refused, naming the skeleton and the file,
+    and nothing is left; given its own skeleton it imports."""
+    import bpy
+
+    from precombined_nif.io.havok.animation.importer import import_animations
+
+    animation = corpus(LE / "troll_h2hattackleftd.hkx")
+    before = scene_state()
+    armatures, messages = import_animations(bpy.context, [str(animation)], skeleton=str(corpus(LE / "skeleton.hkx")))
+    assert armatures == [] and len(messages) == 1
+    assert messages[0].startswith(f"{animation}: the skeleton 'NPC Root [Root]' from 'skeleton' (99 bones) does not fit "
+                                  f"this animation")
+    assert "give the skeleton it was made for" in messages[0]
+    assert scene_state() == before
+    armatures, _ = import_animations(bpy.context, [str(animation)], skeleton=str(corpus(LE / "skeleton_troll.hkx")))
+    assert len(armatures) == 1
+
+
+def raw_root_motion(path):
+    """(samples bytes, duration) of a file's hkaDefaultAnimatedReferenceFrame, read with struct
+    (tests/raw_hkx.py): the duration after two 16-byte vectors, the samples where its one array
+    points (count after the pointer)."""
+    import struct
+
+    from raw_hkx import data_objects
+
+    (frame,) = [o for o in data_objects(path.read_bytes()) if o.class_name == "hkaDefaultAnimatedReferenceFrame"]
+    (array_at,) = frame.local
+    count, = struct.unpack_from("<I", frame.data, array_at + 8)
+    duration, = struct.unpack_from("<f", frame.data, array_at - 8)
+    return frame.data[frame.local[array_at]:frame.local[array_at] + 16 * count], duration
+
+
+@pytest.mark.parametrize("root_motion", [False, True])
+def test_root_motion_written_back_as_read(clean_scene, tmp_path, root_motion):
+    """PoseA_Idle1's root motion (201 samples) keyed on the armature object or not, exported
+    untouched: every sample's bytes and the duration as the file has them."""
+    import bpy
+
+    from precombined_nif.io.havok.animation.action_export import export_animation
+
+    path = corpus(FO4 / "Animations/PoseA_Idle1.hkx")
+    samples, duration = raw_root_motion(path)
+    assert len(samples) == 16 * 201
+    armature = import_onto_skeleton(path, corpus(FO4_SKELETON_HKX), root_motion=root_motion)
+    export_animation(bpy.context, tmp_path / "idle.hkx", armature)
+    assert raw_root_motion(tmp_path / "idle.hkx") == (samples, duration)
+
+
+def test_edited_root_motion_is_written_as_keyed(clean_scene, tmp_path):
+    """The keyed object moved by 10 units at every key: the samples written are the file's moved."""
+    import bpy
+
+    from precombined_nif.io import compat
+    from precombined_nif.io.havok.animation.action_export import export_animation
+
+    path = corpus(FO4 / "Animations/PoseA_Idle1.hkx")
+    samples = np.frombuffer(raw_root_motion(path)[0], "<f4").reshape(-1, 4)
+    armature = import_onto_skeleton(path, corpus(FO4_SKELETON_HKX), root_motion=True)
+    animation = armature.animation_data
+    (fcurve,) = [c for c in compat.fcurves(animation.action, animation.action_slot if compat.SLOTTED_ACTIONS else None)
+                 if c.data_path == "location" and c.array_index == 0]
+    for key in fcurve.keyframe_points:
+        key.co[1] += 10.0
+    export_animation(bpy.context, tmp_path / "idle.hkx", armature)
+    written = np.frombuffer(raw_root_motion(tmp_path / "idle.hkx")[0], "<f4").reshape(-1, 4)
+    assert np.abs(written[:, 0] - (samples[:, 0] + 10.0)).max() < 1e-4
+    assert np.abs(written[:, 1:3] - samples[:, 1:3]).max() < 1e-4
+
+
+@pytest.mark.slow
+def test_cli_import_and_export_keep_root_motion(tmp_path):
+    """``cli.py import skeleton.hkx PoseA_Idle1.hkx`` then ``export``: the root motion comes in as
+    the armature object's motion and goes back out, every sample as the file has it."""
+    from extension import blender_cli
+
+    path = corpus(FO4 / "Animations/PoseA_Idle1.hkx")
+    result = blender_cli("import", corpus(FO4_SKELETON_HKX), path, "--blend", tmp_path / "idle.blend")
+    assert result.returncode == 0, result.stderr
+    result = blender_cli("export", tmp_path / "idle.blend", tmp_path / "idle.hkx")
+    assert result.returncode == 0, result.stderr
+    assert raw_root_motion(tmp_path / "idle.hkx") == raw_root_motion(path)
 
 
 def test_operators_import_and_export(clean_scene, tmp_path):

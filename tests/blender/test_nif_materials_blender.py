@@ -353,3 +353,44 @@ def test_fallout_76_import_finds_its_material_and_textures_in_the_preferences_da
             if node.type == "TEX_IMAGE" and node.image is not None
         }
         assert images == textures
+
+
+def material_description(material):
+    """What an import made of a material: its custom properties, and its tree's nodes (name,
+    type, label, texture path as stored, image file) and links."""
+    tree = material.node_tree
+    from precombined_nif.io import schema
+
+    nodes = sorted((node.name, node.bl_idname, node.label, node.get(schema.NIF_TEXTURE),
+                    node.image.filepath if getattr(node, "image", None) is not None else None) for node in tree.nodes)
+    links = sorted((link.from_node.name, link.from_socket.identifier, link.to_node.name, link.to_socket.identifier)
+                   for link in tree.links)
+    plain = lambda value: value.to_dict() if hasattr(value, "to_dict") else value.to_list() if hasattr(value, "to_list") else value  # noqa: E731
+    return sorted((key, repr(plain(material[key]))) for key in material.keys()), nodes, links, material.surface_render_method
+
+
+@pytest.mark.slow  # 18 corpus files imported together, then each alone
+def test_materials_made_after_other_files_are_those_made_alone(clean_scene, corpus):
+    """Many files in one import (later materials are copies of the first of their texture roles,
+    issue 44): each file's materials are what importing it alone makes, property for property,
+    node for node, link for link."""
+    import bpy
+
+    from precombined_nif.io.file_import import import_cells
+
+    paths = sorted((corpus / "pynifly/tests/tests/FO4").glob("*.nif"))[:18]
+    collections, _ = import_cells(bpy.context, [str(p) for p in paths])
+    assert len(collections) == len(paths)
+    together = {c.name: sorted(map(material_description, {m for o in c.all_objects if o.type == "MESH"
+                                                          for m in o.data.materials if m})) for c in collections}
+    assert sum(map(len, together.values())) > 20
+    for path in paths:
+        for collection in list(bpy.data.collections):
+            bpy.data.collections.remove(collection)
+        for kind in ("objects", "meshes", "materials", "actions", "armatures"):
+            for block in list(getattr(bpy.data, kind)):
+                getattr(bpy.data, kind).remove(block)
+        (collection,), _ = import_cells(bpy.context, [str(path)])
+        alone = sorted(map(material_description, {m for o in collection.all_objects if o.type == "MESH"
+                                                  for m in o.data.materials if m}))
+        assert together[collection.name] == alone, path.name

@@ -95,6 +95,21 @@ def test_records_match_an_independent_reading_of_the_csg(clean_scene, corpus):
             np.testing.assert_array_equal(faces.reshape(-1, 3), lod0)
 
 
+def test_a_cell_finds_the_csg_beside_its_plugin(clean_scene, corpus):
+    """A cell imported with no .csg given and no Data folder set: the game's lookup finds
+    '<Plugin> - Geometry.csg' in the cell's Data folder (beside the plugin named after it), so
+    every record has its vertices (those of the .csg's own table) and none is a placeholder."""
+    import bpy
+
+    path = cell_paths(corpus)[0]
+    rows = csg_geometry(corpus / CSG)
+    assert bpy.ops.import_scene.precombined_cell(files=[{"name": path.name}], directory=str(path.parent)) == {"FINISHED"}
+    placed = [o for o in bpy.data.collections[path.stem].objects if "precombined_object" in o]
+    assert placed and all(o.data is not None for o in placed)
+    for obj in placed:
+        assert len(obj.data.vertices) == rows[obj.data["precombined_offset"]][1]
+
+
 @pytest.mark.parametrize("number", range(11))
 def test_untouched_cell_alone_exports_byte_identical(clean_scene, corpus, tmp_path, number):
     path = cell_paths(corpus)[number]

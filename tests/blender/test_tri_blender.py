@@ -165,6 +165,41 @@ def test_an_archived_nif_loads_its_archived_tri(clean_scene, addon, tmp_path, na
     assert (tmp_path / tri.name).read_bytes() == tri.read_bytes()
 
 
+@pytest.mark.parametrize("name", ["FO4/BaseMaleBody.tri", "FO4/BaseMaleHead.tri"])
+def test_a_tri_named_again_beside_its_nif_loads_once(clean_scene, addon, name):
+    """``cli.py import X.nif X.tri`` (the command puts a named .tri onto the meshes of the file
+    before it): the .tri its NIF loaded already is not loaded again, the keys are the file's
+    morphs once (count and offsets from the file's bytes)."""
+    import importlib
+
+    import bpy
+
+    tri_importer = importlib.import_module(f"{addon.__name__}.io.tri.importer")
+    obj = head_object(imported(corpus_file(WITH_NIF[name])))
+    given, warnings = tri_importer.apply_file(bpy.context, str(corpus_file(name)), [obj])
+    assert given == [obj] and warnings == []
+    if "Body" in name:
+        (morphs,) = raw_tri.bodyslide(corpus_file(name).read_bytes())["shapes"].values()
+        assert len(obj.data.shape_keys.key_blocks) == len(morphs) + 1  # the basis and each morph once
+        test_bodyslide_keys_hold_the_file_offsets(clean_scene, name)
+    else:
+        facegen_keys_match_bytes(obj, corpus_file(name))
+
+
+@pytest.mark.slow
+def test_cli_import_of_a_nif_and_its_tri_writes_the_tri_back(tmp_path):
+    """The form ``import --help`` gives: NIF then its .tri; the export writes the .tri as it was."""
+    from extension import blender_cli
+
+    nif, tri = corpus_file("FO4/BTBaseMaleBody.nif"), corpus_file("FO4/BaseMaleBody.tri")
+    result = blender_cli("import", nif, tri, "--blend", tmp_path / "b.blend")
+    assert result.returncode == 0, result.stderr
+    (tmp_path / "out").mkdir()
+    result = blender_cli("export", tmp_path / "b.blend", tmp_path / "out" / nif.name)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / tri.name).read_bytes() == tri.read_bytes()
+
+
 # -- the offsets on the keys --------------------------------------------------------------------------
 def facegen_keys_match_bytes(obj, path):
     raw = raw_tri.facegen(path.read_bytes())

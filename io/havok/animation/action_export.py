@@ -118,15 +118,33 @@ def _annotations(action, fps, first):
 
 
 def _root_motion(armature, action, curves, frames, fps):
-    """The object's keyed location and rotation about the up axis as root motion, else None."""
+    """The object's keyed location and rotation about the up axis as root motion (the samples the
+    import kept when the keys still hold them), else the root motion the import kept unkeyed,
+    else None."""
+    kept = action.get(schema.HKX_ROOT_MOTION)
+    if kept is not None:
+        kept = json.loads(kept)
+        kept = RootMotion(np.asarray(kept["samples"], np.float32).reshape(-1, 4), kept["duration"], tuple(kept["up"]),
+                          tuple(kept["forward"]))
     if not any(path in ROOT_PATHS for path, _ in curves):
-        return None
+        return kept
     axes = list(action.get(schema.HKX_ROOT_AXES, (*UP, *FORWARD)))
     up = np.asarray(axes[:3], np.float64)
     location, quaternion, _scale, _error = transforms.decompose(pose_channels.basis(armature, curves, frames))
     angle = np.unwrap(2 * np.arctan2(quaternion[:, 1:] @ up, quaternion[:, 0]))
     samples = np.column_stack([location, angle]).astype(np.float32)
+    if kept is not None and _untouched(samples, kept.samples):
+        return kept
     return RootMotion(samples, (len(frames) - 1) / fps, (*axes[:3], 0.0), (*axes[3:6], 0.0))
+
+
+def _untouched(samples, kept):
+    """Whether samples read from the keys are the kept ones, to the keys' float32 rounding (an
+    angle in any lap)."""
+    if samples.shape != kept.shape:
+        return False
+    turn = np.angle(np.exp(1j * (samples[:, 3].astype(np.float64) - kept[:, 3])))
+    return np.allclose(samples[:, :3], kept[:, :3], rtol=1e-5, atol=1e-4) and np.abs(turn).max(initial=0.0) < 1e-5
 
 
 def export_animation(context, path, armature, action_name=None, *, compressed=True, game=None):

@@ -10,7 +10,8 @@ rotation).
 
 Annotations become pose markers. Root motion (hkaDefaultAnimatedReferenceFrame: a translation
 and an angle about the up axis per sample) keys the armature object's location and quaternion
-rotation, in the same slot, when asked for.
+rotation, in the same slot, when asked for; either way it is kept on the action as read
+(``hkx_root_motion``): written back so when not keyed, or keyed and left as imported.
 
 What export needs is kept on the action: ``hkx_fps``, ``hkx_game``, ``hkx_binding`` (JSON:
 skeleton name, each track's bone name and skeleton index, blend hint, float tracks),
@@ -64,6 +65,7 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
     if len(lost):
         raise FormatError(f"the skeleton {armature.name!r} has no bone {bones[lost[0]]!r} ({len(lost)} bones the animation "
                           f"moves missing): choose or give the skeleton it was made for", path=path)
+    _check_fit(armature, animation, bones, kept, path)
     warnings = []
     if not kept.all():  # bones the armature lacks that hold still (FO4's skeleton.nif has no weapon bones)
         warnings.append(f"{np.count_nonzero(~kept)} tracks of bones armature {armature.name!r} lacks hold still and are "
@@ -89,6 +91,8 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
                 sampled_keys.set_keys(fcurve, frames, values[:, track, axis])
     if root_motion and animation.root_motion is not None:
         _root_motion(action, slot, armature, animation)
+    if animation.root_motion is not None:  # not lost when not shown, exact when shown and untouched
+        _keep_root_motion(action, animation.root_motion)
     _describe(action, animation, bones, kept, game)
     for pose_bone in (armature.pose.bones[bone] for bone in bones):
         pose_bone.rotation_mode = "QUATERNION"
@@ -99,6 +103,31 @@ def import_action(armature, animation, bones, *, name, game, rollback, root_moti
         compat.stash_action(armature, current.action, current.action_slot if compat.SLOTTED_ACTIONS else None, 0)
     compat.assign_action(armature, action, slot)
     return action, warnings
+
+
+MISFIT = 0.25  # median relative difference of bone lengths: 0.00-0.02 for each animation's own skeleton, 0.5+ for another's
+
+
+def _check_fit(armature, animation, bones, kept, path):
+    """Refuse a skeleton the animation was not made for: a track's translation at the first frame
+    is its bone's offset from its parent, about the armature's rest offset; another skeleton's
+    bones (a troll's animation on the human skeleton, bound by bone index) are of other lengths."""
+    names = [bone for bone, k in zip(bones, kept) if k]
+    if not names:
+        return
+    rest = np.linalg.norm(rest_relative(armature, names)[:, :3, 3], axis=1)
+    moved = np.linalg.norm(np.asarray(animation.translation[0], np.float64)[kept], axis=1)
+    longer = np.maximum(rest, moved)
+    counted = longer > 1e-3 * max(1.0, float(longer.max(initial=0.0)))
+    if not counted.any():
+        return
+    difference = np.abs(rest - moved)[counted] / longer[counted]
+    if np.median(difference) > MISFIT:
+        made_from = f" from {armature.users_collection[0].name!r}" if armature.users_collection else ""
+        raise FormatError(f"the skeleton {armature.name!r}{made_from} ({len(armature.data.bones)} bones) does not fit this "
+                          f"animation: its bones' lengths differ from "
+                          f"the animation's by {np.median(difference):.0%} (median of {np.count_nonzero(counted)} bones): "
+                          f"give the skeleton it was made for", path=path)
 
 
 def _moving(animation):
@@ -125,6 +154,15 @@ def _root_motion(action, slot, armature, animation):
     for axis in range(4):
         sampled_keys.set_keys(compat.new_fcurve(action, slot, "rotation_quaternion", axis, group), frames, quaternions[:, axis])
     action[schema.HKX_ROOT_AXES] = [float(v) for v in (*motion.up[:3], *motion.forward[:3])]
+
+
+def _keep_root_motion(action, motion):
+    action[schema.HKX_ROOT_MOTION] = json.dumps({
+        "samples": np.asarray(motion.samples, np.float32).ravel().tolist(),  # float32 values held exactly by doubles
+        "duration": float(motion.duration),
+        "up": [float(v) for v in motion.up],
+        "forward": [float(v) for v in motion.forward],
+    })
 
 
 def _describe(action, animation, bones, kept, game):

@@ -50,8 +50,11 @@ def import_hkx(context, path, progress=None, *, rollback, root_motion=False, sce
         return import_skeleton(context, path, rollback=rollback), []
     target = context.view_layer.objects.active
     if target is None or target.type != "ARMATURE":
-        raise FormatError("an animation needs its skeleton: select its armature, or give the skeleton (.hkx or .nif)",
-                          path=path)
+        beside = armature.havok_skeleton_near(path)  # the games keep it with their animations
+        if beside is None:
+            raise FormatError("an animation needs its skeleton and no skeleton.hkx is beside it: select its armature, "
+                              "or give the skeleton (.hkx or .nif; cli.py import: --skeleton FILE)", path=path)
+        target = import_skeleton(context, beside, rollback=rollback)
     if progress is not None:
         progress(0.5)  # decoded; the action is the other half
     animation = hkx.animations[0]
