@@ -22,8 +22,11 @@ import ck_meshes
 from ck_cell_source import CkCell, write_stand_in
 from support import ROOT, corpus_plugin_folder
 from test_ck_rules import expected_bound, expected_group
+from test_precombine_physics_build import expected as physics_expected
 
 from precombined_nif.core.formats import read_file
+from precombined_nif.core.havok import GAME_UNITS
+from precombined_nif.core.nif import NifFile
 from precombined_nif.core.plugin.records import Plugin
 from precombined_nif.core.precombined.build.cell import Build
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
@@ -31,6 +34,7 @@ from precombined_nif.core.precombined.cdx import (COLOR_TEXTURE, DATA_TEXTURE, G
                                                   CdxFile)
 from precombined_nif.core.precombined.csg import GeometryFile
 from precombined_nif.core.precombined.names import geometry_hash
+from precombined_nif.core.precombined.physics import MergedMesh
 
 CELL = 0x1000
 HOME = "ck-precombined/Meshes/aloot/HomePlate/"
@@ -429,12 +433,58 @@ def test_the_patch_is_never_the_cell_s_plugin_or_a_game_master(load_order):
     assert result.returncode == 2 and "never the cell's plugin or the game's masters" in result.stderr
 
 
-def test_the_physics_of_the_combined_references_goes_beside_the_meshes(load_order):
-    """The build writes <cell>_Physics.nif from the combined references' collision. The poster
-    and the shelf have collision, the golden static none."""
+def expected_collision(folder):
+    """The combined references' collision placed by their REFRs' DATA and XSCL (computed here):
+    (per REFR and model part, its compressed meshes' triangles (k, 3, 3); [(polytope, 4x4 placing
+    it in the cell)]), the models' own decoded shapes walked by the physics tests' helper."""
+    meshes, polytopes = [], []
+    for form_id, (base, position, angles, scale) in PLACED.items():
+        placed = placement(position, angles, scale)
+        parts = [(b, placement(p, a, s)) for b, p, a, s in SCOL_PARTS] if base == SCOL else [(base, np.eye(4))]
+        for part, matrix in parts:
+            model = NifFile.read(folder / "meshes" / "Test" / MODELS[part][1].rsplit("/", 1)[-1])
+            triangles, _, shapes = physics_expected(model, placed @ matrix)
+            meshes.append(((form_id, part), triangles))
+            polytopes += shapes
+    return meshes, polytopes
+
+
+def polytope_reach(shape, at, points):
+    """Per face of the polytope, how far beyond its plane moved out by the convex radius each
+    point (cell space) lies, in its own Havok units: (faces, points)."""
+    local = (points - at[:3, 3]) @ np.linalg.inv(at[:3, :3]).T / GAME_UNITS
+    planes = shape.planes[: len(shape.faces)].astype(np.float64)
+    return (local @ planes[:, :3].T + planes[:, 3] - shape.convex_radius).T
+
+
+def test_the_physics_lies_over_the_copies_it_belongs_to(load_order):
+    """<cell>_Physics.nif holds the combined references' static collision in cell coordinates:
+    every triangle of the shelf's compressed mesh (turned, scaled 1.25) placed by its REFR is in
+    it, every other triangle lies on a placed polytope (the posters', one in the SCOL, and the
+    curtains'), every face of each polytope touched; the golden static has none."""
     build = Build(load_order, f"{CELL:08X}")
-    names = [path.name for path, _ in build.files]
-    assert "00001000_Physics.nif" in names
     build.write()
-    physics = read_file(next(path for path, _ in build.files if path.name == "00001000_Physics.nif"))
-    assert physics.blocks[0].name == "00001000_Physics"
+    path = next(path for path, _ in build.files if path.name == "00001000_Physics.nif")
+    nif = read_file(path)
+    assert nif.blocks[0].name == "00001000_Physics"
+    merged = MergedMesh(nif)
+    meshes, polytopes = expected_collision(load_order)
+    owner = np.full(len(merged.triangles), -1)
+    for number, ((form_id, part), triangles) in enumerate(meshes):
+        found = merged.find(triangles)
+        assert (found >= 0).all(), f"{form_id:08X}'s {MODELS[part][0]}: {(found < 0).sum()} of {len(found)} missing"
+        assert (owner[found] == -1).all()
+        owner[found] = number
+    assert sum(len(t) for _, t in meshes) == (owner >= 0).sum() == 84  # the shelf's
+    assert len(polytopes) == 3
+    rest = merged.triangles[owner == -1]
+    reach = [polytope_reach(shape, at, merged.vertices[rest.reshape(-1)]) for shape, at in polytopes]
+    # corner on a polytope's surface: beyond no face plane, on one of them (within the reader's
+    # slack, game units over the smallest scale placed: Havok units * 70 / 0.75)
+    slack = merged.slack[rest.reshape(-1)] / GAME_UNITS / 0.75
+    on = np.array([(np.abs(r.max(axis=0)) <= slack) for r in reach])
+    holder = np.where(on.reshape(len(polytopes), -1, 3).all(axis=2), np.arange(len(polytopes))[:, None], -1).max(axis=0)
+    assert len(rest) and (holder >= 0).all()
+    for number, r in enumerate(reach):  # every face of every polytope is there
+        mine = np.repeat(holder == number, 3)
+        assert mine.any() and (np.abs(r[:, mine]).min(axis=1) <= slack.max()).all()
