@@ -7,21 +7,23 @@ An instance is the CK's placement row of a record: its rotation (the matrix with
 translation, its uniform scale, its bound (the shape's bounding sphere placed) and the grayscale
 to palette scale of the shape's shader. For a STAT's shape at its model's root the rotation,
 translation and scale are the REFR's own (the corpus cell: each instance of the plugin's
-references at its REFR's DATA position, its rotation the REFR's)."""
+references at its REFR's DATA position, its rotation the REFR's, computed as the CK does:
+ck_rotation)."""
 
 import struct
 
 import numpy as np
 
 from ...errors import FormatError
-from ...plugin.references import rotation_matrix
+from .ck_rotation import ck_rotation
 
 PLACEMENT = struct.Struct("<7f")  # a SCOL component placement: position, rotation (radians), scale
 
 
 def placement(position, angles, scale):
+    """A 4x4 placement, its rotation the CK's float32 one (ck_rotation)."""
     matrix = np.eye(4)
-    matrix[:3, :3] = rotation_matrix(angles) * scale
+    matrix[:3, :3] = ck_rotation(angles).astype(np.float64) * scale
     matrix[:3, 3] = position
     return matrix
 
@@ -53,7 +55,8 @@ def instance_rows(matrices, bound, grayscale, dtype):
     """The instances (a ``dtype`` array: grayscale, rotation 3x3, translation, scale, bound centre,
     bound radius) of a shape placed by each of ``matrices`` (k, 4, 4), uniform scales."""
     linear = matrices[:, :3, :3]
-    scale = np.cbrt(np.abs(np.linalg.det(linear)))
+    # the scale as stored (float32): a float32 rotation's determinant is 1 only to its last digit
+    scale = np.cbrt(np.abs(np.linalg.det(linear))).astype(np.float32).astype(np.float64)
     out = np.zeros(len(matrices), dtype)
     out["grayscale_scale"] = grayscale
     out["rotation"] = linear / scale[:, None, None]
