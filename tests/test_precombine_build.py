@@ -392,9 +392,11 @@ RECORD_ORDER = ("0F5ED9F3", "1200ADBE", "15ACA888", "35AE2C56")
 # and physics system, and a node per other collision object of that system): the stand-in
 # models are made from the CK's records and have no collision, so the rebuild writes none.
 CLONED = ("0F5ED9F3", "A8F0581B", "AAE782E3")
-# Float32 sums the CK makes in another order (within 2e-5 of the value): 7 of 3CE78DD2's 15
-# instances' bound centres, one of A8F0581B's two combined shapes' bound radius (3 units in the
-# last place).
+# Within 2e-5 of the CK's value, not its bits: 7 of 3CE78DD2's 15 instances' bound centres, all
+# of stand-in models (meshes\ck\*) whose bounding sphere ck_cell_source recovers from one
+# instance's float32 bound, so the copies at another scale (0.94, 0.98) round elsewhere; one of
+# A8F0581B's two combined shapes' bound radius (3 units in the last place: the order of the
+# CK's float32 sums over the placed vertices is not known).
 BOUND_CENTRES, SHAPE_RADII = ("3CE78DD2",), ("A8F0581B",)
 
 
@@ -429,7 +431,7 @@ def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild,
     geometry file hash is the CK's (the build goes into AlootHomePlate.esp: its geometry file is
     AlootHomePlate - Geometry.csg), the instances' rotations the CK's to the bit (ck_rotation).
     With the offsets taken from the CK's: 03EF817C, 95ACA888, 995ED6C2 and 9FD7982C are the CK's
-    bytes; 3CE78DD2 but for 7 of its 15 instances' bound centres (BOUND_CENTRES); AAE782E3 is the
+    bytes; 3CE78DD2 but for 7 instances' bound centres (BOUND_CENTRES); AAE782E3 is the
     CK's file but for the cloned collision (CLONED) and so the header's block-type and string
     tables, A8F0581B too but for one shape's bound radius (SHAPE_RADII); RECORD_ORDER's four
     have the CK's materials, root and node flags, their copies checked one by one."""
@@ -481,6 +483,16 @@ def test_the_ck_cell_built_into_its_own_plugin_keeps_its_other_records(ck_rebuil
     meshes, pairs = xcri_pairs(cell["fields"]["XCRI"][0])
     assert sorted(meshes) == sorted(build.groups) and len(pairs) == len(build.pairs) == 488
     assert "PCMB" in cell["fields"] and not {"VISI", "RVIS", "XPRI"} & set(cell["fields"])
+
+
+def test_the_ck_cell_s_physics_is_not_rebuilt_and_says_why(ck_rebuild):
+    """No 00001E58_Physics.nif: the CK's merges the collision of Fallout4.esm's models, which the
+    corpus lacks (the stand-in models are made from render records), and none of the plugin's own
+    combined models has collision; the report says none was written."""
+    ck, folder, expected, build = ck_rebuild
+    assert not [p for p, _ in build.files if p.name.lower().endswith("_physics.nif")]
+    assert "no <cell>_Physics.nif written: no combined reference has collision to merge" in build.messages
+    assert (ck.root / "Meshes/PreCombined/00001E58_Physics.NIF").is_file()
 
 
 def test_the_ck_cell_s_cdx_rows_are_among_the_ck_s(ck_rebuild):
