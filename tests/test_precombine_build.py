@@ -32,6 +32,7 @@ from precombined_nif.core.nif import NifFile
 from precombined_nif.core.plugin.file import PluginFile
 from precombined_nif.core.plugin.records import Plugin
 from precombined_nif.core.precombined.build.cell import Build
+from precombined_nif.core.precombined.build.ck_rotation import ck_rotation
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 from precombined_nif.core.precombined.cdx import (COLOR_TEXTURE, DATA_TEXTURE, GEOMETRY, MATERIAL, MESH, NO_VISIBILITY,
                                                   CdxFile)
@@ -377,6 +378,25 @@ def test_the_ck_cell_s_records_and_instances_are_the_ck_s(ck_rebuild):
         assert i["bound_radius"] == pytest.approx(instance["bound_radius"], rel=1e-5)
         checked += 1
     assert checked == len(ck.copies) == 223  # every copy of the 11 files
+
+
+def test_the_ck_s_instance_rotation_is_its_refr_s_by_its_own_sine_and_cosine(ck_rebuild):
+    """Every copy of the 11 files whose REFR the plugin holds and whose record sits at its model's
+    root (178): its rotation is ck_rotation of the REFR's DATA angles to the bit; the float64
+    rotation rounded to float32 is not (28 of them only)."""
+    ck, folder, expected, build = ck_rebuild
+    exact = rounded = checked = 0
+    for *_, owner, rec, instance in ck.copies:
+        refr = ck.plugin.record(owner.form_id) if owner is not None else None
+        if refr is None:
+            continue
+        angles = np.array(struct.unpack_from("<6f", refr.field("DATA"))[3:], np.float32)
+        if np.abs(instance["rotation"] - rotation(angles)).max() > 1e-5:
+            continue  # a shape turned in its model
+        checked += 1
+        exact += np.array_equal(ck_rotation(angles), instance["rotation"])
+        rounded += np.array_equal(rotation(angles).astype(np.float32), instance["rotation"])
+    assert (checked, exact, rounded) == (178, 178, 28)
 
 
 CK_FILES = ("03EF817C", "0F5ED9F3", "1200ADBE", "15ACA888", "35AE2C56", "3CE78DD2", "95ACA888", "995ED6C2", "9FD7982C",

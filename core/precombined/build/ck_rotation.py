@@ -7,6 +7,8 @@ Checked on the corpus cell (ck-precombined/): all 178 instances of the plugin's 
 model's root have exactly these 9 float32 values; float64 sine and cosine give 28, float32
 library ones 30, the other grouping (Rx Ry) Rz 164."""
 
+import functools
+
 import numpy as np
 
 F = np.float32
@@ -36,10 +38,17 @@ def product(a, b):
 
 
 def ck_rotation(angles):
-    """The 3x3 float32 rotation of a REFR's DATA angles (radians about x, y, z)."""
+    """The 3x3 float32 rotation (read-only) of a REFR's DATA angles (radians about x, y, z)."""
+    return _rotation(tuple(float(a) for a in angles))
+
+
+@functools.lru_cache(maxsize=8192)  # a cell's references share few angles; numpy on 3 values is slow
+def _rotation(angles):
     (sx, sy, sz), (cx, cy, cz) = sin_cos(-np.asarray(angles, F))
     one, zero = F(1), F(0)
     about_x = np.array([[one, zero, zero], [zero, cx, -sx], [zero, sx, cx]], F)
     about_y = np.array([[cy, zero, sy], [zero, one, zero], [-sy, zero, cy]], F)
     about_z = np.array([[cz, -sz, zero], [sz, cz, zero], [zero, zero, one]], F)
-    return product(about_x, product(about_y, about_z))
+    matrix = product(about_x, product(about_y, about_z))
+    matrix.flags.writeable = False
+    return matrix
