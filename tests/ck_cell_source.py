@@ -7,7 +7,8 @@ records instanced at a reference are its base's shapes, in the order the file ho
 base becomes a STAT of a written Fallout4.esm (non-occluder flagged when its mesh's group is),
 whose model is a NIF written here: per record a BSTriShape (a BSMeshLODTriShape with the
 record's three LOD sizes when LOD1 or LOD2 has triangles) holding the record's vertex bytes from
-the .csg and its triangles, its transform the instance's placement relative to the REFR's, its
+the .csg and its triangles, its transform the instance's placement relative to the REFR's (the
+identity where that is within 1e-5 of it: float rounding of the REFR's rotation), its
 bounding sphere the instance's bound brought back into the shape, its shader, texture set and
 alpha the combined shape's. Bases the plugin defines itself (its wood basket, whose model is the
 game's) get their model at their MODL path. Fallout4.esm's own references (164 in XCRI, whose
@@ -115,6 +116,8 @@ class CkCell:
             shape.vertex_data = vertices.copy()
             shape.set_triangles(triangles)
             local = np.linalg.inv(owner_matrix(owner)) @ placement_matrix(instance)
+            if np.abs(local - np.eye(4)).max() < 1e-5:  # at the model's root: what is left is rounding
+                local = np.eye(4)
             scale = float(np.cbrt(np.linalg.det(local[:3, :3])))
             shape.translation = tuple(map(float, local[:3, 3]))
             shape.rotation = tuple(map(float, (local[:3, :3] / scale).reshape(-1)))

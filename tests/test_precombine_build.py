@@ -22,15 +22,23 @@ import ck_meshes
 from ck_cell_source import CkCell, write_stand_in
 from support import ROOT, corpus_plugin_folder
 from test_ck_rules import expected_bound, expected_group
+from test_precombine_physics_build import expected as physics_expected
 
 from precombined_nif.core.formats import read_file
+from precombined_nif.core.nif.refs import remove_blocks
+from precombined_nif.core.stream import WriteStream
+from precombined_nif.core.havok import GAME_UNITS
+from precombined_nif.core.nif import NifFile
+from precombined_nif.core.plugin.file import PluginFile
 from precombined_nif.core.plugin.records import Plugin
 from precombined_nif.core.precombined.build.cell import Build
+from precombined_nif.core.precombined.build.ck_rotation import ck_rotation
 from precombined_nif.core.nif.blocks.tri_shape import BSTriShape
 from precombined_nif.core.precombined.cdx import (COLOR_TEXTURE, DATA_TEXTURE, GEOMETRY, MATERIAL, MESH, NO_VISIBILITY,
                                                   CdxFile)
 from precombined_nif.core.precombined.csg import GeometryFile
 from precombined_nif.core.precombined.names import geometry_hash
+from precombined_nif.core.precombined.physics import MergedMesh
 
 CELL = 0x1000
 HOME = "ck-precombined/Meshes/aloot/HomePlate/"
@@ -303,7 +311,17 @@ def ck_rebuild(corpus, tmp_path_factory):
     ck = CkCell(corpus)
     folder = tmp_path_factory.mktemp("ck") / "Data"
     expected = write_stand_in(ck, folder)
-    build = Build(folder, "00001E58")
+    # The plugin without its precombines (the Data folder has none of its combined meshes, .csg
+    # or .cdx): its CELL's XCRI and PCMB removed, every other byte the CK's.
+    stripped = PluginFile.read(ck.root / "AlootHomePlate.esp")
+    cell = stripped.record(0x1E58, "CELL")
+    for name in ("XCRI", "PCMB"):
+        cell.remove_field(name)
+    (folder / "AlootHomePlate.esp").unlink()
+    (folder / "AlootHomePlate.esp").write_bytes(stripped.to_bytes())
+    # Built into the mod's own plugin, as the CK builds a mod's precombines: the geometry goes to
+    # AlootHomePlate - Geometry.csg, its records carry that file's hash.
+    build = Build(folder, "00001E58", into="AlootHomePlate.esp")
     build.write()
     yield ck, folder, expected, build
     ck.close()
@@ -362,56 +380,198 @@ def test_the_ck_cell_s_records_and_instances_are_the_ck_s(ck_rebuild):
     assert checked == len(ck.copies) == 223  # every copy of the 11 files
 
 
-PLUGIN_ONLY = ("03EF817C", "3CE78DD2", "95ACA888", "995ED6C2", "9FD7982C")  # every copy a REFR the plugin holds
+def test_the_ck_s_instance_rotation_is_its_refr_s_by_its_own_sine_and_cosine(ck_rebuild):
+    """Every copy of the 11 files whose REFR the plugin holds and whose record sits at its model's
+    root (178): its rotation is ck_rotation of the REFR's DATA angles to the bit; the float64
+    rotation rounded to float32 is not (28 of them only)."""
+    ck, folder, expected, build = ck_rebuild
+    exact = rounded = checked = 0
+    for *_, owner, rec, instance in ck.copies:
+        refr = ck.plugin.record(owner.form_id) if owner is not None else None
+        if refr is None:
+            continue
+        angles = np.array(struct.unpack_from("<6f", refr.field("DATA"))[3:], np.float32)
+        if np.abs(instance["rotation"] - rotation(angles)).max() > 1e-5:
+            continue  # a shape turned in its model
+        checked += 1
+        exact += np.array_equal(ck_rotation(angles), instance["rotation"])
+        rounded += np.array_equal(rotation(angles).astype(np.float32), instance["rotation"])
+    assert (checked, exact, rounded) == (178, 178, 28)
 
 
-@pytest.mark.parametrize("group", PLUGIN_ONLY)
+CK_FILES = ("03EF817C", "0F5ED9F3", "1200ADBE", "15ACA888", "35AE2C56", "3CE78DD2", "95ACA888", "995ED6C2", "9FD7982C",
+            "A8F0581B", "AAE782E3")
+# Files holding copies of Fallout4.esm bases, whose stand-in bases (tests/ck_cell_source.py) have
+# other FormIDs and one base per stand-in REFR: the CK orders a material's records by base
+# FormID and keeps one record per base, so these files' record order (and their split into
+# records) is not the CK's. Their copies are checked one by one above.
+RECORD_ORDER = ("0F5ED9F3", "1200ADBE", "15ACA888", "35AE2C56")
+# Files whose CK version holds collision the CK cloned from a combined reference's model (a
+# BSXFlags of 2 on the root, a "HavokRoot" NiNode under it holding per cloned reference a
+# "CLONE <base EditorID>" node at the reference's placement with the model's collision object
+# and physics system, and a node per other collision object of that system): the stand-in
+# models are made from the CK's records and have no collision, so the rebuild writes none.
+CLONED = ("0F5ED9F3", "A8F0581B", "AAE782E3")
+# Within 2e-5 of the CK's value, not its bits: 7 of 3CE78DD2's 15 instances' bound centres, all
+# of stand-in models (meshes\ck\*) whose bounding sphere ck_cell_source recovers from one
+# instance's float32 bound, so the copies at another scale (0.94, 0.98) round elsewhere; one of
+# A8F0581B's two combined shapes' bound radius (3 units in the last place: the order of the
+# CK's float32 sums over the placed vertices is not known).
+BOUND_CENTRES, SHAPE_RADII = ("3CE78DD2",), ("A8F0581B",)
+
+
+def block_bytes(nif, index):
+    stream = WriteStream(nif.header)
+    nif.blocks[index].sync(stream)
+    return bytes(stream.out)
+
+
+def without_cloned_collision(nif):
+    """The CK's file with its BSXFlags and HavokRoot subtree taken out."""
+    havok = next(i for i, b in enumerate(nif.blocks) if getattr(b, "name", None) == "HavokRoot")
+    doomed, stack = set(), [havok]
+    while stack:
+        index = stack.pop()
+        doomed.add(index)
+        block = nif.blocks[index]
+        stack += [i for i in [*getattr(block, "children", ()), getattr(block, "collision_object", -1),
+                              getattr(block, "data", -1)] if isinstance(i, (int, np.integer)) and i > havok]
+    doomed |= {i for i, b in enumerate(nif.blocks) if b.type_name == "BSXFlags"}
+    assert {nif.blocks[i].type_name for i in doomed} == {"NiNode", "BSXFlags", "bhkNPCollisionObject", "bhkPhysicsSystem"}
+    remove_blocks(nif, doomed)
+    return nif
+
+
+@pytest.mark.parametrize("group", CK_FILES)
 def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild, group):
-    """A rebuilt ``_OC`` file whose every copy the test can rebuild is the CK's file byte for
-    byte once these fields are taken from the CK's: the records' geometry file hash and data
-    offsets (the build writes the patch's own .csg, the CK wrote AlootHomePlate's), the
-    instances' rotations (the CK's sine and cosine are not the C library's: one float32 unit in
-    the last place), bound centres and radii and the combined shapes' translation and radius
-    (float32 sums in another order: within 2e-5 of the value). Everything else is the CK's:
-    header, block order, names, flags, materials, counts, LODs, record and instance order."""
+    """Each rebuilt ``_OC`` file against the CK's: none is byte-identical, for one named field
+    they all hold: the records' data offsets (the CK's .csg holds the geometry of the cell's 27
+    combined meshes the corpus lacks too, so its offsets are not the rebuilt .csg's; the geometry
+    at each offset is the CK's, test_the_ck_cell_s_records_and_instances_are_the_ck_s). The
+    geometry file hash is the CK's (the build goes into AlootHomePlate.esp: its geometry file is
+    AlootHomePlate - Geometry.csg), the instances' rotations the CK's to the bit (ck_rotation).
+    With the offsets taken from the CK's: 03EF817C, 95ACA888, 995ED6C2 and 9FD7982C are the CK's
+    bytes; 3CE78DD2 but for 7 instances' bound centres (BOUND_CENTRES); AAE782E3 is the
+    CK's file but for the cloned collision (CLONED) and so the header's block-type and string
+    tables, A8F0581B too but for one shape's bound radius (SHAPE_RADII); RECORD_ORDER's four
+    have the CK's materials, root and node flags, their copies checked one by one."""
     ck, folder, expected, build = ck_rebuild
     name = f"00001E58_{group}_OC.NIF"
-    theirs = (ck.root / "Meshes/PreCombined" / name).read_bytes()
-    path = next(p for p, _ in build.files if p.name.upper() == name)
-    ours = read_file(path)
-    assert len(ours.to_bytes()) == len(theirs) and ours.to_bytes() != theirs
-    reference = ck.files[int(group, 16)]
-    for mine, their in zip(ours.blocks, reference.blocks):
-        assert mine.type_name == their.type_name
-        if isinstance(mine, BSTriShape):
-            assert np.allclose(mine.translation, their.translation, rtol=2e-5, atol=1e-3)
-            assert mine.bound_radius == pytest.approx(their.bound_radius, rel=2e-5)
-            mine.translation, mine.bound_radius = their.translation, their.bound_radius
-        if getattr(mine, "records", None) is not None and len(mine.records):
-            assert (mine.objects["filename_hash"] == geometry_hash("Fallout4 - Precombined")).all()
-            mine.objects = their.objects
+    theirs = read_file(ck.root / "Meshes/PreCombined" / name)
+    ours = read_file(next(p for p, _ in build.files if p.name.upper() == name))
+    assert ours.to_bytes() != theirs.to_bytes()
+    if group in CLONED:
+        theirs = without_cloned_collision(theirs)
+        # the header's tables then still list the cloned collision's block types and node names
+        assert len(theirs.header.strings.strings) > len(ours.header.strings.strings)
+        theirs.header.strings, theirs.header.block_types = ours.header.strings, list(ours.header.block_types)
+        theirs.header.block_type_indices = []
+    assert [b.type_name for b in ours.blocks] == [b.type_name for b in theirs.blocks] or group == "15ACA888"
+    packed = [(mine, their) for mine, their in zip(ours.blocks, theirs.blocks) if getattr(mine, "records", None) is not None]
+    assert all((mine.objects["filename_hash"] == 0x5C4304E6).all() for mine, _ in packed)
+    if group in RECORD_ORDER:
+        assert sorted(ours.header.strings.strings) == sorted(theirs.header.strings.strings)  # the same materials
+        assert block_bytes(ours, 0) == block_bytes(theirs, 0) and ours.blocks[1].flags == theirs.blocks[1].flags
+        return
+    for mine, their in packed:
+        assert (mine.objects["data_offset"] != their.objects["data_offset"]).any()
+        mine.objects = their.objects
+        if group in BOUND_CENTRES:
             for r1, r2 in zip(mine.records, their.records):
-                assert np.allclose(r1.instances["rotation"], r2.instances["rotation"], atol=2 * 2.0 ** -24)
                 assert np.allclose(r1.instances["bound_center"], r2.instances["bound_center"], rtol=2e-5, atol=1e-3)
-                assert np.allclose(r1.instances["bound_radius"], r2.instances["bound_radius"], rtol=2e-5)
-                for field in ("rotation", "bound_center", "bound_radius"):
-                    r1.instances[field] = r2.instances[field]
-    assert ours.to_bytes() == theirs
+                r1.instances["bound_center"] = r2.instances["bound_center"]
+    for mine, their in zip(ours.blocks, theirs.blocks):
+        if group in SHAPE_RADII and isinstance(mine, BSTriShape) and mine.bound_radius != their.bound_radius:
+            assert mine.bound_radius == pytest.approx(their.bound_radius, rel=2e-5)
+            mine.bound_radius = their.bound_radius
+    assert [block_bytes(ours, i) for i in range(len(ours.blocks))] == [block_bytes(theirs, i) for i in range(len(theirs.blocks))]
+    assert ours.to_bytes() == theirs.to_bytes()
+
+
+def test_the_ck_cell_built_into_its_own_plugin_keeps_its_other_records(ck_rebuild, corpus):
+    """--into AlootHomePlate.esp, the mod's own plugin placing the cell's references: its CELL gets
+    XCRI and PCMB again (and drops the stale previs fields), every other record is the CK's
+    (read with struct, plugin_writer.independent_records)."""
+    ck, folder, expected, build = ck_rebuild
+    written = independent_records(next(d for p, d in build.files if p.name == "AlootHomePlate.esp"))
+    original = independent_records((ck.root / "AlootHomePlate.esp").read_bytes())
+    key = lambda r: (r["type"], r["form_id"])
+    assert [key(r) for r in written] == [key(r) for r in original]
+    changed = [key(a) for a, b in zip(written, original) if a != b]
+    assert changed == [("CELL", 0x1E58)]
+    cell, = [r for r in written if key(r) == ("CELL", 0x1E58)]
+    meshes, pairs = xcri_pairs(cell["fields"]["XCRI"][0])
+    assert sorted(meshes) == sorted(build.groups) and len(pairs) == len(build.pairs) == 488
+    assert "PCMB" in cell["fields"] and not {"VISI", "RVIS", "XPRI"} & set(cell["fields"])
+
+
+def test_the_ck_cell_s_physics_is_not_rebuilt_and_says_why(ck_rebuild):
+    """No 00001E58_Physics.nif: the CK's merges the collision of Fallout4.esm's models, which the
+    corpus lacks (the stand-in models are made from render records), and none of the plugin's own
+    combined models has collision; the report says none was written."""
+    ck, folder, expected, build = ck_rebuild
+    assert not [p for p, _ in build.files if p.name.lower().endswith("_physics.nif")]
+    assert "no <cell>_Physics.nif written: no combined reference has collision to merge" in build.messages
+    assert (ck.root / "Meshes/PreCombined/00001E58_Physics.NIF").is_file()
 
 
 def test_the_ck_cell_s_cdx_rows_are_among_the_ck_s(ck_rebuild):
-    """The rebuilt .cdx: a row per combined mesh, material and texture the CK's own AlootHomePlate.cdx
-    has for the cell too (its meshes are a part of the CK's 38); geometry rows name the patch's
-    .csg; the previs row is the no-previs one (0x88: the stale previs dropped)."""
+    """The rebuilt AlootHomePlate.cdx against the CK's: not identical; every row of a combined
+    mesh, material and texture is one the CK's has for the cell (the rebuild's 36 meshes are a part
+    of the CK's 38: the corpus lacks the others' records); geometry rows carry the CK's geometry
+    file hash, their values (data offsets) are the rebuilt .csg's, one per record the rebuilt
+    files name; the previs row is the no-previs one (0x88 for the CK's 0x87: the stale previs
+    dropped)."""
     ck, folder, expected, build = ck_rebuild
-    ours = CdxFile.from_bytes(next(d for p, d in build.files if p.suffix == ".cdx")).rows
+    data = next(d for p, d in build.files if p.name == "AlootHomePlate.cdx")
+    ours = CdxFile.from_bytes(data).rows
     theirs = CdxFile.read(ck.root / "AlootHomePlate.cdx").rows
+    assert data != (ck.root / "AlootHomePlate.cdx").read_bytes()
     kinds = (MATERIAL, DATA_TEXTURE, COLOR_TEXTURE, MESH)
     pick = lambda rows: {tuple(int(v) for v in row) for row in rows if row["kind"] in kinds}
     assert pick(ours) <= pick(theirs) and len(pick(ours)) > 100
     assert {int(v) for v in ours["value"][ours["kind"] == MESH]} == set(build.groups)
     assert list(ours["kind"][ours["kind"] >= NO_VISIBILITY - 1]) == [NO_VISIBILITY]
-    assert set(ours["extra"][ours["kind"] == GEOMETRY]) == {geometry_hash("Fallout4 - Precombined")}
+    assert list(theirs["kind"][theirs["kind"] >= NO_VISIBILITY - 1]) == [NO_VISIBILITY - 1]
+    assert set(ours["extra"][ours["kind"] == GEOMETRY]) == set(theirs["extra"][theirs["kind"] == GEOMETRY]) == {0x5C4304E6}
+    offsets = {int(offset) for path, _ in build.files if path.name.endswith("_OC.nif")
+               for block in read_file(path).blocks if getattr(block, "records", None) is not None
+               for offset in block.objects["data_offset"]}
+    assert {int(v) for v in ours["value"][ours["kind"] == GEOMETRY]} == offsets
+
+
+def test_the_ck_cell_s_csg_holds_the_ck_s_records(ck_rebuild):
+    """The rebuilt AlootHomePlate - Geometry.csg against the CK's: not identical (the CK's holds
+    the records of the cell's 27 combined meshes the corpus lacks too: 110 objects in 5 chunks
+    where the rebuild has 59 in 3, so its object table, chunks and offsets differ); each object
+    the rebuilt 11 files name is a record of the CK's file byte for byte (vertices and every
+    LOD's triangles), and the chunks are zlib streams with the CK's header (78 9C)."""
+    ck, folder, expected, build = ck_rebuild
+    data = next(d for p, d in build.files if p.name == "AlootHomePlate - Geometry.csg")
+    theirs = (ck.root / "AlootHomePlate - Geometry.csg").read_bytes()
+    assert data[:4] == theirs[:4] == b"bcsg" and data != theirs
+    objects, chunks = struct.unpack_from("<II", data, 4)
+    ck_objects, ck_chunks = struct.unpack_from("<II", theirs, 4)
+    assert (objects, chunks, ck_objects, ck_chunks) == (59, 3, 110, 5)
+    for at in range(chunks):
+        size, offset = struct.unpack_from("<II", data, 12 + 8 * at)
+        assert data[offset:offset + 2] == b"\x78\x9c"
+    csg = GeometryFile(next(p for p, _ in build.files if p.name == "AlootHomePlate - Geometry.csg"))
+    checked = set()
+    for group in CK_FILES:
+        mine = read_file(next(p for p, _ in build.files if p.name.upper() == f"00001E58_{group}_OC.NIF"))
+        for block in mine.blocks:
+            for at, rec in enumerate(getattr(block, "records", None) or ()):
+                offset = int(block.objects[at]["data_offset"])
+                _, vertices, triangles = csg.record_geometry(offset, rec.vertex_desc, rec.num_vertices, rec.lod_counts)
+                found = [(v, t) for _, v, t in (ck.geometry(ck.files[int(group, 16)], i, a)
+                                                  for i, b in enumerate(ck.files[int(group, 16)].blocks)
+                                                  for a in range(len(getattr(b, "records", None) or ())))
+                         if v.tobytes() == vertices.tobytes() and t.tobytes() == triangles.tobytes()]
+                assert found, (group, offset)
+                checked.add(offset)
+    csg.close()
+    assert len(checked) > 50
 
 
 def test_an_exterior_cell_is_refused_by_name(load_order):
@@ -426,15 +586,61 @@ def test_an_exterior_cell_is_refused_by_name(load_order):
 
 def test_the_patch_is_never_the_cell_s_plugin_or_a_game_master(load_order):
     result = run("precombines", load_order, "--cell", f"{CELL:08X}", "--build", "--into", "Fallout4.esm")
-    assert result.returncode == 2 and "never the cell's plugin or the game's masters" in result.stderr
+    assert result.returncode == 2 and "the game's masters are never rewritten" in result.stderr
 
 
-def test_the_physics_of_the_combined_references_goes_beside_the_meshes(load_order):
-    """The build writes <cell>_Physics.nif from the combined references' collision. The poster
-    and the shelf have collision, the golden static none."""
+def expected_collision(folder):
+    """The combined references' collision placed by their REFRs' DATA and XSCL (computed here):
+    (per REFR and model part, its compressed meshes' triangles (k, 3, 3); [(polytope, 4x4 placing
+    it in the cell)]), the models' own decoded shapes walked by the physics tests' helper."""
+    meshes, polytopes = [], []
+    for form_id, (base, position, angles, scale) in PLACED.items():
+        placed = placement(position, angles, scale)
+        parts = [(b, placement(p, a, s)) for b, p, a, s in SCOL_PARTS] if base == SCOL else [(base, np.eye(4))]
+        for part, matrix in parts:
+            model = NifFile.read(folder / "meshes" / "Test" / MODELS[part][1].rsplit("/", 1)[-1])
+            triangles, _, shapes = physics_expected(model, placed @ matrix)
+            meshes.append(((form_id, part), triangles))
+            polytopes += shapes
+    return meshes, polytopes
+
+
+def polytope_reach(shape, at, points):
+    """Per face of the polytope, how far beyond its plane moved out by the convex radius each
+    point (cell space) lies, in its own Havok units: (faces, points)."""
+    local = (points - at[:3, 3]) @ np.linalg.inv(at[:3, :3]).T / GAME_UNITS
+    planes = shape.planes[: len(shape.faces)].astype(np.float64)
+    return (local @ planes[:, :3].T + planes[:, 3] - shape.convex_radius).T
+
+
+def test_the_physics_lies_over_the_copies_it_belongs_to(load_order):
+    """<cell>_Physics.nif holds the combined references' static collision in cell coordinates:
+    every triangle of the shelf's compressed mesh (turned, scaled 1.25) placed by its REFR is in
+    it, every other triangle lies on a placed polytope (the posters', one in the SCOL, and the
+    curtains'), every face of each polytope touched; the golden static has none."""
     build = Build(load_order, f"{CELL:08X}")
-    names = [path.name for path, _ in build.files]
-    assert "00001000_Physics.nif" in names
     build.write()
-    physics = read_file(next(path for path, _ in build.files if path.name == "00001000_Physics.nif"))
-    assert physics.blocks[0].name == "00001000_Physics"
+    path = next(path for path, _ in build.files if path.name == "00001000_Physics.nif")
+    nif = read_file(path)
+    assert nif.blocks[0].name == "00001000_Physics"
+    merged = MergedMesh(nif)
+    meshes, polytopes = expected_collision(load_order)
+    owner = np.full(len(merged.triangles), -1)
+    for number, ((form_id, part), triangles) in enumerate(meshes):
+        found = merged.find(triangles)
+        assert (found >= 0).all(), f"{form_id:08X}'s {MODELS[part][0]}: {(found < 0).sum()} of {len(found)} missing"
+        assert (owner[found] == -1).all()
+        owner[found] = number
+    assert sum(len(t) for _, t in meshes) == (owner >= 0).sum() == 84  # the shelf's
+    assert len(polytopes) == 3
+    rest = merged.triangles[owner == -1]
+    reach = [polytope_reach(shape, at, merged.vertices[rest.reshape(-1)]) for shape, at in polytopes]
+    # corner on a polytope's surface: beyond no face plane, on one of them (within the reader's
+    # slack, game units over the smallest scale placed: Havok units * 70 / 0.75)
+    slack = merged.slack[rest.reshape(-1)] / GAME_UNITS / 0.75
+    on = np.array([(np.abs(r.max(axis=0)) <= slack) for r in reach])
+    holder = np.where(on.reshape(len(polytopes), -1, 3).all(axis=2), np.arange(len(polytopes))[:, None], -1).max(axis=0)
+    assert len(rest) and (holder >= 0).all()
+    for number, r in enumerate(reach):  # every face of every polytope is there
+        mine = np.repeat(holder == number, 3)
+        assert mine.any() and (np.abs(r[:, mine]).min(axis=1) <= slack.max()).all()

@@ -20,6 +20,7 @@ of the plugin they are copied from.
 """
 
 import struct
+from pathlib import Path
 
 from ..errors import FormatError
 from ..stream import encode_text
@@ -89,7 +90,10 @@ class CellPatch:
         self.names = [*cell_plugin.masters, cell_plugin.name]
         self.cell_plugin = cell_plugin
         self.sources = [Source(cell_plugin, self.names)] + [Source(plugin, self.names) for plugin in masters]
-        if existing is not None and not same_names(existing.masters, self.names):
+        # ``existing`` may be the cell plugin itself (a build into the mod's own plugin, named by the user)
+        itself = existing is not None and same_names(existing.masters, cell_plugin.masters) and \
+            Path(existing.path or "").name.lower() == cell_plugin.name.lower()
+        if existing is not None and not itself and not same_names(existing.masters, self.names):
             raise FormatError(f"its masters are {', '.join(existing.masters) or 'none'}, not {', '.join(self.names)} "
                               f"as a patch of {cell_plugin.name}'s cell needs", path=existing.path)
         self.file = existing or PluginFile(new_header(self.names, light=light))

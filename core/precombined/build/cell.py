@@ -92,11 +92,15 @@ class Build:
                               f"the cell a bound overlaps) are not known for certain, so it is not built")
         self.into = into or f"{Path(self.order.names[self.key >> 24]).stem}{BUILT_SUFFIX}"
         if self.into.lower() in (name.lower() for name in GAME_MASTERS):
-            raise FormatError(f"--into {self.into}: the build writes a patch plugin, never the cell's plugin or the "
-                              f"game's masters")
-        # The cell's plugin: the last one holding the CELL, but for the patch being rebuilt.
-        cell_entry = next((entry for entry, _ in reversed(plan.cell_versions) if entry.name.lower() != self.into.lower()),
-                          None)
+            raise FormatError(f"--into {self.into}: the game's masters are never rewritten: name a patch plugin or "
+                              f"the mod's own plugin")
+        # The cell's plugin: the last one holding the CELL, but for the patch being rebuilt; a
+        # mod's own plugin placing references in the cell, when --into names it, is the target itself.
+        own = self.into.lower() if into else None
+        cell_entry = next((entry for entry, _ in plan.cell_versions if entry.name.lower() == own
+                           and any(held.name.lower() == own for held, _, _ in plan.references.values())), None)
+        cell_entry = cell_entry or next((entry for entry, _ in reversed(plan.cell_versions)
+                                         if entry.name.lower() != self.into.lower()), None)
         if cell_entry is None:
             raise FormatError(f"CELL {self.cell_name} is in no plugin but {self.into}: give the patch another name")
         self.cell_plugin = Plugin(cell_entry.path)
@@ -172,9 +176,6 @@ class Build:
     def _write_files(self, cell_entry, into):
         plugin_name = self.into
         self.plugin_path = self.folder / plugin_name
-        if self.plugin_path.resolve() == Path(cell_entry.path).resolve():
-            raise FormatError(f"--into {plugin_name}: the build writes a patch plugin, never the cell's plugin or the "
-                              f"game's masters")
         stem = Path(plugin_name).stem
         cell_id = self.cell_plugin_id()
         folder = "" if self.order.names[self.key >> 24].lower() == GAME_MASTERS[0].lower() else f"{self.order.names[self.key >> 24]}\\"

@@ -25,6 +25,9 @@ from ...nif.header import Header
 from .placements import instance_rows
 
 FADE_FLAGS, NODE_FLAGS, SHAPE_FLAGS = 0x400E, 14, 526
+# The corpus cell's two files holding a BSMeshLODTriShape set 0x1000 on it, on the NiNode and on
+# the root; its nine without one (one of them with cloned collision) set it on none.
+LOD_FLAG = 0x1000
 MAX_SHAPE_VERTICES = 0xFFFF
 INSTANCE = np.dtype([("grayscale_scale", "<f4"), ("rotation", "<f4", (3, 3)), ("translation", "<f4", 3),
                      ("scale", "<f4"), ("bound_center", "<f4", 3), ("bound_radius", "<f4")])
@@ -59,8 +62,12 @@ def block_desc(desc):
 
 
 def lod_offsets(counts):
+    """Where each LOD's indices start: a LOD0-only record's are all 0; a record with LOD1 or LOD2
+    triangles has every start, an empty LOD's too (the corpus cell's 79 and 7 records)."""
+    if not any(counts[1:]):
+        return (0, 0, 0)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) * 3
-    return tuple(int(start) if count else 0 for start, count in zip(starts, counts))
+    return tuple(int(start) for start in starts)
 
 
 def packed_record(group_record, inline):
@@ -137,6 +144,8 @@ def combined_nif(name, materials, filename_hash, inline=False):
                          extra_data=[at + 1], shader_property=at + 2)
             if kind is BSMeshLODTriShape:
                 shape.lod_sizes = tuple(int(n) for n in lods)
+                for holder in (shape, blocks[0], blocks[1]):
+                    holder.flags |= LOD_FLAG
             shader = copy.copy(first.shader)
             shader.extra_data, shader.controller = [], -1
             local = [shape, extra, shader]

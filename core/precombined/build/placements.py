@@ -7,16 +7,25 @@ An instance is the CK's placement row of a record: its rotation (the matrix with
 translation, its uniform scale, its bound (the shape's bounding sphere placed) and the grayscale
 to palette scale of the shape's shader. For a STAT's shape at its model's root the rotation,
 translation and scale are the REFR's own (the corpus cell: each instance of the plugin's
-references at its REFR's DATA position, its rotation the REFR's)."""
+references at its REFR's DATA position, its rotation the REFR's, computed as the CK does:
+ck_rotation)."""
 
 import struct
 
 import numpy as np
 
 from ...errors import FormatError
-from ...plugin.references import reference_placement
+from .ck_rotation import ck_rotation
 
 PLACEMENT = struct.Struct("<7f")  # a SCOL component placement: position, rotation (radians), scale
+
+
+def placement(position, angles, scale):
+    """A 4x4 placement, its rotation the CK's float32 one (ck_rotation)."""
+    matrix = np.eye(4)
+    matrix[:3, :3] = ck_rotation(angles).astype(np.float64) * scale
+    matrix[:3, 3] = position
+    return matrix
 
 
 def reference_matrix(record):
@@ -26,7 +35,7 @@ def reference_matrix(record):
         raise FormatError(f"REFR {record.form_id:08X} has no placement (DATA)")
     values = struct.unpack_from("<6f", data)
     scale = record.field("XSCL")
-    return reference_placement(values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0)
+    return placement(values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0)
 
 
 def scol_parts(scol):
@@ -38,7 +47,7 @@ def scol_parts(scol):
         elif kind == "DATA" and component is not None:
             for at in range(0, len(data) - PLACEMENT.size + 1, PLACEMENT.size):
                 values = PLACEMENT.unpack_from(data, at)
-                parts.append((component, reference_placement(values[:3], values[3:6], values[6])))
+                parts.append((component, placement(values[:3], values[3:6], values[6])))
     return parts
 
 
@@ -46,7 +55,8 @@ def instance_rows(matrices, bound, grayscale, dtype):
     """The instances (a ``dtype`` array: grayscale, rotation 3x3, translation, scale, bound centre,
     bound radius) of a shape placed by each of ``matrices`` (k, 4, 4), uniform scales."""
     linear = matrices[:, :3, :3]
-    scale = np.cbrt(np.abs(np.linalg.det(linear)))
+    # the scale as stored (float32): a float32 rotation's determinant is 1 only to its last digit
+    scale = np.cbrt(np.abs(np.linalg.det(linear))).astype(np.float32).astype(np.float64)
     out = np.zeros(len(matrices), dtype)
     out["grayscale_scale"] = grayscale
     out["rotation"] = linear / scale[:, None, None]
