@@ -47,11 +47,14 @@ DATA_KINDS = ("objects", "meshes", "armatures", "materials", "images", "actions"
 @pytest.fixture
 def clean_scene(addon):
     """The scene; data a test adds (objects, meshes, armatures, materials, images, actions,
-    node groups, collections) is removed afterwards."""
+    node groups, collections) is removed afterwards, and the 3D cursor (where Add puts new
+    objects) is put back."""
     import bpy
 
     before = {kind: set(getattr(bpy.data, kind)) for kind in DATA_KINDS}
+    cursor = bpy.context.scene.cursor.matrix.copy()
     yield bpy.context.scene
+    bpy.context.scene.cursor.matrix = cursor
     for kind in DATA_KINDS:
         for datablock in set(getattr(bpy.data, kind)) - before[kind]:
             getattr(bpy.data, kind).remove(datablock)
