@@ -38,7 +38,9 @@ from ..csg import GeometryFile, GeometryWriter
 from ..names import geometry_hash
 from .combined_nif import GroupRecord, combined_nif
 from .physics import cell_physics
-from .placements import reference_matrix, scol_parts
+from .clones import Clone, cloned_objects
+from .physics import cloned_systems
+from .placements import placement, reference_parts, scol_parts
 from .previs import PREVIS_FIELDS
 from .shapes import model_records
 from .sources import ModelSource
@@ -68,7 +70,7 @@ class Build:
             raise FormatError("; ".join([error.message, *self.order.problems]), path=str(self.folder)) from None
         self.layout, self.stamp = layout, stamp or today_stamp()
         self.files, self.left_out, self.messages = [], [], []
-        self.groups, self.pairs, self.physics_parts = {}, [], []
+        self.groups, self.pairs, self.physics_parts, self.clones = {}, [], [], {}
         records = LoadedRecords(self.order)
         if records.problems:  # the winning records are not known: nothing is built on a guess
             records.close()
@@ -132,8 +134,9 @@ class Build:
             entry, record, _ = self.plan.references[key]
             base_entry, base = records.record(self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0]))
             base_key = self.order.key(entry, struct.unpack_from("<I", record.field("NAME"))[0])
-            placed = reference_matrix(record)
-            rows = []  # (record key, ShapeRecord, the placement of its model: the shape's own applied later)
+            parts = reference_parts(record)
+            placed = placement(*parts)
+            rows, clone = [], None  # (record key, ShapeRecord, the placement of its model: the shape's own applied later)
             for model, matrix in self._parts(records, base_entry, base):
                 name = model_key(model)
                 if name not in shapes_of:
@@ -141,10 +144,30 @@ class Build:
                 full = placed @ matrix
                 rows += [((base_key, name, index), shape, full) for index, shape in enumerate(shapes_of[name])]
                 self.physics_parts.append((key, self.models.nif(model), full))
+                clone = clone or self._clone(item["reference"], base, self.models.nif(model), parts)
             group = int(item["group"], 16) if item["group"] else self._scol_group(rows, base)
+            if clone is not None:
+                self.clones.setdefault(group, []).append(clone)
             for shape_key, shape, matrix in rows:
                 self._instance(group, shape_key, shape, matrix)
             self.pairs.append((names.index(origin) << 24 | key & 0xFFFFFF, group))
+
+    def _clone(self, reference, base, model, parts):
+        """The Clone of a reference's cloned collision (clones.py), or None; what the CK's
+        files do not show is named in the messages, not written."""
+        try:
+            systems = cloned_systems(model)
+        except FormatError:
+            return None  # cell_physics names it
+        if not systems:
+            return None
+        objects, why = cloned_objects(model, systems)
+        if base.type != "STAT":
+            why = "a SCOL component's cloned collision (the CK's files show a STAT's only)"
+        if why:
+            self.messages.append(f"{reference}: cloned collision not written: {why}")
+            return None
+        return Clone(f"CLONE {base.text('EDID') or ''}", *parts, model, objects)
 
     def _parts(self, records, base_entry, base):
         """[(model, 4x4 in the reference)] of a combined reference's base: a STAT's model, or a
@@ -203,7 +226,7 @@ class Build:
                         record.offset = writer.add(shape.vertex_desc, shape.vertex_count, 3 * sum(shape.lod_counts),
                                                    shape.data)
             name = mesh_file_name(cell_id, group)
-            nif = combined_nif(name[:-4], materials, filename_hash, inline=not shared)
+            nif = combined_nif(name[:-4], materials, filename_hash, inline=not shared, clones=self.clones.get(group, ()))
             meshes[group] = nif
             self.files.append((self.folder / "meshes" / FOLDER / folder / name, nif.to_bytes()))
         if shared:

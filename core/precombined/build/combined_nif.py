@@ -22,6 +22,7 @@ from ...nif.blocks.precombined import EXTERNAL, INLINE, BSPackedCombinedGeomData
 from ...nif.blocks.tri_shape import BSMeshLODTriShape, BSTriShape
 from ...nif.file import NifFile
 from ...nif.header import Header
+from .clones import bsx_flags as clones_bsx_flags, havok_blocks
 from .placements import instance_rows
 
 FADE_FLAGS, NODE_FLAGS, SHAPE_FLAGS = 0x400E, 14, 526
@@ -122,9 +123,16 @@ def split_by_vertices(records):
     return runs + [run] if run else runs
 
 
-def combined_nif(name, materials, filename_hash, inline=False):
-    """The NifFile of a group: ``materials`` is [[GroupRecord]] per material, in order."""
-    blocks = [NiNode("BSFadeNode", name=name, flags=FADE_FLAGS, children=[1]), NiNode(name="", flags=NODE_FLAGS)]
+def combined_nif(name, materials, filename_hash, inline=False, clones=()):
+    """The NifFile of a group: ``materials`` is [[GroupRecord]] per material, in order;
+    ``clones`` the clones.Clone of its references whose collision the CK clones."""
+    root = NiNode("BSFadeNode", name=name, flags=FADE_FLAGS)
+    blocks = [root, clones_bsx_flags()] if clones else [root]
+    node = NiNode(name="", flags=NODE_FLAGS)
+    root.children = [len(blocks)]
+    if clones:  # the CK's BSXFlags is block 1, the root's extra data (its three files with clones)
+        root.extra_data = np.array([1], np.int32)
+    blocks.append(node)
     for records in materials:
         for run in split_by_vertices(records):
             first = run[0].shape
@@ -144,7 +152,7 @@ def combined_nif(name, materials, filename_hash, inline=False):
                          extra_data=[at + 1], shader_property=at + 2)
             if kind is BSMeshLODTriShape:
                 shape.lod_sizes = tuple(int(n) for n in lods)
-                for holder in (shape, blocks[0], blocks[1]):
+                for holder in (shape, root, node):
                     holder.flags |= LOD_FLAG
             shader = copy.copy(first.shader)
             shader.extra_data, shader.controller = [], -1
@@ -155,7 +163,10 @@ def combined_nif(name, materials, filename_hash, inline=False):
             if first.alpha is not None:
                 shape.alpha_property = at + len(local)
                 local.append(copy.copy(first.alpha))
-            blocks[1].children = [*blocks[1].children, at]
+            node.children = [*node.children, at]
             blocks += local
+    if clones:
+        root.children = [*root.children, len(blocks)]
+        blocks += havok_blocks(clones, len(blocks))
     # The CK's header: empty export strings, and a max file path of one byte 0x01.
     return NifFile(Header(user_version=12, bs_version=130, max_filepath="\x01"), blocks, roots=[0])

@@ -14,7 +14,7 @@ Which collision is merged: per collision object of a reference's model, its body
 collision node by the node's world matrix, the body's own position and orientation ignored (as
 the CK does). A physics system is merged only when every one of its bodies is static on layer 1,
 and none of its convex shapes has more vertices than ``CanAddToCombinedShape`` takes; the CK
-clones any other system (kept as its own body), which this build names and does not write.
+clones any other system (kept as its own body) into the reference's combined mesh (``clones``).
 Compressed meshes give their
 triangles, compound shapes their children placed by their instances. The CK keeps a convex
 shape (polytope, capsule) as a custom primitive of the compressed mesh (the corpus cell's 43
@@ -91,16 +91,14 @@ def shape_triangles(shape, matrix):
     raise Unmerged(f"a {type(shape).__name__} ({getattr(shape, 'class_name', '?')}) shape, which is not merged")
 
 
-def model_collision(model):
-    """(triangles (k, 3, 3) in model space, game units; material per triangle; notes naming each
-    collision object left out and why) of the collision the CK merges from a model. FormatError
-    when a physics system cannot be read."""
-    parent_of = parents(model)
-    found, notes, cloned = [(np.zeros((0, 3, 3)), np.zeros(0, np.int64))], [], set()
+def physics_systems(model):
+    """(collision object index, block, system) per collision object of a model on a physics
+    system (ragdolls and broken links are not static collision). FormatError when a system
+    cannot be read or the object selects no body of it."""
     for index, collision in model.blocks_of(bhkNPCollisionObject):
         block = model.blocks[collision.data] if 0 <= collision.data < len(model.blocks) else None
         if not isinstance(block, bhkSystem) or block.kind != "physics":
-            continue  # ragdolls and broken links are not static collision
+            continue
         try:
             system = Packfile.from_bytes(block.packfile).root
         except FormatError as error:
@@ -108,11 +106,31 @@ def model_collision(model):
         if type(system) is not PhysicsSystemData or not 0 <= collision.body_id < len(system.bodies):
             raise FormatError(f"collision object {index} selects body {collision.body_id} of a system of "
                               f"{len(getattr(system, 'bodies', []))}")
-        if any(body.motion_id != STATIC_MOTION or body.layer != MERGED_LAYER for body in system.bodies):
+        yield index, collision, system
+
+
+def is_cloned(system):
+    """Whether the CK clones a physics system rather than merging it: a body not static on layer 1."""
+    return any(body.motion_id != STATIC_MOTION or body.layer != MERGED_LAYER for body in system.bodies)
+
+
+def cloned_systems(model):
+    """The block indices of a model's physics systems the CK clones, in block order."""
+    return sorted({collision.data for _, collision, system in physics_systems(model) if is_cloned(system)})
+
+
+def model_collision(model):
+    """(triangles (k, 3, 3) in model space, game units; material per triangle; notes naming each
+    collision object left out and why) of the collision the CK merges from a model. FormatError
+    when a physics system cannot be read."""
+    parent_of = parents(model)
+    found, notes, cloned = [(np.zeros((0, 3, 3)), np.zeros(0, np.int64))], [], set()
+    for index, collision, system in physics_systems(model):
+        if is_cloned(system):
             if collision.data not in cloned:  # one note per system, however many objects select its bodies
                 cloned.add(collision.data)
                 notes.append(f"collision block {collision.data} is not all static on layer {MERGED_LAYER}: the Creation "
-                             f"Kit clones such a system, which this build does not write")
+                             f"Kit clones such a system into the reference's combined mesh (build.clones)")
             continue
         owner = collision.target if 0 <= collision.target < len(model.blocks) else None
         matrix = world_matrix(model, owner, parent_of) if owner is not None else np.eye(4)

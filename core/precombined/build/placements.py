@@ -28,14 +28,19 @@ def placement(position, angles, scale):
     return matrix
 
 
-def reference_matrix(record):
-    """The 4x4 placement of a REFR record (DATA and XSCL)."""
+def reference_parts(record):
+    """(position, angles, scale) of a REFR record (DATA and XSCL, as stored)."""
     data = record.field("DATA")
     if data is None or len(data) < 24:
         raise FormatError(f"REFR {record.form_id:08X} has no placement (DATA)")
     values = struct.unpack_from("<6f", data)
     scale = record.field("XSCL")
-    return placement(values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0)
+    return values[:3], values[3:], struct.unpack_from("<f", scale)[0] if scale and len(scale) >= 4 else 1.0
+
+
+def reference_matrix(record):
+    """The 4x4 placement of a REFR record (DATA and XSCL)."""
+    return placement(*reference_parts(record))
 
 
 def scol_parts(scol):
