@@ -36,6 +36,7 @@ from precombined_nif.core.plugin.records import Plugin
 from precombined_nif.core.plugin.references import CellReferences, Reference, match_instances, reference_angles
 from precombined_nif.core.precombined.cell_edits import placement_matrix
 from precombined_nif.core.precombined.csg import GeometryFile
+from precombined_nif.core.transforms import transform_matrix, transform_parts
 
 CELL = 0x1E58
 FOLDER = "ck-precombined"
@@ -72,6 +73,15 @@ class CkCell:
             owners = self._stand_in_references(group_id, found, owners)
             for (group_id, index, at, number, rec, instance), owner in zip(found, owners):
                 self.copies.append((group_id, index, at, number, owner, rec, instance))
+        self.clones = {}  # REFR FormID: (file, the HavokRoot's nodes standing for its model's collision)
+        for group_id, nif in self.files.items():
+            havok = next((b for b in nif.blocks if getattr(b, "name", None) == "HavokRoot"), None)
+            if havok is None:
+                continue
+            at = nif.blocks[havok.children[0]].translation
+            owner, = {c[4] for c in self.copies if c[0] == group_id and c[4] is not None
+                      and np.array_equal(np.float32(c[4].position), np.float32(at))}
+            self.clones[owner.form_id] = (nif, list(havok.children))
         for group_id, index, at, number, owner, rec, instance in self.copies:
             if owner is None:
                 continue
@@ -137,7 +147,45 @@ class CkCell:
             shape.shader_property = at_shader
             blocks[0].children = [*blocks[0].children, len(blocks)]
             blocks += [shape, *extra]
+        self._collision(blocks, shapes[0][-1])
         return NifFile(Header(user_version=12, bs_version=130), blocks, roots=[0])
+
+    def clone_name(self, form_id):
+        """The EditorID the CK named a reference's cloned collision with, or None."""
+        if form_id not in self.clones:
+            return None
+        nif, nodes = self.clones[form_id]
+        return nif.blocks[nodes[0]].name.removeprefix("CLONE ")
+
+    def _collision(self, blocks, owner):
+        """The CK's clone of a reference's model collision put back into the stand-in model: the
+        first node's collision object and system on the root, each other node a child of the
+        root placed by the CK's world matrix brought back by the REFR's placement."""
+        if owner.form_id not in self.clones:
+            return
+        nif, nodes = self.clones[owner.form_id]
+        inverse = np.linalg.inv(owner_matrix(owner))
+        system = None
+        for number, index in enumerate(nodes):
+            node = nif.blocks[index]
+            collision = copy.copy(nif.blocks[node.collision_object])
+            if number == 0:
+                target = 0
+            else:
+                target = len(blocks)
+                world = transform_matrix(node.rotation, node.translation, node.scale)
+                rotation, translation, scale = transform_parts(inverse @ world)
+                if np.abs(np.subtract(rotation, np.eye(3).ravel())).max() < 1e-5:  # float rounding, as a shape's
+                    rotation = tuple(np.eye(3).ravel())
+                blocks.append(NiNode(name=node.name, flags=node.flags, translation=translation, rotation=rotation,
+                                     scale=scale))
+                blocks[0].children = [*blocks[0].children, target]
+            blocks[target].collision_object, collision.target = len(blocks), target
+            blocks.append(collision)
+            if system is None:
+                system = len(blocks)
+                blocks.append(copy.copy(nif.blocks[collision.data]))
+            collision.data = system
 
 
 def owner_matrix(owner):
@@ -163,7 +211,8 @@ def write_stand_in(ck, folder):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(nif.to_bytes())
         if base is None:
-            statics.append(record("STAT", base_id, [("EDID", zstring(f"CK{base_id:06X}")), ("OBND", bytes(12)),
+            name = ck.clone_name(shapes[0][-1].form_id) or f"CK{base_id:06X}"
+            statics.append(record("STAT", base_id, [("EDID", zstring(name)), ("OBND", bytes(12)),
                                                     ("MODL", zstring(model))], flags=0x10 if group_id >> 31 else 0))
         for reference, copies in references.items():
             expected[reference] = copies[0][0]

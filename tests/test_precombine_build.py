@@ -25,7 +25,6 @@ from test_ck_rules import expected_bound, expected_group
 from test_precombine_physics_build import expected as physics_expected
 
 from precombined_nif.core.formats import read_file
-from precombined_nif.core.nif.refs import remove_blocks
 from precombined_nif.core.stream import WriteStream
 from precombined_nif.core.havok import GAME_UNITS
 from precombined_nif.core.nif import NifFile
@@ -410,7 +409,8 @@ RECORD_ORDER = ("0F5ED9F3", "1200ADBE", "15ACA888", "35AE2C56")
 # BSXFlags of 2 on the root, a "HavokRoot" NiNode under it holding per cloned reference a
 # "CLONE <base EditorID>" node at the reference's placement with the model's collision object
 # and physics system, and a node per other collision object of that system): the stand-in
-# models are made from the CK's records and have no collision, so the rebuild writes none.
+# models of those references hold the CK's clone blocks put back (ck_cell_source), so the
+# rebuild writes them (build/clones.py).
 CLONED = ("0F5ED9F3", "A8F0581B", "AAE782E3")
 # Within 2e-5 of the CK's value, not its bits: 7 of 3CE78DD2's 15 instances' bound centres, all
 # of stand-in models (meshes\ck\*) whose bounding sphere ck_cell_source recovers from one
@@ -426,22 +426,6 @@ def block_bytes(nif, index):
     return bytes(stream.out)
 
 
-def without_cloned_collision(nif):
-    """The CK's file with its BSXFlags and HavokRoot subtree taken out."""
-    havok = next(i for i, b in enumerate(nif.blocks) if getattr(b, "name", None) == "HavokRoot")
-    doomed, stack = set(), [havok]
-    while stack:
-        index = stack.pop()
-        doomed.add(index)
-        block = nif.blocks[index]
-        stack += [i for i in [*getattr(block, "children", ()), getattr(block, "collision_object", -1),
-                              getattr(block, "data", -1)] if isinstance(i, (int, np.integer)) and i > havok]
-    doomed |= {i for i, b in enumerate(nif.blocks) if b.type_name == "BSXFlags"}
-    assert {nif.blocks[i].type_name for i in doomed} == {"NiNode", "BSXFlags", "bhkNPCollisionObject", "bhkPhysicsSystem"}
-    remove_blocks(nif, doomed)
-    return nif
-
-
 @pytest.mark.parametrize("group", CK_FILES)
 def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild, group):
     """Each rebuilt ``_OC`` file against the CK's: none is byte-identical, for one named field
@@ -450,28 +434,23 @@ def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild,
     at each offset is the CK's, test_the_ck_cell_s_records_and_instances_are_the_ck_s). The
     geometry file hash is the CK's (the build goes into AlootHomePlate.esp: its geometry file is
     AlootHomePlate - Geometry.csg), the instances' rotations the CK's to the bit (ck_rotation).
-    With the offsets taken from the CK's: 03EF817C, 95ACA888, 995ED6C2 and 9FD7982C are the CK's
-    bytes; 3CE78DD2 but for 7 instances' bound centres (BOUND_CENTRES); AAE782E3 is the
-    CK's file but for the cloned collision (CLONED) and so the header's block-type and string
-    tables, A8F0581B too but for one shape's bound radius (SHAPE_RADII); RECORD_ORDER's four
-    have the CK's materials, root and node flags, their copies checked one by one."""
+    With the offsets taken from the CK's: 03EF817C, 95ACA888, 995ED6C2, 9FD7982C and AAE782E3
+    (with its cloned collision, CLONED) are the CK's bytes; 3CE78DD2 but for 7 instances' bound
+    centres (BOUND_CENTRES); A8F0581B (cloned collision too) but for one shape's bound radius
+    (SHAPE_RADII); RECORD_ORDER's four have the CK's materials, root and node flags, their copies
+    checked one by one (0F5ED9F3's cloned collision: test_the_ck_cell_s_cloned_collision_is_the_ck_s)."""
     ck, folder, expected, build = ck_rebuild
     name = f"00001E58_{group}_OC.NIF"
     theirs = read_file(ck.root / "Meshes/PreCombined" / name)
     ours = read_file(next(p for p, _ in build.files if p.name.upper() == name))
     assert ours.to_bytes() != theirs.to_bytes()
-    if group in CLONED:
-        theirs = without_cloned_collision(theirs)
-        # the header's tables then still list the cloned collision's block types and node names
-        assert len(theirs.header.strings.strings) > len(ours.header.strings.strings)
-        theirs.header.strings, theirs.header.block_types = ours.header.strings, list(ours.header.block_types)
-        theirs.header.block_type_indices = []
     assert [b.type_name for b in ours.blocks] == [b.type_name for b in theirs.blocks] or group == "15ACA888"
     packed = [(mine, their) for mine, their in zip(ours.blocks, theirs.blocks) if getattr(mine, "records", None) is not None]
     assert all((mine.objects["filename_hash"] == 0x5C4304E6).all() for mine, _ in packed)
     if group in RECORD_ORDER:
         assert sorted(ours.header.strings.strings) == sorted(theirs.header.strings.strings)  # the same materials
-        assert block_bytes(ours, 0) == block_bytes(theirs, 0) and ours.blocks[1].flags == theirs.blocks[1].flags
+        node = ours.blocks[0].children[0]  # block 2 after a BSXFlags
+        assert block_bytes(ours, 0) == block_bytes(theirs, 0) and ours.blocks[node].flags == theirs.blocks[node].flags
         return
     for mine, their in packed:
         assert (mine.objects["data_offset"] != their.objects["data_offset"]).any()
@@ -487,6 +466,37 @@ def test_the_ck_cell_s_files_are_the_ck_s_bytes_but_for_named_fields(ck_rebuild,
     assert [block_bytes(ours, i) for i in range(len(ours.blocks))] == [block_bytes(theirs, i) for i in range(len(theirs.blocks))]
     assert ours.to_bytes() == theirs.to_bytes()
 
+
+
+@pytest.mark.parametrize("group", CLONED)
+def test_the_ck_cell_s_cloned_collision_is_the_ck_s(ck_rebuild, group):
+    """The rebuilt files' HavokRoot subtrees against the CK's, block by block: the stand-in model
+    of the reference holds the CK's clone blocks put back (tests/ck_cell_source.py), so what the
+    build writes from them (BSXFlags, HavokRoot, the CLONE node at the REFR's DATA/XSCL with the
+    CK's rotation, the nodes of the system's other objects, the objects, the system's bytes) is
+    the CK's to the byte; 0F5ED9F3's Point002 but for its rotation's last bits (the stand-in
+    model's node is the CK's world matrix brought back by the REFR's placement, within 1e-5 of the
+    identity: taken as the identity, as a stand-in shape's; the real model's rotation is not)."""
+    ck, folder, expected, build = ck_rebuild
+    name = f"00001E58_{group}_OC.NIF"
+    theirs = read_file(ck.root / "Meshes/PreCombined" / name)
+    ours = read_file(next(p for p, _ in build.files if p.name.upper() == name))
+    start = lambda nif: next(i for i, b in enumerate(nif.blocks) if getattr(b, "name", None) == "HavokRoot")
+    assert list(ours.blocks[0].extra_data) == list(theirs.blocks[0].extra_data) == [1]
+    assert block_bytes(ours, 1) == block_bytes(theirs, 1) and ours.blocks[0].children[-1] == start(ours)
+    mine, their = ours.blocks[start(ours):], theirs.blocks[start(theirs):]
+    assert [b.type_name for b in mine] == [b.type_name for b in their]
+    shift = start(ours) - start(theirs)  # 0F5ED9F3's records are split otherwise (RECORD_ORDER)
+    for at, (a, b) in enumerate(zip(mine, their)):
+        if group == "0F5ED9F3" and getattr(b, "name", None) == "Point002":
+            assert np.allclose(a.rotation, b.rotation, atol=1e-7) and a.rotation != b.rotation
+            a.rotation = b.rotation
+        for field in ("children", "collision_object", "target", "data"):
+            if hasattr(b, field):
+                values = np.atleast_1d(getattr(b, field))
+                assert list(np.atleast_1d(getattr(a, field))) == [v + shift if v >= 0 else v for v in values]
+                setattr(a, field, getattr(b, field))
+        assert block_bytes(ours, start(ours) + at) == block_bytes(theirs, start(theirs) + at), (at, b.type_name)
 
 def test_the_ck_cell_built_into_its_own_plugin_keeps_its_other_records(ck_rebuild, corpus):
     """--into AlootHomePlate.esp, the mod's own plugin placing the cell's references: its CELL gets

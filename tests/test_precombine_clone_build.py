@@ -103,3 +103,25 @@ def test_cloned_collision_stands_at_its_reference_with_the_model_s_system(built,
             assert block_bytes(nif, mine.data) == block_bytes(model, theirs.data)  # the system untouched
             assert nif.blocks[mine.data].packfile == model.blocks[theirs.data].packfile
 
+
+
+def test_cloned_collision_of_a_scol_component_is_named_not_written(corpus, tmp_path):
+    """The CK's files show clones of STAT references only: the stairs as a SCOL's component are
+    combined, their cloned collision named and no HavokRoot written."""
+    folder = write_load_order(corpus, tmp_path / "Data")
+    scol = record("SCOL", 0x810, [("EDID", zstring("Collection")), ("OBND", bytes(12)), ("ONAM", struct.pack("<I", 0x800)),
+                                  ("DATA", struct.pack("<7f", 10.0, 0.0, 0.0, 0.0, 0.0, 0.5, 1.0))])
+    statics = [record("STAT", 0x800, [("EDID", zstring("StairsFree")), ("OBND", bytes(12)),
+                                      ("MODL", zstring("Test\\CapsuleExtStairsFree01.nif"))])]
+    cell = record("CELL", CELL, [("EDID", zstring("CloneCell")), ("DATA", struct.pack("<H", 1))])
+    placed = [refr(0x2000, 0x810, (100.0, 200.0, 50.0), (0.0, 0.0, 1.0), 1.0)]
+    (folder / "Fallout4.esm").write_bytes(plugin([], [group("STAT", statics), group("SCOL", [scol]),
+                                                      interior_cells(cell_with_children(cell, CELL, temporary=placed))],
+                                                 flags=0x1))
+    build = Build(folder, f"{CELL:08X}")
+    assert len(build.pairs) == 1
+    assert [m for m in build.messages if "cloned collision not written" in m] == [
+        "00002000: cloned collision not written: a SCOL component's cloned collision (the CK's files show a STAT's only)"]
+    for path, data in build.files:
+        if path.name.endswith("_OC.nif"):
+            assert b"HavokRoot" not in data and b"BSXFlags" not in data

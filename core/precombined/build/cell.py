@@ -226,7 +226,8 @@ class Build:
                         record.offset = writer.add(shape.vertex_desc, shape.vertex_count, 3 * sum(shape.lod_counts),
                                                    shape.data)
             name = mesh_file_name(cell_id, group)
-            nif = combined_nif(name[:-4], materials, filename_hash, inline=not shared, clones=self.clones.get(group, ()))
+            nif = combined_nif(name[:-4], materials, filename_hash, inline=not shared,
+                               clones=self.clones.get(group, ()))
             meshes[group] = nif
             self.files.append((self.folder / "meshes" / FOLDER / folder / name, nif.to_bytes()))
         if shared:

@@ -26,9 +26,10 @@ from ...nif.blocks.collision import bhkNPCollisionObject
 from ...nif.blocks.extra_data import NiIntegerExtraData
 from ...nif.blocks.nodes import NiNode
 from ...nif.scene_graph import parents
-from ...transforms import transform_matrix, transform_parts
+from ...transforms import transform_parts
 from .ck_rotation import ck_rotation
 from .placements import placement
+from .shapes import below_root
 
 NODE_FLAGS = 14
 BSX_FLAGS = 2
@@ -55,24 +56,16 @@ def cloned_objects(model, systems):
         return [], f"{len(systems)} cloned systems (the CK's files show one per model)"
     objects = [(index, c.target) for index, c in model.blocks_of(bhkNPCollisionObject) if c.data == systems[0]]
     root = model.roots[0] if model.roots else None
+    if any(not (0 <= target < len(model.blocks) and isinstance(model.blocks[target], NiNode)) for _, target in objects):
+        return [], f"cloned collision block {systems[0]} on a block that is no node"
     if objects[0][1] != root:
         return [], f"cloned collision block {systems[0]} not first on the model's root (the CK's files show it there)"
     return objects, None
 
 
-def node_matrix(model, index, parent_of, root):
-    """A node's 4x4 in the model's root space (the root's own transform left out, as shapes.py)."""
-    matrix, at = np.eye(4), index
-    while at is not None and at != root:
-        node = model.blocks[at]
-        matrix = transform_matrix(node.rotation, node.translation, node.scale) @ matrix
-        at = parent_of.get(at)
-    return matrix
-
-
 def placed_node(clone, number, target, matrix):
-    """The node of a cloned object: on the root, the REFR's own parts (not those of its float64
-    matrix: the CK's scale is XSCL's, where a float32 rotation's determinant is not quite 1)."""
+    """The node of a cloned object: on the root, the REFR's own parts (DATA position, ck_rotation,
+    XSCL: the bits the CK's three files hold), elsewhere its placed matrix's."""
     if number == 0:
         rotation, translation, scale = tuple(map(float, clone.rotation.ravel())), tuple(clone.position), clone.scale
         return NiNode(name=clone.name, flags=NODE_FLAGS, translation=translation, rotation=rotation, scale=scale)
@@ -90,7 +83,7 @@ def havok_blocks(clones, start):
         parent_of, root = parents(model), model.roots[0]
         system_at = None
         for number, (index, target) in enumerate(clone.objects):
-            matrix = clone.placement @ node_matrix(model, target, parent_of, root)
+            matrix = clone.placement @ below_root(model, target, parent_of, root)
             node = placed_node(clone, number, target, matrix)
             at = start + len(blocks)
             collision = copy.copy(model.blocks[index])

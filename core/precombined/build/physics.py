@@ -13,8 +13,9 @@ symmetric about 0 to within a float's last digit).
 Which collision is merged: per collision object of a reference's model, its body placed at its
 collision node by the node's world matrix, the body's own position and orientation ignored (as
 the CK does). A physics system is merged only when every one of its bodies is static on layer 1,
-and none of its convex shapes has more vertices than ``CanAddToCombinedShape`` takes; the CK
-clones any other system (kept as its own body) into the reference's combined mesh (``clones``).
+and none of its convex shapes has more vertices than ``CanAddToCombinedShape`` takes. A system
+with a body not static on layer 1 the CK clones (kept as its own body) into the reference's
+combined mesh (``clones`` writes it); a convex shape past the limit is named and left out.
 Compressed meshes give their
 triangles, compound shapes their children placed by their instances. The CK keeps a convex
 shape (polytope, capsule) as a custom primitive of the compressed mesh (the corpus cell's 43

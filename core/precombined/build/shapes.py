@@ -68,10 +68,15 @@ def model_records(nif):
     parent_of = parents(nif)
     records = []
     for index, _ in model.kept:
-        matrix, at = np.eye(4), index
-        while at is not None and at != root:
-            node = nif.blocks[at]
-            matrix = transform_matrix(node.rotation, node.translation, node.scale) @ matrix
-            at = parent_of.get(at)
-        records.append(ShapeRecord(nif, index, matrix))
+        records.append(ShapeRecord(nif, index, below_root(nif, index, parent_of, root)))
     return records
+
+
+def below_root(nif, index, parent_of, root):
+    """A block's 4x4 in the model's root space, the root's own transform left out."""
+    matrix, at = np.eye(4), index
+    while at is not None and at != root:
+        node = nif.blocks[at]
+        matrix = transform_matrix(node.rotation, node.translation, node.scale) @ matrix
+        at = parent_of.get(at)
+    return matrix
