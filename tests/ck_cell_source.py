@@ -10,7 +10,9 @@ record's three LOD sizes when LOD1 or LOD2 has triangles) holding the record's v
 the .csg and its triangles, its transform the instance's placement relative to the REFR's (the
 identity where that is within 1e-5 of it: float rounding of the REFR's rotation), its
 bounding sphere the instance's bound brought back into the shape, its shader, texture set and
-alpha the combined shape's. Bases the plugin defines itself (its wood basket, whose model is the
+alpha the combined shape's; the base of a reference whose collision the CK cloned into a file
+(its HavokRoot's first node stands at the REFR) gets those blocks back, its EditorID the CLONE
+node's (CkCell._collision). Bases the plugin defines itself (its wood basket, whose model is the
 game's) get their model at their MODL path. Fallout4.esm's own references (164 in XCRI, whose
 records the corpus lacks): the copies no plugin REFR matches, taken together where they stand
 alike (translation, rotation, scale), are as many in each file as XCRI's Fallout4.esm references

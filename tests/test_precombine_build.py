@@ -517,8 +517,9 @@ def test_the_ck_cell_built_into_its_own_plugin_keeps_its_other_records(ck_rebuil
 
 def test_the_ck_cell_s_physics_is_not_rebuilt_and_says_why(ck_rebuild):
     """No 00001E58_Physics.nif: the CK's merges the collision of Fallout4.esm's models, which the
-    corpus lacks (the stand-in models are made from render records), and none of the plugin's own
-    combined models has collision; the report says none was written."""
+    corpus lacks (the stand-in models are made from render records; the three holding the CK's
+    cloned collision are not merged), and none of the plugin's own combined models has collision;
+    the report says none was written."""
     ck, folder, expected, build = ck_rebuild
     assert not [p for p, _ in build.files if p.name.lower().endswith("_physics.nif")]
     assert "no <cell>_Physics.nif written: no combined reference has collision to merge" in build.messages
