@@ -5,16 +5,12 @@ Identical to Master records"). Read back with plugin_writer's reader."""
 
 import struct
 
-from plugin_writer import group, independent_records, masters_of, plugin, static
-from test_plugin_patch import interior_plugin
+from plugin_writer import group, masters_of, plugin, static
+from test_plugin_patch import by_id, interior_plugin
 
 from precombined_nif.core.plugin import Plugin
 from precombined_nif.core.plugin.file import PluginFile
 from precombined_nif.core.plugin.patch import CellPatch
-
-
-def by_id(data):
-    return {r["form_id"]: r for r in independent_records(data)}
 
 
 def test_new_form_ids_pass_the_patchs_own_and_its_masters_are_kept(tmp_path):

@@ -215,8 +215,9 @@ class CellPatch:
             return
         near = all(abs(a - b) <= (1e-3 if i < 3 else 1e-5) * max(1.0, abs(b) / 1000 if i < 3 else 1.0)
                    for i, (a, b) in enumerate(zip(DATA.unpack(ours), DATA.unpack(theirs))))
-        scales = [s if s is None else struct.unpack("<f", s[:4])[0] for s in (record.field("XSCL"), master.field("XSCL"))]
-        if not near or abs((scales[0] or 1.0) - (scales[1] or 1.0)) > 1e-5:
+        ours, theirs = (struct.unpack("<f", s[:4])[0] if s and len(s) >= 4 else 1.0
+                        for s in (record.field("XSCL"), master.field("XSCL")))
+        if not near or abs(ours - theirs) > 1e-5:
             return
         if [(k, v) for k, v in record.fields if k not in ("DATA", "XSCL")] != \
                 [(k, v) for k, v in master.fields if k not in ("DATA", "XSCL")]:

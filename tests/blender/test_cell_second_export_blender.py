@@ -98,7 +98,7 @@ def test_second_export_with_the_patch_active_keeps_the_first(clean_scene, writte
     second = by_id(written)
     # A's override and B as export 1 wrote them
     for form_id in (A, own[0]):
-        assert second[form_id]["fields"] == first[form_id]["fields"] and second[form_id]["flags"] == first[form_id]["flags"]
+        assert (second[form_id]["fields"], second[form_id]["flags"]) == (first[form_id]["fields"], first[form_id]["flags"])
     assert F not in second  # identical to its master: dropped
     x, y, z, *angles = data_of(second[C])
     assert (x, y, z) == pytest.approx(np.array(expected[C][0]) - (120.0, 0, 0), abs=1e-3)
