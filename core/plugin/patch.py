@@ -90,17 +90,21 @@ class CellPatch:
         self.names = [*cell_plugin.masters, cell_plugin.name]
         self.cell_plugin = cell_plugin
         self.sources = [Source(cell_plugin, self.names)] + [Source(plugin, self.names) for plugin in masters]
-        # ``existing`` may be the cell plugin itself (a build into the mod's own plugin, named by the user)
+        # ``existing`` may be the cell plugin itself (a build into the mod's own plugin, named by the
+        # user), or a patch with more masters after these (another cell's): FormIDs read the same
         itself = existing is not None and same_names(existing.masters, cell_plugin.masters) and \
             Path(existing.path or "").name.lower() == cell_plugin.name.lower()
-        if existing is not None and not itself and not same_names(existing.masters, self.names):
+        if existing is not None and not itself and not same_names(existing.masters[:len(self.names)], self.names):
             raise FormatError(f"its masters are {', '.join(existing.masters) or 'none'}, not {', '.join(self.names)} "
                               f"as a patch of {cell_plugin.name}'s cell needs", path=existing.path)
         self.file = existing or PluginFile(new_header(self.names, light=light))
         if light:
             self.file.header.flags |= 0x200
         self.light = bool(self.file.header.flags & 0x200)
-        self.next_id = max(self.file.next_object_id(), FIRST_OBJECT_ID)
+        self.own = len(self.file.masters)  # the FormID top byte of the patch's own records
+        # past HEDR's next object id and every own record's: a FormID is never given twice
+        self.next_id = max([self.file.next_object_id(), FIRST_OBJECT_ID] + [
+            (r.form_id & 0xFFFFFF) + 1 for r in self.file.records() if r.form_id >> 24 == self.own])
         cell = self.file.record(cell_id, "CELL")
         source = cell if cell is not None else cell_plugin.record(cell_id)
         if source is None or source.type != "CELL":
@@ -199,7 +203,43 @@ class CellPatch:
         if record is None:
             return False
         set_placement(record, position, angles, scale)
+        self._drop_if_as_master(record)
         return True
+
+    def _drop_if_as_master(self, record):
+        """An override put back as the plugin it overrides has it is removed from the patch, as
+        xEdit's "Remove Identical to Master records" does: such a record (an ITM) would only undo
+        the edits of plugins loaded between them. The placement is compared to the float32
+        rounding a Blender transform adds."""
+        master = next((found for found in (s.record(record.form_id) for s in self.sources) if found is not None), None)
+        if master is None or master.flags != record.flags or master.type != record.type:
+            return
+        ours, theirs = record.field("DATA"), master.field("DATA")
+        if ours is None or theirs is None or len(ours) != DATA.size or len(theirs) != DATA.size:
+            return
+        near = all(abs(a - b) <= (1e-3 if i < 3 else 1e-5) * max(1.0, abs(b) / 1000 if i < 3 else 1.0)
+                   for i, (a, b) in enumerate(zip(DATA.unpack(ours), DATA.unpack(theirs))))
+        ours, theirs = (struct.unpack("<f", s[:4])[0] if s and len(s) >= 4 else 1.0
+                        for s in (record.field("XSCL"), master.field("XSCL")))
+        if not near or abs(ours - theirs) > 1e-5:
+            return
+        if [(k, v) for k, v in record.fields if k not in ("DATA", "XSCL")] != \
+                [(k, v) for k, v in master.fields if k not in ("DATA", "XSCL")]:
+            return
+        self._remove(self.file.groups, record)
+        self.done[-1] = ("as master: override dropped", record)
+
+    def _remove(self, level, record):
+        """Take ``record`` out of ``level`` or its groups, and the groups it leaves empty."""
+        for index, child in enumerate(level):
+            if child is record:
+                del level[index]
+                return True
+            if isinstance(child, Group) and self._remove(child.children, record):
+                if not child.children:
+                    del level[index]
+                return True
+        return False
 
     def disable(self, form_id):
         """Undelete and disable the REFR ``form_id`` and drop its XCRI pair; False (the pair
@@ -301,7 +341,7 @@ class CellPatch:
         limit = LIGHT_OBJECT_IDS if self.light else 0x1000000
         if self.next_id >= limit:
             raise FormatError(f"the patch has no object id left below {limit:#x}" + (" (a light plugin)" if self.light else ""))
-        form_id = len(self.names) << 24 | self.next_id
+        form_id = self.own << 24 | self.next_id
         self.next_id += 1
         return form_id
 

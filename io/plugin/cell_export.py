@@ -9,6 +9,11 @@ precombined patch's writer (core.plugin.patch.CellPatch, its cells with or witho
   object added with Add > Game Reference: a new REFR (of a new STAT when its model is no base's);
 - nothing for references left alone.
 
+An existing output is updated, not rewritten: its records (other cells' too) stay unless this
+export changes them, an override moved back to its master's placement is dropped, new records
+are numbered past its own. A reference the patch itself added (imported with it active) is
+edited in place.
+
 The patch's masters are the masters of the plugin whose CELL wins, then that plugin: every
 plugin touching the cell holds that CELL (a reference's override comes with its cell's), so
 the records overridden are found in it or, earlier, in plugins whose masters it shares."""
@@ -20,6 +25,7 @@ import numpy as np
 
 from ...core.errors import FormatError
 from ...core.plugin.cell_contents import CellContents
+from ...core.plugin.file import PluginFile
 from ...core.plugin.load_order import LoadOrder
 from ...core.plugin.patch import CellPatch
 from ...core.plugin.records import Plugin
@@ -137,7 +143,7 @@ def export_cell(collection, output, light=False):
         return False, messages + [f"{collection.name}: no reference moved, deleted, duplicated or added "
                                   f"({edits.untouched} left alone): no plugin written"]
     data_folder = collection[schema.CELL_DATA_FOLDER]
-    # an output in the Data folder is rewritten whole: what it holds now is no part of the load order it patches
+    # an output in the Data folder is the patch being updated (read below), no plugin of the load order it patches
     inside = Path(output).resolve().parent == Path(data_folder).resolve()
     load_order = LoadOrder(data_folder, collection[schema.CELL_PLUGINS_TXT] or None,
                            without=(Path(output).name,) if inside else ())
@@ -145,9 +151,11 @@ def export_cell(collection, output, light=False):
     winner = contents.cell_entry
     later = [e for e in reversed(load_order.entries[:load_order.entries.index(winner)])]
     plugins = [Plugin(winner.path)] + [Plugin(entry.path) for entry in later]
+    # an existing output is updated (its records kept unless this export changes them), never rewritten
+    existing = PluginFile.read(output) if Path(output).is_file() else None
     try:
-        patch = CellPatch(plugins[0], contents.cell.form_id, plugins[1:], light=light, precombined=False)
-        messages += _apply(patch, plugins[0], load_order, contents, edits)
+        patch = CellPatch(plugins[0], contents.cell.form_id, plugins[1:], existing, light=light, precombined=False)
+        messages += _apply(patch, plugins[0], load_order, contents, edits, Path(output).name)
         written = patch.finish()
         game_version(written, plugins[0])
     finally:
@@ -156,16 +164,19 @@ def export_cell(collection, output, light=False):
     written.write(output)
     counts = (f"{len(edits.moved)} moved, {len(edits.deleted)} disabled, {len(edits.duplicated)} duplicated, "
               f"{len(edits.added)} added; {edits.untouched} left alone")
-    messages.append(f"{Path(output).name}: {len(patch.done)} records ({counts}), masters "
-                    f"{', '.join(patch.names)}")
+    kept = "; its other records kept" if existing is not None else ""
+    messages.append(f"{Path(output).name}: {len(patch.done)} records ({counts}){kept}, masters "
+                    f"{', '.join(written.masters)}")
     return True, messages
 
 
-def _apply(patch, cell_plugin, load_order, contents, edits):
+def _apply(patch, cell_plugin, load_order, contents, edits, output_name):
     messages, combined, statics = [], [], {}
     key_of = load_order.key_of_text
 
     def local(key, what):
+        if load_order.origin_name(key).lower() == output_name.lower():  # the patch's own (imported with it active)
+            return patch.own << 24 | key & 0xFFFFFF
         found = local_form_id(cell_plugin, load_order, key)
         if found is None:
             messages.append(f"{what}: {load_order.origin_name(key)} is not a master of {cell_plugin.name}: not written")
