@@ -13,10 +13,14 @@ KINDS = {"texture": "textures", "material file": "material files"}
 
 
 def add_lookup_options(parser):
-    parser.add_argument("--data", metavar="DIR", help="the game's Data folder, where textures, materials, .csg geometry, "
-                        "archives and plugins are looked up (as the add-on's preferences set in Blender)")
+    add_data_option(parser, "the game's Data folder, where textures, materials, .csg geometry, archives and plugins "
+                    "are looked up (as the add-on's preferences set in Blender)")
     parser.add_argument("--plugins", metavar="PLUGINS.txt", help="with --data: the load order's plugins.txt (precombined "
                         "cells: which are drawn, and the copies overridden since; default: the folder's plugins)")
+
+
+def add_data_option(parser, help):
+    parser.add_argument("--data", metavar="DIR", help=help)
 
 
 def user_folders(args):
