@@ -155,3 +155,28 @@ def rows_of(path):
     data = path.read_bytes()
     (count,) = struct.unpack_from("<I", data, 4)
     return [struct.unpack_from("<4I", data, 8 + 16 * k) for k in range(count)]
+
+
+@pytest.mark.slow
+def test_edited_geometry_starts_from_the_csg_in_the_data_folder(clean_scene, addon, tmp_path, corpus):
+    """An edited record written for another plugin (MyMod) into a folder of its own: the written
+    'MyMod - Geometry.csg' starts from the one of that name in the user's Data folder, so the
+    records it holds (other cells') are kept; without it, it holds the edit alone."""
+    import bpy
+
+    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
+    exporter = importlib.import_module(f"{addon.__name__}.io.precombined.exporter")
+    cell, csg = cell_and_csg(corpus, tmp_path)
+    collections, _ = file_import.import_cells(bpy.context, [str(cell)], geometry_path=str(csg))
+    objects = list(collections[0].all_objects)
+    mesh = next(o.data for o in objects if o.type == "MESH" and "precombined_instance" in o)
+    mesh.vertices[0].co.x += 1.0
+    data = tmp_path / "Data"
+    data.mkdir()
+    held = (data / "MyMod - Geometry.csg")
+    held.write_bytes(csg.read_bytes())  # a .csg of that name, holding other records
+    sizes = {}
+    for name, folders in (("alone", []), ("data", [str(data)])):
+        exporter.export_cell(str(out_cell(tmp_path / name, corpus)), objects, plugin="MyMod", folders=folders)
+        sizes[name] = (tmp_path / name / held.name).stat().st_size
+    assert sizes["data"] > held.stat().st_size > sizes["alone"]
