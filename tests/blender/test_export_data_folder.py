@@ -126,7 +126,7 @@ def test_export_starts_the_index_from_the_one_in_data(tmp_path, corpus):
 def test_export_finds_the_previs_file_in_data(tmp_path, corpus):
     """A new index's previs row: the cell's .uvd (in vis\\<master>, the master its plugin names:
     another master's file of the same cell is beside it) is found in a Data folder given with
-    --data holding them and the plugin alone."""
+    --data holding them and the plugin alone, also by the processes of --each --jobs 2."""
     cell, csg = cell_and_csg(corpus, tmp_path)
     assert blender_cli("import", cell, "--csg", csg, "--blend", tmp_path / "lone.blend").returncode == 0
     data = tmp_path / "Data"
@@ -144,6 +144,11 @@ def test_export_finds_the_previs_file_in_data(tmp_path, corpus):
     previs = (0x87, 0x1E58, bscrc(b"00001e58"), bscrc(b"vis\\fallout4.esm"))  # the cell's .uvd, of Fallout4.esm
     assert previs in rows_of(tmp_path / "data/AlootHomePlate.cdx")
     assert previs not in rows_of(tmp_path / "alone/AlootHomePlate.cdx")
+    # --each with two jobs: each collection's process is given --data too
+    result = blender_cli("export", tmp_path / "lone.blend", tmp_path / "each", "--each", "--jobs", "2", "--data", data)
+    assert result.returncode == 0, result.stderr
+    assert "no previs file" not in result.stderr
+    assert previs in rows_of(tmp_path / "each/AlootHomePlate.cdx")
 
 
 def bscrc(text):
