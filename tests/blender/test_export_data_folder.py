@@ -80,10 +80,18 @@ def test_cli_data_is_the_preferences_data_folder(clean_scene, addon, tmp_path, c
     export = bpy.ops.export_scene.precombined_cell
     for obj in bpy.context.scene.objects:
         obj.select_set(obj in objects)
+    bpy.context.view_layer.objects.active = next(o for o in objects if "precombined_cell" in o)
+
+    def preview():  # Object properties > Precombined > Preview Export, with a patch
+        assert bpy.ops.object.precombined_export_preview("EXEC_DEFAULT", patch=str(tmp_path / "B/Patch.esp")) == {"FINISHED"}
+        return collections[0]["precombined_export_preview"]
+
     with pytest.raises(RuntimeError, match="plugin of this cell was not found"):
         export(filepath=str(by_operator), use_selection=True, patch=str(tmp_path / "B/Patch.esp"))
+    assert preview().startswith("error: ") and "plugin of this cell was not found" in preview()
     settings.fo4_data = str(data)
     try:
+        assert "Patch.esp" in preview() and "error" not in preview()
         assert export(filepath=str(by_operator), use_selection=True, patch=str(tmp_path / "B/Patch.esp")) == {"FINISHED"}
     finally:
         settings.fo4_data = ""
