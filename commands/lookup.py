@@ -23,20 +23,27 @@ def add_data_option(parser, help):
     parser.add_argument("--data", metavar="DIR", help=help)
 
 
+def check_lookup(args):
+    """Refuse a ``--data`` that is not a folder, a ``--plugins`` that is no file or comes without
+    ``--data`` (no Blender code: the codec commands check them too)."""
+    data, plugins = getattr(args, "data", None), getattr(args, "plugins", None)
+    if plugins and not data:
+        raise UsageError(f"{args.command}: --plugins needs --data (the Data folder the load order is of)")
+    if data is not None and not Path(data).is_dir():
+        raise UsageError(f"{args.command}: --data {data}: not a folder")
+    if plugins and not Path(plugins).is_file():
+        raise UsageError(f"{args.command}: --plugins {plugins}: no such file")
+
+
 def user_folders(args):
     """The io.file_import.UserFolders ``--data`` and ``--plugins`` give (no Data folder: none)."""
     from ..core.games import GAMES
     from ..io.file_import import NO_FOLDERS, UserFolders
 
+    check_lookup(args)
     data, plugins = getattr(args, "data", None), getattr(args, "plugins", None)
-    if plugins and not data:
-        raise UsageError(f"{args.command}: --plugins needs --data (the Data folder the load order is of)")
     if data is None:
         return NO_FOLDERS
-    if not Path(data).is_dir():
-        raise UsageError(f"{args.command}: --data {data}: not a folder")
-    if plugins and not Path(plugins).is_file():
-        raise UsageError(f"{args.command}: --plugins {plugins}: no such file")
     return UserFolders({game: str(data) for game in GAMES}, None, (str(data), plugins))
 
 
