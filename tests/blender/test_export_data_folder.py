@@ -174,7 +174,8 @@ def rows_of(path):
 def test_edited_geometry_starts_from_the_csg_in_the_data_folder(clean_scene, addon, tmp_path, corpus):
     """An edited record written for another plugin (MyMod) into a folder of its own: the written
     'MyMod - Geometry.csg' starts from the one of that name in the user's Data folder, so the
-    records it holds (other cells') are kept; without it, it holds the edit alone."""
+    records it holds (other cells') are kept; without it, it holds the edit alone; a folder that
+    is gone is no folder."""
     import bpy
 
     file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
@@ -189,7 +190,10 @@ def test_edited_geometry_starts_from_the_csg_in_the_data_folder(clean_scene, add
     held = (data / "MyMod - Geometry.csg")
     held.write_bytes(csg.read_bytes())  # a .csg of that name, holding other records
     sizes = {}
-    for name, folders in (("alone", []), ("data", [str(data)])):
+    for name, folders in (("alone", []), ("data", [str(data)]), ("gone", [str(tmp_path / "missing")])):
         exporter.export_cell(str(out_cell(tmp_path / name, corpus)), objects, plugin="MyMod", folders=folders)
         sizes[name] = (tmp_path / name / held.name).stat().st_size
     assert sizes["data"] > held.stat().st_size > sizes["alone"]
+    # a Data folder set in the preferences that is gone since: as none
+    assert [p.read_bytes() for p in sorted((tmp_path / "gone").rglob("*.*"))] == \
+        [p.read_bytes() for p in sorted((tmp_path / "alone").rglob("*.*"))]
