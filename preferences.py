@@ -27,7 +27,7 @@ def _folder(game, looked_up):
 class PrecombinedNifPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
-    fo4_data: _folder("FO4", "textures, materials and .csg geometry")
+    fo4_data: _folder("FO4", "textures, materials, .csg geometry and (exports) a cell's plugin, previs file and .cdx")
     fnv_data: _folder("FO3", "textures")
     sse_data: _folder("SSE", "textures")
     skyrim_data: _folder("SKYRIM", "textures")

@@ -142,7 +142,7 @@ def warn_once(message, warned=None):
         warned.add(message)
 
 
-CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run")  # cells only
+CELL_OPTIONS = ("layout", "plugin", "cdx", "patch", "esl", "update_patch", "cell_plugin", "dry_run", "data")  # cells only
 NIF_OPTIONS = ("game", "full_precision", "write_materials")  # to general NIFs only
 
 
@@ -165,6 +165,7 @@ def command_export(args):
             raise UsageError("export --each: --object does not apply (every collection is written)")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
+    user_folders(args)  # a --data that is no folder refused before the work
     bpy = require_bpy("export")
     source = Path(args.input)
     if not source.is_file():
@@ -261,7 +262,8 @@ def export_objects(objects, output, args, warned=None):
         if not patch:
             ignored(args, ("esl", "update_patch"), "an export without --patch")
         plan = export_cell(args.output, objects, layout=args.layout, plugin=args.plugin, index=args.cdx, patch=patch,
-                           plugins=args.cell_plugin or (), dry_run=args.dry_run)
+                           plugins=args.cell_plugin or (), dry_run=args.dry_run,
+                           folders=user_folders(args).data_folders("FO4"))
         if args.dry_run:
             return "\n".join([f"{args.output}: dry run, nothing written", *plan.lines()])
         for message in plan.messages:
@@ -341,7 +343,7 @@ def _export_in_process(args, collection, target, warned):
 
     runner = [bpy.app.binary_path, "-b", "--python", str(ENTRY), "--"] if bpy.app.binary_path else [sys.executable, str(ENTRY)]
     options = [f"--{name.replace('_', '-')}" for name in ("full_precision", "write_materials") if getattr(args, name)]
-    options += [item for name in ("game", "layout", "plugin") if getattr(args, name) for item in (f"--{name}", getattr(args, name))]
+    options += [item for name in ("game", "layout", "plugin", "data") if getattr(args, name) for item in (f"--{name}", getattr(args, name))]
     command = [*runner, "export", args.input, str(target), "--object", collection.objects[0].name, *options]
     result = subprocess.run(command, capture_output=True, text=True, errors="backslashreplace")
     for line in result.stderr.splitlines():

@@ -9,7 +9,9 @@ from . import ENTRY, CommandError, UsageError
 
 def command_info(args):
     from . import batch, info
+    from .lookup import check_lookup
 
+    check_lookup(args)  # before the work
     if len(args.files) > 1 or is_many(args.files[0]):
         if args.plugin:
             raise UsageError("info: --plugin reads one cell at a time")
@@ -46,11 +48,9 @@ def cell_plugin_in(args, path, result):
     """With ``--data DIR``, a precombined cell's plugin found there (as the import finds it): [path], else []."""
     if not getattr(args, "data", None) or not result.get("precombined"):
         return []
-    from .lookup import user_folders
     from ..core.formats import read_file
     from ..core.plugin.references import find_cell_plugin, geometry_hashes
 
-    user_folders(args)  # --data checked
     found = find_cell_plugin(path, geometry_hashes(read_file(path)), args.data)
     return [found] if found is not None else []
 
@@ -141,6 +141,8 @@ def command_precombines(args):
         return command_meshes(args)
     if args.data_folder is None:
         raise UsageError("precombines: give the game's Data folder")
+    if not Path(args.data_folder).is_dir():
+        raise UsageError(f"precombines: {args.data_folder}: not a folder (the game's Data folder)")
     if args.build:
         from .precombine_build import command_build
 

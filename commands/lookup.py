@@ -13,10 +13,26 @@ KINDS = {"texture": "textures", "material file": "material files"}
 
 
 def add_lookup_options(parser):
-    parser.add_argument("--data", metavar="DIR", help="the game's Data folder, where textures, materials, .csg geometry, "
-                        "archives and plugins are looked up (as the add-on's preferences set in Blender)")
+    add_data_option(parser, "the game's Data folder, where textures, materials, .csg geometry, archives and plugins "
+                    "are looked up (as the add-on's preferences set in Blender)")
     parser.add_argument("--plugins", metavar="PLUGINS.txt", help="with --data: the load order's plugins.txt (precombined "
                         "cells: which are drawn, and the copies overridden since; default: the folder's plugins)")
+
+
+def add_data_option(parser, help):
+    parser.add_argument("--data", metavar="DIR", help=help)
+
+
+def check_lookup(args):
+    """Refuse a ``--data`` that is not a folder, a ``--plugins`` that is no file or comes without
+    ``--data`` (no Blender code: the codec commands check them too)."""
+    data, plugins = getattr(args, "data", None), getattr(args, "plugins", None)
+    if plugins and not data:
+        raise UsageError(f"{args.command}: --plugins needs --data (the Data folder the load order is of)")
+    if data is not None and not Path(data).is_dir():
+        raise UsageError(f"{args.command}: --data {data}: not a folder")
+    if plugins and not Path(plugins).is_file():
+        raise UsageError(f"{args.command}: --plugins {plugins}: no such file")
 
 
 def user_folders(args):
@@ -24,15 +40,10 @@ def user_folders(args):
     from ..core.games import GAMES
     from ..io.file_import import NO_FOLDERS, UserFolders
 
+    check_lookup(args)
     data, plugins = getattr(args, "data", None), getattr(args, "plugins", None)
-    if plugins and not data:
-        raise UsageError(f"{args.command}: --plugins needs --data (the Data folder the load order is of)")
     if data is None:
         return NO_FOLDERS
-    if not Path(data).is_dir():
-        raise UsageError(f"{args.command}: --data {data}: not a folder")
-    if plugins and not Path(plugins).is_file():
-        raise UsageError(f"{args.command}: --plugins {plugins}: no such file")
     return UserFolders({game: str(data) for game in GAMES}, None, (str(data), plugins))
 
 

@@ -4,7 +4,7 @@ import argparse
 
 from ..io.precombined import INSTANCING  # names only: no Blender code
 from . import ENTRY, UsageError
-from .lookup import add_lookup_options
+from .lookup import add_data_option, add_lookup_options
 from .blender import command_export, command_import
 from .cell import command_export_cell, command_import_cell
 from .codec import (command_convert, command_extract, command_info, command_ls, command_precombines, command_roundtrip,
@@ -212,6 +212,9 @@ def build_parser():
         "--each", action="store_true", help=".nif: OUTPUT is a folder; every collection (each imported file) becomes "
         "its own NIF there, named after the file it came from"
     )
+    add_data_option(save, ".nif, precombined cells: the Fallout 4 Data folder (as the add-on's preferences set in "
+                    "Blender), where the cell's plugin, its previs file and the .csg and .cdx to start from are looked "
+                    "up after the cell's own Data folder")
     save.add_argument("--action", help=".hkx: the armature's action to write (default: its active action)")
     save.add_argument("--uncompressed", action="store_true", help=".hkx: every frame as it is, not spline-compressed")
     add_jobs(save)

@@ -2,6 +2,7 @@
 
 import bpy
 
+from .. import preferences
 from ..core.archives.data import split_archive_path
 from ..core.errors import FormatError, failure_text
 from ..core.nif.blocks.precombined import cell_totals
@@ -66,6 +67,7 @@ class EXPORT_SCENE_OT_precombined(bpy.types.Operator, NifExport):
                 scale=self.export_scale(),
                 plugin=self.plugin or None,
                 patch=patch,
+                folders=preferences.folders(context).data_folders("FO4"),
             )
         except (FormatError, OSError) as error:
             self.report({"ERROR"}, failure_text(self.filepath, error))
@@ -108,7 +110,8 @@ class OBJECT_OT_precombined_preview(bpy.types.Operator):
         inside = split_archive_path(cell)  # a cell taken from an archive is written loose in its Data folder
         target = str(inside.data_folder / inside.inner) if inside is not None else cell
         try:
-            lines = plan_cell(target, objects_in(collection), patch=patch).lines()
+            lines = plan_cell(target, objects_in(collection), patch=patch,
+                              folders=preferences.folders(context).data_folders("FO4")).lines()
         except (FormatError, OSError) as error:
             lines = [f"error: {failure_text(target, error)}"]
         collection[schema.PRECOMBINED_EXPORT_PREVIEW] = "\n".join(lines)

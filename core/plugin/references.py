@@ -204,7 +204,7 @@ def find_cell_plugin(cell_path, hashes, data=None):
     from ..precombined.names import geometry_hash
 
     data = Path(data) if data is not None else data_folder_of(cell_path)
-    if data is None or not hashes:
+    if data is None or not hashes or not data.is_dir():  # a Data folder set in the preferences may be gone
         return None
     for candidate in sorted(data.iterdir()):
         if candidate.suffix.lower() in PLUGIN_SUFFIXES and geometry_hash(candidate.stem.lower()) in hashes:

@@ -53,4 +53,5 @@ def unknown(reference, key):
 def refuse_missing_plugin(cell_path, hashes):
     names = ", ".join(f"{h:08X}" for h in sorted(hashes)) or "none"
     raise FormatError(f"the plugin of this cell was not found in its Data folder (no plugin there has a geometry hash "
-                      f"its records carry: {names}): give it with the cell plugin option", path=str(cell_path))
+                      f"its records carry: {names}): give it with the cell plugin option, or the Data folder holding it "
+                      f"(the preferences' Fallout 4 Data folder, cli.py --data)", path=str(cell_path))

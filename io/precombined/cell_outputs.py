@@ -70,18 +70,21 @@ def game_matrix(matrix, scale):
 
 class CellPlugins:
     """The cell's plugin and the masters of it found beside it (records.Plugin each), opened on
-    first need: given (the cell plugin first), else found in the cell's Data folder by the
-    records' geometry hash."""
+    first need: given (the cell plugin first), else found by the records' geometry hash in the
+    cell's Data folder, then in the user's Data ``folders`` (the preferences' or ``--data``)."""
 
-    def __init__(self, template, given=()):
+    def __init__(self, template, given=(), folders=()):
         self.template, self.given, self.opened = template, list(given), None
+        self.folders = list(folders)
         self.others = []  # other plugins opened for lookups (an existing patch)
 
     def open(self, required):
         if self.opened is None:
             paths = [Path(p) for p in self.given]
             if not paths:
-                found = find_cell_plugin(self.template.path, geometry_hashes(self.template))
+                hashes = geometry_hashes(self.template)
+                found = next(filter(None, [find_cell_plugin(self.template.path, hashes),
+                                           *(find_cell_plugin(None, hashes, f) for f in self.folders)]), None)
                 if found is None:
                     if required:
                         refuse_missing_plugin(self.template.path, geometry_hashes(self.template))
@@ -102,9 +105,10 @@ class CellPlugins:
             plugin.close()
 
 
-def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, index=None, patch=None, plugins=()):
+def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, index=None, patch=None, plugins=(),
+                 folders=()):
     """Add the cell's .cdx (``index``: an IndexTarget), patch (``patch``: PatchOptions) and
-    physics to ``plan``. ``copies_before``: the file's copies as imported (references.cell_instances
+    physics to ``plan``; the cell's plugin is looked up in the user's Data ``folders`` too. ``copies_before``: the file's copies as imported (references.cell_instances
     of the file read before the export changed it)."""
     ids = cell_file_ids(path) or cell_file_ids(template.path)
     if ids is None:
@@ -122,7 +126,7 @@ def plan_outputs(plan, path, nif, template, copies_before, objects, scale, *, in
     physics_file = physics_source(template, cell_id) if edits else None
     if patch is None and physics_file is None:
         return
-    opened = CellPlugins(template, plugins)
+    opened = CellPlugins(template, plugins, folders)
     try:
         found = opened.open(required=patch is not None)
         references, stored_cell = {}, None

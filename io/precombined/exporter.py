@@ -339,17 +339,17 @@ def cell_collection_objects(template):
 
 
 def export_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=(),
-                dry_run=False):
+                dry_run=False, folders=()):
     """Write the objects as a cell with what follows it (``plan_cell``); unless ``dry_run``,
     every file or none. Returns the ExportPlan."""
     plan = plan_cell(path, objects, layout=layout, scale=scale, plugin=plugin, index=index, patch=patch,
-                     plugins=plugins)
+                     plugins=plugins, folders=folders)
     if not dry_run:
         plan.write()
     return plan
 
 
-def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=()):
+def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None, patch=None, plugins=(), folders=()):
     """What exporting the objects as a cell writes: the cell; the geometry of its edited external
     records in ``<plugin> - Geometry.csg`` (default: the records' plugin, or the patch's own)
     in the Data folder of the cell (its own folder outside ``meshes``); the ``<plugin>.cdx``
@@ -357,7 +357,9 @@ def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None
     with ``patch`` (cell_outputs.PatchOptions) the patch plugin of the copies' edits, whose
     references come from ``plugins`` (the cell's plugin, then its masters; default: found in the
     cell's Data folder); the cell's physics when copies moved or went. Objects that are not part
-    of a cell are refused. ``scale``: Blender units per game unit, by default the import's."""
+    of a cell are refused. ``scale``: Blender units per game unit, by default the import's.
+    ``folders``: the user's Data folders (the preferences' Fallout 4 one, or ``--data``), where
+    the .csg and .cdx to start from, the cell's plugin and its previs file are looked up too."""
     records, refused = split_objects(objects)
     if scale is None:
         scale = cell_scale(records)
@@ -366,7 +368,7 @@ def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None
     files = geometry_files(records)
     target = plugin or (Path(patch.path).stem if patch is not None else default_plugin(files, path))
     folder = data_folder(path)
-    geometry = GeometryTarget(folder, target, files)
+    geometry = GeometryTarget(folder, target, files, folders)
     template = template_of(records)
     copies_before = [(*key, instance.copy()) for *key, instance in cell_instances(template)] if template else []
     nif = build_cell(records, layout=layout, scale=scale, template=template, geometry=geometry)  # edits the template
@@ -381,9 +383,9 @@ def plan_cell(path, objects, *, layout=None, scale=None, plugin=None, index=None
     if template is not None:
         external = any(b.layout == EXTERNAL for _, b in nif.blocks_of(BSPackedCombinedGeomDataExtra))
         named = cell_file_ids(path) is not None  # the game finds a cell's meshes by their names only
-        target_index = IndexTarget(folder, target, files, index) if external and named else None
+        target_index = IndexTarget(folder, target, files, index, folders) if external and named else None
         plan_outputs(plan, path, nif, template, copies_before, records, scale, index=target_index, patch=patch,
-                     plugins=plugins)
+                     plugins=plugins, folders=folders)
     elif patch is not None:
         raise FormatError("a patch follows edits of an imported cell: these objects make a new one")
     return plan

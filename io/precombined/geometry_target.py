@@ -5,6 +5,7 @@ and core objects, never file bytes."""
 
 from pathlib import Path
 
+from ...core.archives.data import path_in_folder
 from ...core.errors import FormatError
 from ...core.nif import NifFile
 from ...core.plugin.load_order import GAME_MASTERS
@@ -25,16 +26,19 @@ class GeometryTarget:
     """Where edited and new records of external cells go, as the Creation Kit puts them:
     ``<Plugin> - Geometry.csg`` beside the exported cell, records hashed by
     ``<plugin> - geometry``. It starts from the file already there, else from the .csg the
-    import read when its name is the same, so the records that stay keep their offsets."""
+    import read when its name is the same, else from the one of that name in the user's Data
+    ``folders`` (the preferences' or ``--data``), so the records that stay keep their offsets."""
 
-    def __init__(self, folder, plugin, known_files=()):
+    def __init__(self, folder, plugin, known_files=(), folders=()):
         self.path = Path(folder) / f"{plugin} - Geometry.csg"
         self.hash = geometry_hash(plugin)
         self.known_files = known_files
+        self.folders = folders
         self.writer = None
 
     def _start(self):
         candidates = [self.path] + [Path(p) for p in self.known_files if bscrc32(Path(p).stem) == self.hash]
+        candidates += [path_in_folder(Path(f), self.path.name) for f in self.folders]
         for candidate in candidates:
             if candidate.is_file():
                 with GeometryFile(candidate) as source:
@@ -57,17 +61,20 @@ class GeometryTarget:
 class IndexTarget:
     """``<Plugin>.cdx`` beside ``<Plugin> - Geometry.csg``, the rows of a written cell made anew
     (core.precombined.cdx.rebuild_cell). It starts from the file already there, else from the
-    .cdx beside the .csg the import read when it names the same plugin (or ``given``), else, for
-    another plugin (a patch taking a cell over), from that file's rows of the cell alone, else
-    from nothing, except for the game's own plugins: a loose index of one cell would hide the
-    game's own."""
+    .cdx beside the .csg the import read when it names the same plugin (or ``given``), else the
+    one of the user's Data ``folders`` (the preferences' or ``--data``), else, for another plugin
+    (a patch taking a cell over), from that file's rows of the cell alone, else from nothing,
+    except for the game's own plugins: a loose index of one cell would hide the game's own. The
+    cell's plugin and previs file are looked up in ``folders`` too."""
 
-    def __init__(self, folder, plugin, known_files=(), given=None):
+    def __init__(self, folder, plugin, known_files=(), given=None, folders=()):
         self.path = Path(folder) / f"{plugin}.cdx"
         self.plugin = plugin
+        self.folders = list(folders)
         self.sources = [Path(given)] if given else []
         self.sources += [Path(f).with_name(Path(f).stem[: -len(GEOMETRY_SUFFIX)] + ".cdx") for f in known_files
                          if Path(f).stem.lower().endswith(GEOMETRY_SUFFIX)]
+        self.sources += [path_in_folder(Path(f), self.path.name) for f in self.folders]
 
     def _start(self, key_of):
         """The CdxFile to start from, or None."""
@@ -119,11 +126,13 @@ class IndexTarget:
 
     def _visibility(self, key, cell_id, nif, places):
         """The 0x87 row of a cell whose index has no previs row yet, when its previs file is in
-        the Data folders of the written file and of ``places``, loose or archived; else None.
-        The master is the file defining the cell, as the cell's plugin (found there) says."""
-        folders = list(dict.fromkeys(data_folder(p) for p in [self.path, *places] if p))
+        the Data folders of the written file, of ``places`` and the user's, loose or archived;
+        else None. The master is the file defining the cell, as the cell's plugin (found there)
+        says."""
+        folders = list(dict.fromkeys([*(data_folder(p) for p in [self.path, *places] if p), *map(Path, self.folders)]))
         hashes = geometry_hashes(nif)
-        plugin_path = next(filter(None, (find_cell_plugin(p, hashes) for p in places if p)), None)
+        found = [find_cell_plugin(p, hashes) for p in places if p] + [find_cell_plugin(None, hashes, f) for f in self.folders]
+        plugin_path = next(filter(None, found), None)
         master = None
         if plugin_path is not None:
             with Plugin(plugin_path) as plugin:
