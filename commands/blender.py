@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from . import ENTRY, CommandError, UsageError, counted
-from .lookup import not_found_lines, split_not_found, user_folders
+from .lookup import check_lookup, not_found_lines, split_not_found, user_folders
 from .outputs import check_output_file, check_output_folder
 
 
@@ -165,7 +165,7 @@ def command_export(args):
             raise UsageError("export --each: --object does not apply (every collection is written)")
     elif Path(args.output).suffix.lower() not in (".nif", ".kf", ".bsm2", ".hkx"):
         raise UsageError(f"export: {args.output}: the output must be a .nif, .kf, .bsm2 or .hkx file")
-    user_folders(args)  # a --data that is no folder refused before the work
+    check_lookup(args)  # a --data that is no folder refused before the work (no Blender code loaded yet)
     bpy = require_bpy("export")
     source = Path(args.input)
     if not source.is_file():
