@@ -110,15 +110,22 @@ def found(triangles, within, tolerance=1.5):
     return count
 
 
-def test_moved_and_deleted_copies_collision_follows_them(clean_scene, addon, data):
+def imported_copies(addon, data):
+    """(the cell file, its collection, {REFR FormID: copy}) of the test cell imported with its plugin."""
     import bpy
 
     file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
-    exporter = importlib.import_module(f"{addon.__name__}.io.precombined.exporter")
-    cell_outputs = importlib.import_module(f"{addon.__name__}.io.precombined.cell_outputs")
     path = data / "Meshes" / "PreCombined" / CELL_NAME
     (collection,), _ = file_import.import_cells(bpy.context, [str(path)], plugins=[str(data / "Test.esp")])
-    copies = {int(o["reference_form_id"], 16): o for o in collection.all_objects if "reference_form_id" in o}
+    return path, collection, {int(o["reference_form_id"], 16): o for o in collection.all_objects if "reference_form_id" in o}
+
+
+def test_moved_and_deleted_copies_collision_follows_them(clean_scene, addon, data):
+    import bpy
+
+    exporter = importlib.import_module(f"{addon.__name__}.io.precombined.exporter")
+    cell_outputs = importlib.import_module(f"{addon.__name__}.io.precombined.cell_outputs")
+    path, collection, copies = imported_copies(addon, data)
     assert sorted(copies) == list(REFRS)
     copies[REFRS[1]].location.x += 200.0
     bpy.data.objects.remove(copies[REFRS[2]])

@@ -8,19 +8,16 @@ import importlib
 import numpy as np
 from plugin_writer import independent_refrs
 from test_precombined_physics import (  # noqa: F401 (data: the fixture)
-    CELL, CELL_NAME, FLOOR, REFRS, data, found, matrix, merged_triangles, model_triangles, placed, placements,
+    CELL, FLOOR, REFRS, data, found, imported_copies, matrix, merged_triangles, model_triangles, placed, placements,
 )
 
 
 def test_a_copy_rescaled_by_one_and_a_half_is_overridden_and_its_collision_follows(clean_scene, addon, data):
     import bpy
 
-    file_import = importlib.import_module(f"{addon.__name__}.io.file_import")
     exporter = importlib.import_module(f"{addon.__name__}.io.precombined.exporter")
     cell_outputs = importlib.import_module(f"{addon.__name__}.io.precombined.cell_outputs")
-    path = data / "Meshes" / "PreCombined" / CELL_NAME
-    (collection,), _ = file_import.import_cells(bpy.context, [str(path)], plugins=[str(data / "Test.esp")])
-    copies = {int(o["reference_form_id"], 16): o for o in collection.all_objects if "reference_form_id" in o}
+    path, collection, copies = imported_copies(addon, data)
     rescaled = copies[REFRS[1]]
     rescaled.scale = np.array(rescaled.scale) * 1.5
     bpy.context.view_layer.update()
